@@ -1,0 +1,1 @@
+# contrib/: configuration snippets, profiles, units.

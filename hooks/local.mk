@@ -1,0 +1,1 @@
+# hooks/: running OCI hooks. Part of libagentrun.a (see runtime/local.mk).

@@ -1,0 +1,1 @@
+# netproxy/: agentrun-netproxy and agentrun-relay. libc (+ libarspec.a for state.json).

@@ -1,0 +1,44 @@
+/* Command-line parsing shared by every command, runc style: long options
+ * with one or two dashes, "--opt value" or "--opt=value", short options, and
+ * parsing stops at the first positional argument or "--". */
+#ifndef AR_CLI_H
+#define AR_CLI_H
+
+#include <stdbool.h>
+#include "error.h"
+
+struct ar_globals {
+  const char *root;            /* state root (--root), resolved by main */
+  const char *log;
+  const char *log_format;      /* "text" | "json" */
+  bool debug;
+  bool systemd_cgroup;
+  const char *cgroup_manager;  /* "cgroupfs" | "systemd" | "disabled" */
+  const char *rootless;        /* "true" | "false" | "auto" */
+};
+
+struct ar_opt {
+  const char *name;            /* long name without dashes */
+  char short_name;             /* 0 if none */
+  bool has_arg;
+  int id;                      /* > 0 */
+};
+
+struct ar_optparser {
+  int argc;
+  char **argv;
+  int i;                       /* next argument to look at; positionals start here when done */
+  const struct ar_opt *opts;   /* terminated by an entry with name == NULL */
+  const char *cmd;             /* for error messages */
+};
+
+/* Returns the id of the next option (with *arg set when it takes one),
+ * 0 when options are over (positionals start at p->i), -1 on error. */
+int ar_opt_next (struct ar_optparser *p, const char **arg, ar_error **err);
+
+/* Parse a non-negative decimal integer option value; -1 with err on junk. */
+int ar_opt_uint (const char *opt, const char *arg, unsigned long long max, unsigned long long *out, ar_error **err);
+
+typedef int (*ar_cmd_fn) (struct ar_globals *g, int argc, char **argv);
+
+#endif

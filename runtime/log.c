@@ -1,0 +1,126 @@
+#include "config.h"
+#include "log.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static int log_fd = -1;
+static bool log_json;
+static bool log_debug;
+
+static const char *const level_names[] = { "debug", "info", "warning", "error" };
+
+int
+ar_log_init (const char *file, const char *format, bool debug, ar_error **err)
+{
+  log_debug = debug;
+  if (format && strcmp (format, "json") == 0)
+    log_json = true;
+  else if (format && strcmp (format, "text") != 0)
+    return ar_err (err, 0, "--log-format: unknown format \"%s\" (text or json)", format);
+  if (file && *file)
+    {
+      log_fd = open (file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (log_fd < 0)
+        return ar_err (err, errno, "--log: open %s", file);
+    }
+  return 0;
+}
+
+int ar_log_fd (void) { return log_fd; }
+bool ar_log_debug_enabled (void) { return log_debug; }
+
+/* Append s to buf as JSON string contents. */
+static size_t
+json_escape (char *buf, size_t cap, const char *s)
+{
+  size_t n = 0;
+  for (; *s && n + 7 < cap; s++)
+    {
+      unsigned char c = (unsigned char) *s;
+      if (c == '"' || c == '\\')
+        { buf[n++] = '\\'; buf[n++] = (char) c; }
+      else if (c == '\n')
+        { buf[n++] = '\\'; buf[n++] = 'n'; }
+      else if (c < 0x20)
+        n += (size_t) snprintf (buf + n, cap - n, "\\u%04x", c);
+      else
+        buf[n++] = (char) c;
+    }
+  buf[n] = '\0';
+  return n;
+}
+
+static void
+write_all (int fd, const char *buf, size_t len)
+{
+  while (len > 0)
+    {
+      ssize_t w = write (fd, buf, len);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return;
+      buf += w;
+      len -= (size_t) w;
+    }
+}
+
+void
+ar_log (enum ar_log_level level, const char *fmt, ...)
+{
+  char msg[4096], line[8192 + 128], ts[64];
+  va_list ap;
+  int saved = errno;
+  struct timespec now;
+  struct tm tm;
+
+  if (level == AR_LOG_DEBUG && !log_debug)
+    return;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+
+  clock_gettime (CLOCK_REALTIME, &now);
+  gmtime_r (&now.tv_sec, &tm);
+  size_t tl = strftime (ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (ts + tl, sizeof ts - tl, ".%09ldZ", now.tv_nsec);
+
+  if (log_fd >= 0)
+    {
+      int n;
+      if (log_json)
+        {
+          char esc[8192];
+          json_escape (esc, sizeof esc, msg);
+          n = snprintf (line, sizeof line, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
+                        level_names[level], esc, ts);
+        }
+      else
+        n = snprintf (line, sizeof line, "%s %s: %s\n", ts, level_names[level], msg);
+      if (n > 0)
+        write_all (log_fd, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+    }
+  /* Errors and warnings always reach stderr too; debug/info only without a log file. */
+  if (level >= AR_LOG_WARNING || log_fd < 0)
+    {
+      int n = snprintf (line, sizeof line, "agentrun: %s%s\n",
+                        level == AR_LOG_WARNING ? "warning: " : level == AR_LOG_DEBUG ? "debug: " : "", msg);
+      if (n > 0)
+        write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+    }
+  errno = saved;
+}
+
+void
+ar_log_error (ar_error *err)
+{
+  if (!err)
+    return;
+  ar_log (AR_LOG_ERROR, "%s", err->msg);
+  ar_error_free (err);
+}

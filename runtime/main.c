@@ -1,0 +1,128 @@
+/* agentrun: the CLI. Thin by design: global flags, logging, dispatch. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "model.h"
+#include "util.h"
+
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+
+struct command { const char *name; ar_cmd_fn fn; const char *help; };
+
+static const struct command commands[] = {
+  { "version", cmd_version, "print the version" },
+  { NULL, NULL, NULL },
+};
+
+enum { G_ROOT = 1, G_LOG, G_LOG_FORMAT, G_DEBUG, G_SYSTEMD_CGROUP, G_CGROUP_MANAGER, G_ROOTLESS, G_VERSION, G_HELP };
+
+static const struct ar_opt global_opts[] = {
+  { "root", 0, true, G_ROOT },
+  { "log", 0, true, G_LOG },
+  { "log-format", 0, true, G_LOG_FORMAT },
+  { "debug", 0, false, G_DEBUG },
+  { "systemd-cgroup", 0, false, G_SYSTEMD_CGROUP },
+  { "cgroup-manager", 0, true, G_CGROUP_MANAGER },
+  { "rootless", 0, true, G_ROOTLESS },
+  { "version", 'v', false, G_VERSION },
+  { "help", 'h', false, G_HELP },
+  { NULL, 0, false, 0 },
+};
+
+int
+cmd_version (struct ar_globals *g, int argc, char **argv)
+{
+  (void) g; (void) argc; (void) argv;
+  const struct scmp_version *v = seccomp_version ();
+  printf ("agentrun version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", PACKAGE_VERSION, GIT_COMMIT,
+          AR_SPEC_VERSION_STRING, v->major, v->minor, v->micro);
+  return 0;
+}
+
+static void
+usage (FILE *out)
+{
+  fprintf (out, "usage: agentrun [global options] COMMAND [options] [arguments]\n\ncommands:\n");
+  for (const struct command *c = commands; c->name; c++)
+    fprintf (out, "  %-10s %s\n", c->name, c->help);
+  fprintf (out, "\nglobal options:\n"
+                "  --root DIR               state directory (default /run/agentrun, or $XDG_RUNTIME_DIR/agentrun)\n"
+                "  --log FILE               also write log lines to FILE\n"
+                "  --log-format text|json   format of --log lines\n"
+                "  --debug                  debug logging\n"
+                "  --systemd-cgroup         use systemd for cgroups (same as --cgroup-manager systemd)\n"
+                "  --cgroup-manager M       cgroupfs, systemd or disabled\n"
+                "  --rootless true|false|auto\n"
+                "  --version, --help\n");
+}
+
+static const char *
+default_root (void)
+{
+  static char buf[4096];
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (geteuid () == 0)
+    return "/run/agentrun";
+  if (xdg && *xdg)
+    {
+      snprintf (buf, sizeof buf, "%s/agentrun", xdg);
+      return buf;
+    }
+  return NULL; /* the commands that need state say so */
+}
+
+int
+main (int argc, char **argv)
+{
+  struct ar_globals g = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = global_opts, .cmd = "agentrun" };
+  cleanup_error ar_error *err = NULL;
+  const char *arg;
+  int id;
+
+  while ((id = ar_opt_next (&p, &arg, &err)) > 0)
+    switch (id)
+      {
+      case G_ROOT: g.root = arg; break;
+      case G_LOG: g.log = arg; break;
+      case G_LOG_FORMAT: g.log_format = arg; break;
+      case G_DEBUG: g.debug = !arg || strcmp (arg, "false") != 0; break;
+      case G_SYSTEMD_CGROUP: g.systemd_cgroup = !arg || strcmp (arg, "false") != 0;
+        if (g.systemd_cgroup) g.cgroup_manager = "systemd";
+        break;
+      case G_CGROUP_MANAGER: g.cgroup_manager = arg; break;
+      case G_ROOTLESS: g.rootless = arg; break;
+      case G_VERSION: return cmd_version (&g, 0, NULL);
+      case G_HELP: usage (stdout); return 0;
+      }
+  if (ar_log_init (g.log, g.log_format, g.debug, &err) < 0 || id < 0)
+    {
+      ar_log_error (ar_steal_ptr (err));
+      return 1;
+    }
+  if (strcmp (g.cgroup_manager, "cgroupfs") && strcmp (g.cgroup_manager, "systemd") && strcmp (g.cgroup_manager, "disabled"))
+    {
+      ar_log (AR_LOG_ERROR, "--cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)", g.cgroup_manager);
+      return 1;
+    }
+  if (strcmp (g.rootless, "true") && strcmp (g.rootless, "false") && strcmp (g.rootless, "auto"))
+    {
+      ar_log (AR_LOG_ERROR, "--rootless: \"%s\" is not true, false or auto", g.rootless);
+      return 1;
+    }
+  if (!g.root)
+    g.root = default_root ();
+  if (p.i >= argc)
+    {
+      usage (stderr);
+      return 1;
+    }
+  for (const struct command *c = commands; c->name; c++)
+    if (strcmp (c->name, argv[p.i]) == 0)
+      return c->fn (&g, argc - p.i, argv + p.i);
+  ar_log (AR_LOG_ERROR, "unknown command \"%s\" (see agentrun --help)", argv[p.i]);
+  return 1;
+}

@@ -1,0 +1,138 @@
+#include "config.h"
+#include "state.h"
+#include "util.h"
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+static char *
+dup_string (yajl_val obj, const char *key)
+{
+  const char *p[] = { key, NULL };
+  yajl_val v = yajl_tree_get (obj, p, yajl_t_string);
+  return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
+}
+
+int
+ar_state_parse (const char *buf, size_t len, struct ar_state *out, ar_error **err)
+{
+  char errbuf[256] = "";
+  cleanup_free char *copy = NULL;
+  yajl_val root;
+
+  memset (out, 0, sizeof *out);
+  copy = xmalloc0 (len + 1);
+  memcpy (copy, buf, len);
+  root = yajl_tree_parse (copy, errbuf, sizeof errbuf);
+  if (!root)
+    return ar_err (err, 0, "state: invalid JSON: %s", errbuf[0] ? strtok (errbuf, "\n") : "parse error");
+  if (!YAJL_IS_OBJECT (root))
+    {
+      yajl_tree_free (root);
+      return ar_err (err, 0, "state: not a JSON object");
+    }
+  out->oci_version = dup_string (root, "ociVersion");
+  out->id = dup_string (root, "id");
+  out->status = dup_string (root, "status");
+  out->bundle = dup_string (root, "bundle");
+  const char *pid_path[] = { "pid", NULL };
+  yajl_val pid = yajl_tree_get (root, pid_path, yajl_t_number);
+  if (pid)
+    {
+      if (!YAJL_IS_INTEGER (pid) || YAJL_GET_INTEGER (pid) < 0 || YAJL_GET_INTEGER (pid) > INT32_MAX)
+        {
+          yajl_tree_free (root);
+          ar_state_clear (out);
+          return ar_err (err, 0, "state: pid: not a valid process id");
+        }
+      out->pid = (pid_t) YAJL_GET_INTEGER (pid);
+    }
+  const char *ann_path[] = { "annotations", NULL };
+  yajl_val ann = yajl_tree_get (root, ann_path, yajl_t_object);
+  if (ann)
+    {
+      size_t n = YAJL_GET_OBJECT (ann)->len;
+      out->annotations = xmalloc0 (n * sizeof *out->annotations);
+      for (size_t i = 0; i < n; i++)
+        {
+          yajl_val v = YAJL_GET_OBJECT (ann)->values[i];
+          if (!YAJL_IS_STRING (v))
+            continue;
+          out->annotations[out->n_annotations].key = xstrdup (YAJL_GET_OBJECT (ann)->keys[i]);
+          out->annotations[out->n_annotations].value = xstrdup (YAJL_GET_STRING (v));
+          out->n_annotations++;
+        }
+    }
+  yajl_tree_free (root);
+  if (!out->id)
+    {
+      ar_state_clear (out);
+      return ar_err (err, 0, "state: id: missing");
+    }
+  return 0;
+}
+
+static void
+gen_str (yajl_gen g, const char *s)
+{
+  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+}
+
+char *
+ar_state_to_json (const struct ar_state *st)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  const unsigned char *buf;
+  size_t len;
+  char *out;
+
+  if (!g)
+    abort ();
+  yajl_gen_map_open (g);
+  gen_str (g, "ociVersion");
+  gen_str (g, st->oci_version ? st->oci_version : AR_SPEC_VERSION);
+  gen_str (g, "id");
+  gen_str (g, st->id ? st->id : "");
+  gen_str (g, "status");
+  gen_str (g, st->status ? st->status : "creating");
+  if (st->pid > 0)
+    {
+      gen_str (g, "pid");
+      yajl_gen_integer (g, st->pid);
+    }
+  gen_str (g, "bundle");
+  gen_str (g, st->bundle ? st->bundle : "");
+  if (st->n_annotations)
+    {
+      gen_str (g, "annotations");
+      yajl_gen_map_open (g);
+      for (size_t i = 0; i < st->n_annotations; i++)
+        {
+          gen_str (g, st->annotations[i].key);
+          gen_str (g, st->annotations[i].value);
+        }
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_map_close (g);
+  yajl_gen_get_buf (g, &buf, &len);
+  out = xmalloc0 (len + 1);
+  memcpy (out, buf, len);
+  yajl_gen_free (g);
+  return out;
+}
+
+void
+ar_state_clear (struct ar_state *st)
+{
+  free (st->oci_version);
+  free (st->id);
+  free (st->status);
+  free (st->bundle);
+  for (size_t i = 0; i < st->n_annotations; i++)
+    {
+      free (st->annotations[i].key);
+      free (st->annotations[i].value);
+    }
+  free (st->annotations);
+  memset (st, 0, sizeof *st);
+}

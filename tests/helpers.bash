@@ -1,0 +1,90 @@
+# Shared by every suite: where the binaries are, a busybox rootfs, bundles,
+# and cleanup of what a test started. Everything lives under $BATS_TEST_TMPDIR
+# or $BATS_RUN_TMPDIR, never anywhere else on the host.
+
+BUILDDIR=${AGENTRUN_BUILDDIR:-$(cd "$(dirname "$BATS_TEST_FILENAME")/.." && pwd)}
+SRCDIR=${AGENTRUN_SRCDIR:-$BUILDDIR}
+AGENTRUN=$BUILDDIR/agentrun
+RELAY=$BUILDDIR/agentrun-relay
+NETPROXY=$BUILDDIR/agentrun-netproxy
+
+# A state root private to the test, so tests never see each other's containers.
+ROOT=${BATS_TEST_TMPDIR:-/tmp}/state
+
+ar() { "$AGENTRUN" --root "$ROOT" "$@"; }
+
+need_cmd() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null 2>&1 || skip "needs $c (not installed)"
+  done
+}
+
+# One master busybox rootfs per bats run, copied per bundle.
+busybox_master() {
+  local m=$BATS_RUN_TMPDIR/busybox-rootfs
+  if [ ! -x "$m/bin/busybox" ]; then
+    local bb
+    bb=$(command -v busybox) || return 1
+    mkdir -p "$m.tmp"/{bin,sbin,etc,proc,sys,dev,tmp,root,home,var,run,usr/bin,usr/sbin}
+    cp "$bb" "$m.tmp/bin/busybox"
+    local a
+    for a in $("$bb" --list); do
+      [ -e "$m.tmp/bin/$a" ] || ln -s busybox "$m.tmp/bin/$a"
+    done
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$m.tmp/etc/passwd"
+    echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>"$m.tmp/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$m.tmp/etc/group"
+    chmod 1777 "$m.tmp/tmp"
+    mv "$m.tmp" "$m" 2>/dev/null || rm -rf "$m.tmp"
+  fi
+  echo "$m"
+}
+
+make_busybox_rootfs() {
+  local dir=$1 m
+  m=$(busybox_master) || return 1
+  mkdir -p "$dir"
+  cp -a "$m/." "$dir/"
+}
+
+# make_bundle DIR [ARGS...]: a bundle with a busybox rootfs and agentrun's
+# default config, running ARGS (default: true) without a terminal.
+make_bundle() {
+  local dir=$1; shift
+  [ $# -gt 0 ] || set -- true
+  mkdir -p "$dir"
+  make_busybox_rootfs "$dir/rootfs"
+  "$AGENTRUN" spec --bundle "$dir" >/dev/null
+  local args
+  args=$(printf '%s\n' "$@" | jq -R . | jq -s .)
+  jq --argjson a "$args" '.process.args = $a | .process.terminal = false' \
+    "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# Edit a bundle's config.json with a jq filter.
+config_edit() {
+  local dir=$1 filter=$2; shift 2
+  jq "$@" "$filter" "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# Pids started by a test, killed (by pid, never by name) in teardown.
+TEST_PIDS=()
+track_pid() { TEST_PIDS+=("$1"); }
+kill_tracked() {
+  local p
+  for p in "${TEST_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  TEST_PIDS=()
+}
+
+# Delete every container left in this test's state root.
+cleanup_containers() {
+  [ -d "$ROOT" ] || return 0
+  local id
+  for id in $(ls "$ROOT" 2>/dev/null); do
+    ar delete -f "$id" >/dev/null 2>&1 || true
+  done
+}
+
+# Counters for leak checks.
+count_mounts() { wc -l </proc/self/mountinfo; }
