@@ -1,0 +1,183 @@
+#define _GNU_SOURCE
+#include "config.h"
+#include "splice.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A bulk stream gets a bigger pipe the first time it fills the default
+ * one: fewer syscalls per byte. Idle connections keep the small one, so
+ * memory stays bounded at 1000s of connections. */
+#define SP_BULK_PIPE (1024 * 1024)
+
+void
+sp_init (struct sp_conn *c, struct ev_loop *l, int a, sp_done_cb done)
+{
+  memset (c, 0, sizeof *c);
+  c->loop = l;
+  c->io[0].fd = a;
+  c->io[1].fd = -1;
+  c->done = done;
+  for (int i = 0; i < 2; i++)
+    c->d[i].pipe[0] = c->d[i].pipe[1] = -1;
+}
+
+static void
+close_pipe (struct sp_dir *d)
+{
+  for (int j = 0; j < 2; j++)
+    if (d->pipe[j] >= 0)
+      {
+        close (d->pipe[j]);
+        d->pipe[j] = -1;
+      }
+}
+
+void
+sp_abort (struct sp_conn *c, int err)
+{
+  if (c->finished)
+    return;
+  c->finished = true;
+  for (int i = 0; i < 2; i++)
+    {
+      ev_close (&c->io[i]);
+      close_pipe (&c->d[i]);
+    }
+  c->done (c, err);
+}
+
+static void
+grow_pipe (struct sp_dir *d)
+{
+  d->grown = true;
+  int n = fcntl (d->pipe[1], F_SETPIPE_SZ, SP_BULK_PIPE);
+  if (n > 0)
+    d->cap = (size_t) n;
+}
+
+/* Move what can move in one direction. Returns 1 if bytes moved or EOF was
+ * seen, 0 if both ends would block, -errno on a hard error. */
+static int
+pump_dir (struct sp_conn *c, int i)
+{
+  struct sp_dir *d = &c->d[i];
+  int src = c->io[i].fd, dst = c->io[!i].fd;
+  int moved = 0;
+
+  for (;;)
+    {
+      bool progress = false;
+      if (d->inpipe > 0)
+        {
+          ssize_t n = splice (d->pipe[0], NULL, dst, NULL, d->inpipe,
+                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          if (n > 0)
+            {
+              d->inpipe -= (size_t) n;
+              d->bytes += (uint64_t) n;
+              progress = true;
+            }
+          else if (n < 0 && errno != EAGAIN && errno != EINTR)
+            return -errno;
+        }
+      if (!d->eof && d->inpipe < d->cap)
+        {
+          ssize_t n = splice (src, NULL, d->pipe[1], NULL, d->cap - d->inpipe,
+                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          if (n > 0)
+            {
+              d->inpipe += (size_t) n;
+              progress = true;
+              if (!d->grown && d->inpipe >= d->cap)
+                grow_pipe (d);
+            }
+          else if (n == 0)
+            {
+              d->eof = true;
+              progress = true;
+            }
+          else if (errno != EAGAIN && errno != EINTR)
+            return -errno;
+        }
+      if (!progress)
+        break;
+      moved = 1;
+    }
+  if (d->eof && d->inpipe == 0 && !d->shut)
+    {
+      d->shut = true;
+      /* Half-close: the peer sees EOF, the other direction goes on. */
+      if (shutdown (dst, SHUT_WR) < 0 && errno != ENOTCONN)
+        return -errno;
+    }
+  return moved;
+}
+
+static void
+pump (struct sp_conn *c)
+{
+  for (;;)
+    {
+      int a = pump_dir (c, 0);
+      int b = a < 0 ? 0 : pump_dir (c, 1);
+      if (a < 0 || b < 0)
+        {
+          sp_abort (c, a < 0 ? -a : -b);
+          return;
+        }
+      if (c->d[0].shut && c->d[1].shut)
+        {
+          sp_abort (c, 0);
+          return;
+        }
+      /* Bytes moved one way may have unblocked the other (rare): go again
+       * until nothing moves, as edge-triggered epoll will not remind us. */
+      if (!a && !b)
+        return;
+    }
+}
+
+static void
+on_event0 (struct ev_io *io, uint32_t events)
+{
+  (void) events;
+  pump (container_of (io, struct sp_conn, io[0]));
+}
+
+static void
+on_event1 (struct ev_io *io, uint32_t events)
+{
+  (void) events;
+  pump (container_of (io, struct sp_conn, io[1]));
+}
+
+static int
+make_pipe (struct sp_dir *d)
+{
+  if (pipe2 (d->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+    return -1;
+  int n = fcntl (d->pipe[1], F_GETPIPE_SZ);
+  d->cap = n > 0 ? (size_t) n : 65536;
+  return 0;
+}
+
+int
+sp_start (struct sp_conn *c)
+{
+  const uint32_t evs = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  if (make_pipe (&c->d[0]) < 0 || make_pipe (&c->d[1]) < 0)
+    return -1;
+  c->io[0].cb = on_event0;
+  c->io[1].cb = on_event1;
+  for (int i = 0; i < 2; i++)
+    if (ev_mod (c->loop, &c->io[i], evs) < 0
+        && (errno != ENOENT || ev_add (c->loop, &c->io[i], evs) < 0))
+      return -1;
+  c->running = true;
+  pump (c);
+  return 0;
+}

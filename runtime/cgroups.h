@@ -1,0 +1,29 @@
+/* Cgroups on v1, hybrid (v1 + cgroup2 at /sys/fs/cgroup/unified) and pure v2.
+ * A container's cgroup is named by one string (stored in its state) that
+ * ar_cgroup_* functions take back later. manager is "cgroupfs", "systemd" or
+ * "disabled" (then every function is a no-op and *path is NULL). */
+#ifndef AR_CGROUPS_H
+#define AR_CGROUPS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "error.h"
+#include "model.h"
+
+/* Create the container's cgroup from linux.cgroupsPath (or a default from
+ * id), apply linux.resources, and move pid into it. *path_out is what to store. */
+int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid,
+                      bool rootless, char **path_out, ar_error **err);
+/* Move another process (exec) into the container's cgroup. */
+int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
+/* Pids in the container's cgroup. */
+int ar_cgroup_pids (const char *path, pid_t **pids, size_t *n, ar_error **err);
+/* Kill every process in the cgroup with sig (for kill --all and delete --force). */
+int ar_cgroup_kill_all (const char *path, int sig, ar_error **err);
+/* Remove the cgroup (waiting briefly for killed processes to leave). */
+int ar_cgroup_destroy (const char *path, ar_error **err);
+int ar_cgroup_freeze (const char *path, bool frozen, ar_error **err);
+bool ar_cgroup_is_frozen (const char *path);
+int ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **err);
+
+#endif

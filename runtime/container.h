@@ -1,0 +1,33 @@
+/* The container choreography: create, start, run, delete, and the state
+ * folder each container owns under --root. */
+#ifndef AR_CONTAINER_H
+#define AR_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "cli.h"
+#include "error.h"
+#include "model.h"
+
+struct ar_create_opts {
+  const char *id;
+  const char *bundle;          /* default: the current directory */
+  const char *config_path;     /* default: <bundle>/config.json */
+  const char *pid_file;
+  const char *console_socket;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+  bool detach;                 /* run -d */
+  bool keep;                   /* run --keep: do not delete after exit */
+};
+
+int ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_error **err);
+int ar_container_start (struct ar_globals *g, const char *id, ar_error **err);
+/* create + start; in the foreground forwards signals and stores the exit status
+ * (128+N when killed by signal N) in *status, then deletes unless keep. */
+int ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *status, ar_error **err);
+int ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err);
+int ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err);
+
+#endif
