@@ -1,1 +1,13 @@
 # contrib/: configuration snippets, profiles, units.
+# Seccomp profiles: the agent profile, installed for `agentrun spec --agent` users and podman.
+seccompdir = $(datadir)/agentrun/seccomp
+dist_seccomp_DATA = contrib/seccomp/agent.json
+# Client snippets (issue 8): podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
+clientsdir = $(datadir)/agentrun
+dist_clients_DATA = contrib/containers.conf
+containerddir = $(datadir)/agentrun/containerd
+dist_containerd_DATA = contrib/containerd/config.toml
+criodir = $(datadir)/agentrun/crio
+dist_crio_DATA = contrib/crio/agentrun.conf
+kubernetesdir = $(datadir)/agentrun/kubernetes
+dist_kubernetes_DATA = contrib/kubernetes/runtimeclass.yaml

@@ -1,1 +1,22 @@
-# netproxy/: agentrun-netproxy and agentrun-relay. libc (+ libarspec.a for state.json).
+# netproxy/: agentrun-netproxy and agentrun-relay. libc (+ libarspec.a for
+# state.json, yajl for --config). Never the container library.
+noinst_LIBRARIES += libnetproxy.a
+libnetproxy_a_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
+libnetproxy_a_SOURCES = \
+	netproxy/ev.c netproxy/ev.h \
+	netproxy/splice.c netproxy/splice.h \
+	netproxy/routes.c netproxy/routes.h \
+	netproxy/audit.c netproxy/audit.h \
+	netproxy/dns.c netproxy/dns.h \
+	netproxy/sni.c netproxy/sni.h
+
+NETPROXY_LIBS = libnetproxy.a libarspec.a $(YAJL_LIBS)
+
+bin_PROGRAMS += agentrun-relay agentrun-netproxy
+agentrun_relay_SOURCES = netproxy/relay.c
+agentrun_relay_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
+agentrun_relay_LDADD = $(NETPROXY_LIBS)
+
+agentrun_netproxy_SOURCES = netproxy/netproxy.c netproxy/server.c netproxy/server.h
+agentrun_netproxy_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
+agentrun_netproxy_LDADD = $(NETPROXY_LIBS)

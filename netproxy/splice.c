@@ -44,6 +44,10 @@ sp_abort (struct sp_conn *c, int err)
   c->finished = true;
   for (int i = 0; i < 2; i++)
     {
+      /* On error, pass a reset on rather than a clean EOF. */
+      struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+      if (err && c->io[i].fd >= 0)
+        setsockopt (c->io[i].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
       ev_close (&c->io[i]);
       close_pipe (&c->d[i]);
     }
@@ -117,28 +121,17 @@ pump_dir (struct sp_conn *c, int i)
   return moved;
 }
 
+/* Directions are independent (each has its own source and sink), so one
+ * pass over both, each run until it would block, is enough. */
 static void
 pump (struct sp_conn *c)
 {
-  for (;;)
-    {
-      int a = pump_dir (c, 0);
-      int b = a < 0 ? 0 : pump_dir (c, 1);
-      if (a < 0 || b < 0)
-        {
-          sp_abort (c, a < 0 ? -a : -b);
-          return;
-        }
-      if (c->d[0].shut && c->d[1].shut)
-        {
-          sp_abort (c, 0);
-          return;
-        }
-      /* Bytes moved one way may have unblocked the other (rare): go again
-       * until nothing moves, as edge-triggered epoll will not remind us. */
-      if (!a && !b)
-        return;
-    }
+  int a = pump_dir (c, 0);
+  int b = a < 0 ? 0 : pump_dir (c, 1);
+  if (a < 0 || b < 0)
+    sp_abort (c, a < 0 ? -a : -b);
+  else if (c->d[0].shut && c->d[1].shut)
+    sp_abort (c, 0);
 }
 
 static void

@@ -24,6 +24,21 @@ int ar_cgroup_kill_all (const char *path, int sig, ar_error **err);
 int ar_cgroup_destroy (const char *path, ar_error **err);
 int ar_cgroup_freeze (const char *path, bool frozen, ar_error **err);
 bool ar_cgroup_is_frozen (const char *path);
+/* Apply new limits to a live container (update); devices cannot change. */
 int ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **err);
+
+/* One runc-style stats event, {"type":"stats","id":ID,"data":{...}}, as a
+ * JSON string (caller frees). Fails when the cgroup is gone. */
+int ar_cgroup_stats_json (const char *path, const char *id, char **out, ar_error **err);
+
+/* OOM notification: fd becomes readable when the kernel OOM-kills in the
+ * cgroup (v1: memory.oom_control through an eventfd; v2: memory.events
+ * through inotify). */
+struct ar_cgroup_oom { int fd; int ctl_fd; bool v2; char *dir; unsigned long long last; };
+int ar_cgroup_oom_open (const char *path, struct ar_cgroup_oom *w, ar_error **err);
+/* After fd polled readable: how many OOM events happened since last time
+ * (0 for a wakeup that was not one). -1 when the cgroup is gone. */
+int ar_cgroup_oom_read (struct ar_cgroup_oom *w, unsigned long long *n);
+void ar_cgroup_oom_close (struct ar_cgroup_oom *w);
 
 #endif

@@ -6,5 +6,26 @@
 #include "cli.h"
 
 int cmd_version (struct ar_globals *g, int argc, char **argv);
+/* lifecycle (issue 3) */
+int cmd_create (struct ar_globals *g, int argc, char **argv);
+int cmd_start (struct ar_globals *g, int argc, char **argv);
+int cmd_run (struct ar_globals *g, int argc, char **argv);
+int cmd_state (struct ar_globals *g, int argc, char **argv);
+int cmd_kill (struct ar_globals *g, int argc, char **argv);
+int cmd_delete (struct ar_globals *g, int argc, char **argv);
+int cmd_list (struct ar_globals *g, int argc, char **argv);
+int cmd_ps (struct ar_globals *g, int argc, char **argv);
+int cmd_exec (struct ar_globals *g, int argc, char **argv);
+int cmd_update (struct ar_globals *g, int argc, char **argv);
+int cmd_pause (struct ar_globals *g, int argc, char **argv);
+int cmd_resume (struct ar_globals *g, int argc, char **argv);
+int cmd_events (struct ar_globals *g, int argc, char **argv);
+int cmd_spec (struct ar_globals *g, int argc, char **argv);
+int cmd_validate (struct ar_globals *g, int argc, char **argv);
+int cmd_features (struct ar_globals *g, int argc, char **argv);
+int cmd_sandbox (struct ar_globals *g, int argc, char **argv);
+int cmd_spec_agent (struct ar_globals *g, int argc, char **argv);   /* spec --agent */
+int cmd_check (struct ar_globals *g, int argc, char **argv);
+int cmd_probe (struct ar_globals *g, int argc, char **argv);        /* hidden: __probe, inside check's sandbox */
 
 #endif

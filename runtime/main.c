@@ -14,6 +14,25 @@ struct command { const char *name; ar_cmd_fn fn; const char *help; };
 
 static const struct command commands[] = {
   { "version", cmd_version, "print the version" },
+  { "create", cmd_create, "create a container (its process waits for start)" },
+  { "start", cmd_start, "run the process of a created container" },
+  { "run", cmd_run, "create and start a container" },
+  { "state", cmd_state, "print a container's state JSON" },
+  { "kill", cmd_kill, "send a signal to a container's init" },
+  { "delete", cmd_delete, "delete a container" },
+  { "list", cmd_list, "list containers" },
+  { "ps", cmd_ps, "list a container's processes" },
+  { "exec", cmd_exec, "run a new process in a container" },
+  { "update", cmd_update, "change a running container's cgroup limits" },
+  { "pause", cmd_pause, "freeze every process of a container" },
+  { "resume", cmd_resume, "thaw a paused container" },
+  { "events", cmd_events, "container stats and OOM events as JSON lines" },
+  { "spec", cmd_spec, "write a default config.json" },
+  { "validate", cmd_validate, "check a bundle's config.json" },
+  { "features", cmd_features, "print the runtime-spec features JSON" },
+  { "sandbox", cmd_sandbox, "run a command confined for an agent (see sandbox --help)" },
+  { "check", cmd_check, "run escape probes in a sandbox and report what held" },
+  { "__probe", cmd_probe, "(internal) the probes of check, run inside its sandbox" },
   { NULL, NULL, NULL },
 };
 

@@ -5,4 +5,9 @@ libarspec_a_SOURCES = \
 	spec/error.c spec/error.h \
 	spec/util.h \
 	spec/model.h \
-	spec/state.c spec/state.h
+	spec/state.c spec/state.h \
+	spec/agent.c spec/agent.h \
+	spec/json.c spec/json.h spec/names.c spec/names.h \
+	spec/parse.c spec/parse_linux.c spec/parse_resources.c spec/parse_internal.h spec/free.c \
+	spec/validate.c spec/validate_linux.c spec/validate.h spec/spec.h \
+	spec/generate.c spec/generate.h

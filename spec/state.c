@@ -1,5 +1,7 @@
 #include "config.h"
 #include "state.h"
+#include "json.h"
+#include "spec.h"
 #include "util.h"
 
 #include <yajl/yajl_gen.h>
@@ -21,6 +23,9 @@ ar_state_parse (const char *buf, size_t len, struct ar_state *out, ar_error **er
   yajl_val root;
 
   memset (out, 0, sizeof *out);
+  /* Same bounds as config.json: depth (yajl_tree_free recurses), size, NULs. */
+  if (ar_json_prescan (buf, len, "state", AR_SPEC_MAX_FILE_SIZE, AR_SPEC_MAX_DEPTH, err) < 0)
+    return -1;
   copy = xmalloc0 (len + 1);
   memcpy (copy, buf, len);
   root = yajl_tree_parse (copy, errbuf, sizeof errbuf);

@@ -4,3 +4,51 @@ EXTRA_DIST += tests
 check-local: all
 	AGENTRUN_BUILDDIR=$(abs_builddir) AGENTRUN_SRCDIR=$(abs_srcdir) \
 	  bats $(BATS_FLAGS) $(TESTS_BATS)
+# The seccomp notify agent tests/seccomp.bats runs (built by `make`, not installed).
+noinst_PROGRAMS += tests/seccomp-notify-agent
+tests_seccomp_notify_agent_SOURCES = tests/seccomp-notify-agent.c
+# Static: it also runs inside busybox containers as a syscall probe.
+tests_seccomp_notify_agent_LDFLAGS = -static
+tests_seccomp_notify_agent_CFLAGS = -Wall -Wextra -Werror -std=gnu11 -O2 -g   # no sanitizers: static
+
+# libFuzzer targets (`make fuzz`, `make fuzz-smoke FUZZ_SECONDS=60`), built
+# with clang straight from the sources, not from the gcc-built libraries.
+FUZZ_SECONDS = 60
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I$(top_builddir) -I$(top_srcdir)/spec -I$(top_srcdir)/netproxy $(YAJL_CFLAGS)
+FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c json.c names.c parse.c parse_linux.c \
+	parse_resources.c free.c validate.c validate_linux.c state.c)
+# Targets of other folders are wired when their sources exist.
+FUZZ_TARGETS = tests/fuzz/fuzz_config \
+	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_dns.c),$(if $(wildcard $(srcdir)/netproxy/dns.c),tests/fuzz/fuzz_dns)) \
+	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_sni.c),$(if $(wildcard $(srcdir)/netproxy/sni.c),tests/fuzz/fuzz_sni))
+EXTRA_DIST += tests/fuzz
+CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
+.PHONY: fuzz fuzz-smoke
+
+if HAVE_CLANG
+tests/fuzz/fuzz_config: $(srcdir)/tests/fuzz/fuzz_config.c $(FUZZ_SPEC_SRCS) config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_config.c $(FUZZ_SPEC_SRCS) $(YAJL_LIBS)
+tests/fuzz/fuzz_dns: $(srcdir)/tests/fuzz/fuzz_dns.c $(srcdir)/netproxy/dns.c config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_dns.c $(srcdir)/netproxy/dns.c
+tests/fuzz/fuzz_sni: $(srcdir)/tests/fuzz/fuzz_sni.c $(srcdir)/netproxy/sni.c config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_sni.c $(srcdir)/netproxy/sni.c
+fuzz: $(FUZZ_TARGETS)
+# Each target runs FUZZ_SECONDS on a scratch copy of its seed corpus (the
+# committed seeds stay as they are); a crash stops make with its reproducer.
+fuzz-smoke: fuzz
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  name=$${t##*/fuzz_}; work=tests/fuzz/run-$$name; rm -rf $$work; mkdir -p $$work/corpus; \
+	  if [ -d $(srcdir)/tests/fuzz/corpus/$$name ]; then cp -R $(srcdir)/tests/fuzz/corpus/$$name/. $$work/corpus/; fi; \
+	  echo "fuzz $$name for $(FUZZ_SECONDS)s"; \
+	  ./$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=$$work/ -print_final_stats=1 $$work/corpus 2>$$work/log || { tail -n 40 $$work/log; exit 1; }; \
+	  grep -E '^(stat::number_of_executed_units|Done)' $$work/log || true; \
+	done
+else
+fuzz fuzz-smoke:
+	@echo "fuzz targets need clang (not found by configure)"; exit 1
+endif

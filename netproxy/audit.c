@@ -1,0 +1,97 @@
+#include "config.h"
+#include "audit.h"
+#include "ev.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+
+int
+audit_open (struct audit *a, const char *path, const char *source,
+            const char *container, ar_error **err)
+{
+  a->fd = -1;
+  a->source = source;
+  a->container = container;
+  if (!path)
+    return 0;
+  a->fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (a->fd < 0)
+    return ar_err (err, errno, "open audit log %s", path);
+  return 0;
+}
+
+void
+audit_json_str (char *out, size_t cap, const char *s)
+{
+  size_t o = 0;
+  if (cap < 3)
+    return;
+  out[o++] = '"';
+  for (const unsigned char *p = (const unsigned char *) s; *p && o + 8 < cap; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        {
+          out[o++] = '\\';
+          out[o++] = (char) *p;
+        }
+      else if (*p < 0x20 || *p >= 0x7f)   /* keep lines ASCII and valid */
+        o += (size_t) snprintf (out + o, cap - o, "\\u%04x", *p);
+      else
+        out[o++] = (char) *p;
+    }
+  out[o++] = '"';
+  out[o] = '\0';
+}
+
+static void
+emit (const struct audit *a, const char *body)
+{
+  char ts[32], cont[300], line[2048];
+  ev_rfc3339 (ts);
+  if (a->container)
+    audit_json_str (cont, sizeof cont, a->container);
+  else
+    strcpy (cont, "null");
+  int n = snprintf (line, sizeof line, "{\"time\":\"%s\",\"source\":\"%s\",\"container\":%s,%s}\n",
+                    ts, a->source, cont, body);
+  if (n > 0 && (size_t) n < sizeof line)
+    {
+      /* Best effort: a full disk must not stop traffic. */
+      ssize_t w = write (a->fd, line, (size_t) n);
+      (void) w;
+    }
+}
+
+void
+audit_conn (const struct audit *a, const struct audit_conn *c)
+{
+  char ep[300], oc[64], det[300], body[1024];
+  if (a->fd < 0)
+    return;
+  audit_json_str (ep, sizeof ep, c->endpoint);
+  audit_json_str (oc, sizeof oc, c->outcome);
+  if (c->detail)
+    audit_json_str (det, sizeof det, c->detail);
+  snprintf (body, sizeof body,
+            "\"event\":\"connection\",\"endpoint\":%s,\"bytes_up\":%llu,\"bytes_down\":%llu,"
+            "\"duration_ms\":%llu,\"outcome\":%s%s%s",
+            ep, (unsigned long long) c->bytes_up, (unsigned long long) c->bytes_down,
+            (unsigned long long) c->duration_ms, oc,
+            c->detail ? ",\"detail\":" : "", c->detail ? det : "");
+  emit (a, body);
+}
+
+void
+audit_dns (const struct audit *a, const char *name, const char *qtype)
+{
+  char nm[600], qt[32], body[1024];
+  if (a->fd < 0)
+    return;
+  audit_json_str (nm, sizeof nm, name);
+  audit_json_str (qt, sizeof qt, qtype);
+  snprintf (body, sizeof body,
+            "\"event\":\"dns\",\"endpoint\":%s,\"qtype\":%s,\"bytes_up\":0,\"bytes_down\":0,"
+            "\"duration_ms\":0,\"outcome\":\"dns-refused\"", nm, qt);
+  emit (a, body);
+}

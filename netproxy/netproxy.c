@@ -1,0 +1,299 @@
+/* agentrun-netproxy: the createRuntime hook. It joins the container's
+ * network namespace, binds one listener per endpoint, proves every relay
+ * answers, and leaves behind one server process that lives as long as the
+ * container's init. It exits 0 only once that server is listening. */
+#define _GNU_SOURCE
+#include "config.h"
+#include "server.h"
+#include "state.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+static const char *prog = "agentrun-netproxy";
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: %s --route NAME:PORT=ADDR=SOCKET... [options] < state.json\n"
+           "OCI createRuntime hook: per-endpoint loopback listeners in the container's\n"
+           "network namespace, each spliced to its agentrun-relay socket on the host.\n\n"
+           "  --route R          NAME:PORT=ADDR=SOCKET, e.g.\n"
+           "                     api.example.com:443=127.77.0.2=/run/agentrun/relay/api.example.com:443.sock\n"
+           "                     *.DOMAIN:PORT=connect=SOCKET: reachable through --connect-proxy only\n"
+           "  --config FILE      routes from JSON {\"routes\":[{\"name\",\"port\",\"address\",\"socket\"}]}\n"
+           "  --audit FILE       append one JSON line per connection and refused lookup\n"
+           "  --dns ADDR         DNS stub address (127.0.0.53); --no-dns to leave it out\n"
+           "  --connect-proxy[=ADDR:PORT]  HTTP CONNECT proxy (127.77.0.1:3128)\n",
+           prog);
+}
+
+static int
+parse_args (struct np_config *cfg, int argc, char **argv, ar_error **err)
+{
+  static const struct option opts[] = {
+    { "route", required_argument, NULL, 'r' }, { "config", required_argument, NULL, 'c' },
+    { "audit", required_argument, NULL, 'A' }, { "dns", required_argument, NULL, 'd' },
+    { "no-dns", no_argument, NULL, 'n' }, { "connect-proxy", optional_argument, NULL, 'p' },
+    { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+  };
+  static char *px_host;
+  int o;
+  cfg->dns = true;
+  cfg->dns_addr = "127.0.0.53";
+  cfg->connect_addr = "127.77.0.1";
+  cfg->connect_port = 3128;
+  while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
+    switch (o)
+      {
+      case 'r':
+        if (routes_add_arg (&cfg->routes, ROUTE_NETPROXY, optarg, err) < 0)
+          return -1;
+        break;
+      case 'c':
+        if (routes_load_json (&cfg->routes, ROUTE_NETPROXY, optarg, err) < 0)
+          return -1;
+        break;
+      case 'A': cfg->audit_path = optarg; break;
+      case 'd': cfg->dns_addr = optarg; break;
+      case 'n': cfg->dns = false; break;
+      case 'p':
+        cfg->connect_proxy = true;
+        if (optarg && route_split_hostport (optarg, &px_host, &cfg->connect_port) < 0)
+          return ar_err (err, 0, "--connect-proxy: expected ADDR:PORT, got '%s'", optarg);
+        if (optarg)
+          cfg->connect_addr = px_host;
+        break;
+      case 'h': usage (stdout); exit (0);
+      default: usage (stderr); exit (2);
+      }
+  if (optind < argc)
+    return ar_err (err, 0, "unexpected argument '%s'", argv[optind]);
+  if (cfg->routes.n == 0)
+    return ar_err (err, 0, "no route: give --route or --config");
+  return 0;
+}
+
+static int
+read_state (struct ar_state *st, ar_error **err)
+{
+  size_t cap = 1 << 20, len = 0;
+  cleanup_free char *buf = xmalloc0 (cap);
+  for (;;)
+    {
+      ssize_t n = read (0, buf + len, cap - len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return ar_err (err, errno, "read state from stdin");
+      if (n == 0)
+        break;
+      len += (size_t) n;
+      if (len == cap)
+        return ar_err (err, 0, "state on stdin larger than 1 MiB");
+    }
+  if (ar_state_parse (buf, len, st, err) < 0)
+    return -1;
+  if (st->pid <= 0)
+    return ar_err (err, 0, "state: no container pid");
+  return 0;
+}
+
+static bool
+same_ns (pid_t pid, const char *ns)
+{
+  char path[64];
+  struct stat a, b;
+  snprintf (path, sizeof path, "/proc/%d/ns/%s", pid, ns);
+  if (stat (path, &a) < 0)
+    return false;
+  snprintf (path, sizeof path, "/proc/self/ns/%s", ns);
+  return stat (path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* setns through the pidfd names the process race-free: a recycled pid
+ * cannot send us into a stranger's namespace. Privileged callers join
+ * the netns directly; the container's user namespace is joined too only
+ * when that is what gives us the right (rootless), because a process in
+ * a child user namespace loses its host privileges on the relay sockets. */
+static int
+join_netns (int pidfd, pid_t pid, ar_error **err)
+{
+  if (same_ns (pid, "net"))
+    return ar_err (err, 0, "the container (pid %d) shares our network namespace: "
+                   "it needs a private one", pid);
+  if (setns (pidfd, CLONE_NEWNET) == 0)
+    return 0;
+  if (errno != EPERM || same_ns (pid, "user"))
+    return ar_err (err, errno, "setns to the network namespace of pid %d", pid);
+  if (setns (pidfd, CLONE_NEWUSER | CLONE_NEWNET) < 0)
+    return ar_err (err, errno, "setns to the user and network namespaces of pid %d", pid);
+  return 0;
+}
+
+static int
+lo_up (ar_error **err)
+{
+  cleanup_close int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq ifr = { 0 };
+  strcpy (ifr.ifr_name, "lo");
+  if (fd < 0)
+    return ar_err (err, errno, "socket");
+  if (ioctl (fd, SIOCGIFFLAGS, &ifr) < 0)
+    return ar_err (err, errno, "get flags of lo");
+  if (ifr.ifr_flags & IFF_UP)
+    return 0;
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl (fd, SIOCSIFFLAGS, &ifr) < 0)
+    return ar_err (err, errno, "bring lo up");
+  return 0;
+}
+
+/* Connect once to each relay socket and hang up: the relay sees an
+ * empty connection and does not touch the upstream. */
+static int
+probe_relays (const struct routes *rs, ar_error **err)
+{
+  for (size_t i = 0; i < rs->n; i++)
+    {
+      const struct route *r = &rs->v[i];
+      struct sockaddr_un sa = { .sun_family = AF_UNIX };
+      if (strlen (r->sock) >= sizeof sa.sun_path)
+        return ar_err (err, 0, "relay socket path too long: %s", r->sock);
+      strcpy (sa.sun_path, r->sock);
+      cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd < 0)
+        return ar_err (err, errno, "socket");
+      if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+        return ar_err (err, errno, "relay for %s:%d at %s", r->name, r->port, r->sock);
+    }
+  return 0;
+}
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* The server keeps its listeners and nothing else the runtime handed us. */
+static void
+close_all_but (int *keep, size_t n)
+{
+  qsort (keep, n, sizeof *keep, cmp_int);
+  unsigned int from = 3;
+  for (size_t i = 0; i < n; i++)
+    {
+      if ((unsigned int) keep[i] > from)
+        syscall (SYS_close_range, from, (unsigned int) keep[i] - 1, 0);
+      if ((unsigned int) keep[i] >= from)
+        from = (unsigned int) keep[i] + 1;
+    }
+  syscall (SYS_close_range, from, ~0U, 0);
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0)
+    {
+      for (int fd = 0; fd < 3; fd++)
+        dup2 (null, fd);
+      if (null > 2)
+        close (null);
+    }
+}
+
+/* The grandchild: detached (new session, reparented), outside the
+ * container's pid and mount namespaces since we only joined its net. */
+static void __attribute__ ((noreturn))
+server_main (struct np_server *S, int pidfd, int ready)
+{
+  int keep[512];
+  size_t n = server_fds (S, keep, ARRAY_SIZE (keep) - 2);
+  keep[n++] = pidfd;
+  keep[n++] = ready;
+  close_all_but (keep, n);
+  prctl (PR_SET_NAME, "agentrun-netpx");
+  ev_raise_nofile ();
+  cleanup_error ar_error *err = NULL;
+  _exit (server_run (S, pidfd, ready, &err) < 0 ? 1 : 0);
+}
+
+static int
+spawn_server (struct np_server *S, int pidfd, ar_error **err)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return ar_err (err, errno, "pipe");
+  pid_t child = fork ();
+  if (child < 0)
+    return ar_err (err, errno, "fork");
+  if (child == 0)
+    {
+      close (p[0]);
+      setsid ();
+      pid_t gc = fork ();
+      if (gc == 0)
+        server_main (S, pidfd, p[1]);
+      _exit (gc < 0 ? 1 : 0);
+    }
+  close (p[1]);
+  int status;
+  while (waitpid (child, &status, 0) < 0 && errno == EINTR)
+    ;
+  char b;
+  ssize_t n;
+  while ((n = read (p[0], &b, 1)) < 0 && errno == EINTR)
+    ;
+  close (p[0]);
+  if (n != 1)
+    return ar_err (err, 0, "the server process failed to start");
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct np_config cfg = { 0 };
+  struct ar_state st = { 0 };
+  struct np_server S;
+  cleanup_error ar_error *err = NULL;
+
+  /* Keep 0-2 taken so no listener lands there and gets dup2'd over. */
+  for (int fd = 0; fd >= 0 && fd <= 2;)
+    {
+      fd = open ("/dev/null", O_RDWR);
+      if (fd > 2)
+        close (fd);
+    }
+  signal (SIGPIPE, SIG_IGN);
+  if (parse_args (&cfg, argc, argv, &err) < 0 || read_state (&st, &err) < 0)
+    goto fail;
+  cfg.container = st.id;
+  int pidfd = (int) syscall (SYS_pidfd_open, st.pid, 0);
+  if (pidfd < 0)
+    {
+      ar_err (&err, errno, "pidfd_open %d", st.pid);
+      goto fail;
+    }
+  fcntl (pidfd, F_SETFD, FD_CLOEXEC);
+  if (join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0
+      || server_bind (&S, &cfg, &err) < 0 || probe_relays (&cfg.routes, &err) < 0
+      || spawn_server (&S, pidfd, &err) < 0)
+    goto fail;
+  return 0;
+fail:
+  fprintf (stderr, "%s: %s\n", prog, err->msg);
+  return 1;
+}

@@ -1,0 +1,658 @@
+/* agentrun-relay: the host side of the network path. One Unix socket per
+ * allowed endpoint; each connection on it is joined to a fresh TCP
+ * connection to that endpoint's upstream, made from the host's network. */
+#include "config.h"
+#include "audit.h"
+#include "ev.h"
+#include "routes.h"
+#include "sni.h"
+#include "splice.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#define CONNECT_TIMEOUT_MS 10000
+#define PEEK_TIMEOUT_MS 10000
+#define ACCEPT_PAUSE_MS 100
+
+enum rc_state { RC_PREAMBLE, RC_PEEK, RC_CONNECTING, RC_SPLICE };
+
+struct relay;
+
+struct listener {
+  struct ev_io io;
+  struct relay *R;
+  struct route *r;
+  char *path;
+};
+
+struct rconn {
+  struct sp_conn sp;
+  struct relay *R;
+  struct route *r;
+  enum rc_state state;
+  uint64_t t0, deadline;
+  struct addrinfo *ai, *cur;
+  int last_errno;
+  char host[256];     /* upstream host: the route's, or the CONNECT target */
+  int port;
+  char sni_name[256]; /* the name the ClientHello must carry */
+  char endpoint[300];
+  const char *outcome;
+  char detail[300];
+  struct rconn *prev, *next;   /* the pending list: not yet splicing */
+};
+
+struct relay {
+  struct ev_loop loop;
+  struct routes routes;
+  struct listener *L;
+  size_t nL;
+  struct audit audit;
+  bool sni_check, stopping, paused;
+  int grace_s;
+  const char *dir;
+  size_t nconns;
+  struct rconn *pending;
+  uint64_t stop_deadline, resume_at;
+  struct ev_io sig;
+};
+
+static const char *prog = "agentrun-relay";
+
+/* ---- connection end ---- */
+
+static void
+pending_unlink (struct rconn *c)
+{
+  if (c->prev)
+    c->prev->next = c->next;
+  else if (c->R->pending == c)
+    c->R->pending = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  c->prev = c->next = NULL;
+}
+
+static void resume_accept (struct relay *R);
+
+static void
+on_done (struct sp_conn *sp, int err)
+{
+  struct rconn *c = container_of (sp, struct rconn, sp);
+  struct relay *R = c->R;
+  if (!c->outcome)
+    {
+      c->outcome = err ? "error" : "ok";
+      if (err)
+        snprintf (c->detail, sizeof c->detail, "%s", strerror (err));
+    }
+  if (strcmp (c->outcome, "probe") != 0)
+    {
+      struct audit_conn a = {
+        .endpoint = c->endpoint, .outcome = c->outcome,
+        .detail = c->detail[0] ? c->detail : NULL,
+        .bytes_up = sp->d[0].bytes, .bytes_down = sp->d[1].bytes,
+        .duration_ms = ev_now_ms () - c->t0,
+      };
+      audit_conn (&R->audit, &a);
+    }
+  pending_unlink (c);
+  if (c->ai)
+    freeaddrinfo (c->ai);
+  R->nconns--;
+  ev_defer_free (&R->loop, c);
+  if (R->paused)
+    resume_accept (R);
+}
+
+static void
+fail (struct rconn *c, const char *outcome, const char *fmt, const char *arg)
+{
+  c->outcome = outcome;
+  if (fmt)
+    snprintf (c->detail, sizeof c->detail, fmt, arg);
+  sp_abort (&c->sp, 0);
+}
+
+/* ---- upstream connect ---- */
+
+static void start_splice (struct rconn *c);
+static void try_connect (struct rconn *c);
+
+static const char *
+connect_outcome (int e)
+{
+  switch (e)
+    {
+    case ECONNREFUSED: return "upstream-refused";
+    case ETIMEDOUT: return "upstream-timeout";
+    case ENETUNREACH: case EHOSTUNREACH: return "upstream-unreachable";
+    default: return "upstream-error";
+    }
+}
+
+static void
+on_connecting (struct ev_io *io, uint32_t events)
+{
+  struct rconn *c = container_of (io, struct rconn, sp.io[1]);
+  int e = 0;
+  socklen_t len = sizeof e;
+  (void) events;
+  if (c->state != RC_CONNECTING)
+    return;
+  if (getsockopt (io->fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+    e = errno;
+  if (e == 0)
+    {
+      start_splice (c);
+      return;
+    }
+  c->last_errno = e;
+  ev_close (io);
+  c->cur = c->cur->ai_next;
+  try_connect (c);
+}
+
+static void
+try_connect (struct rconn *c)
+{
+  for (; c->cur; c->cur = c->cur->ai_next)
+    {
+      int fd = socket (c->cur->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd < 0)
+        {
+          c->last_errno = errno;
+          continue;
+        }
+      int one = 1;
+      setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      c->sp.io[1].fd = fd;
+      c->sp.io[1].cb = on_connecting;
+      if (connect (fd, c->cur->ai_addr, c->cur->ai_addrlen) == 0)
+        {
+          start_splice (c);
+          return;
+        }
+      if (errno == EINPROGRESS && ev_add (&c->R->loop, &c->sp.io[1], EPOLLOUT) == 0)
+        return;
+      c->last_errno = errno;
+      ev_close (&c->sp.io[1]);
+    }
+  fail (c, connect_outcome (c->last_errno), "%s", strerror (c->last_errno));
+}
+
+static void
+start_connect (struct rconn *c)
+{
+  struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+  char port[8];
+  snprintf (port, sizeof port, "%d", c->port);
+  c->state = RC_CONNECTING;
+  c->deadline = ev_now_ms () + CONNECT_TIMEOUT_MS;
+  /* Resolved now, on the host: an upstream that moves is followed.
+   * getaddrinfo blocks the loop while it runs; names are few and cached
+   * by the host's resolver. */
+  int rc = getaddrinfo (c->host, port, &hints, &c->ai);
+  if (rc != 0)
+    {
+      c->ai = NULL;
+      fail (c, "upstream-unresolved", "%s", gai_strerror (rc));
+      return;
+    }
+  c->cur = c->ai;
+  c->last_errno = EHOSTUNREACH;
+  try_connect (c);
+}
+
+static void
+start_splice (struct rconn *c)
+{
+  c->state = RC_SPLICE;
+  pending_unlink (c);
+  if (sp_start (&c->sp) < 0)
+    fail (c, "error", "%s", strerror (errno));
+}
+
+/* ---- before connecting: CONNECT preamble and SNI peek ---- */
+
+static void
+try_peek (struct rconn *c)
+{
+  static uint8_t buf[SNI_MAX_HELLO + 512];
+  char name[256];
+  ssize_t n = recv (c->sp.io[0].fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n <= 0)
+    {
+      fail (c, n == 0 ? "client-closed" : "error", "%s", n == 0 ? "before the TLS ClientHello" : strerror (errno));
+      return;
+    }
+  int rc = sni_parse (buf, (size_t) n, name, sizeof name);
+  if (rc == SNI_NEED_MORE && (size_t) n < sizeof buf)
+    return;
+  if (rc == SNI_FOUND && strcasecmp (name, c->sni_name) == 0)
+    start_connect (c);
+  else if (rc == SNI_FOUND)
+    fail (c, "sni-mismatch", "server_name %s", name);
+  else if (rc == SNI_NOT_TLS)
+    fail (c, "sni-not-tls", "%s", "plain bytes where a TLS ClientHello was expected");
+  else if (rc == SNI_NO_NAME)
+    fail (c, "sni-missing", "%s", "ClientHello without server_name");
+  else
+    fail (c, "sni-bad", "%s", "malformed or oversized ClientHello");
+}
+
+/* CONNECT routes: the netproxy server names the target in one line,
+ * "HOST:PORT\n"; we check it against the route's wildcard again. */
+static void
+try_preamble (struct rconn *c)
+{
+  char buf[300];
+  ssize_t n = recv (c->sp.io[0].fd, buf, sizeof buf - 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n <= 0)
+    {
+      fail (c, "client-closed", "%s", "before the CONNECT target");
+      return;
+    }
+  buf[n] = '\0';
+  char *nl = memchr (buf, '\n', (size_t) n);
+  if (!nl)
+    {
+      if (n == sizeof buf - 1)
+        fail (c, "connect-denied", "%s", "CONNECT target line too long");
+      return;
+    }
+  *nl = '\0';
+  /* Consume exactly the line: what follows belongs to the upstream. */
+  char sink[300];
+  if (recv (c->sp.io[0].fd, sink, (size_t) (nl - buf) + 1, MSG_DONTWAIT) != nl - buf + 1)
+    {
+      fail (c, "error", "%s", "short read of the CONNECT target");
+      return;
+    }
+  cleanup_free char *host = NULL;
+  int port;
+  if (route_split_hostport (buf, &host, &port) < 0 || !route_name_ok (host, false)
+      || strlen (host) >= sizeof c->host || port != c->r->port
+      || !route_name_match (c->r->name, host))
+    {
+      fail (c, "connect-denied", "target %.200s", buf);
+      return;
+    }
+  snprintf (c->host, sizeof c->host, "%s", host);
+  snprintf (c->sni_name, sizeof c->sni_name, "%s", host);
+  snprintf (c->endpoint, sizeof c->endpoint, "%s:%d", host, port);
+  if (c->R->sni_check)
+    {
+      c->state = RC_PEEK;
+      try_peek (c);
+    }
+  else
+    start_connect (c);
+}
+
+static void
+on_client_early (struct ev_io *io, uint32_t events)
+{
+  struct rconn *c = container_of (io, struct rconn, sp.io[0]);
+  (void) events;
+  if (c->state == RC_PREAMBLE)
+    try_preamble (c);
+  else if (c->state == RC_PEEK)
+    try_peek (c);
+  /* RC_CONNECTING: bytes wait in the socket until the upstream is there. */
+}
+
+/* ---- accepting ---- */
+
+static void
+pause_accept (struct relay *R)
+{
+  /* Out of fds: stop polling the listeners (they would fire at once
+   * again) until a connection ends or a short pause has passed. */
+  for (size_t i = 0; i < R->nL; i++)
+    if (R->L[i].io.fd >= 0)
+      ev_mod (&R->loop, &R->L[i].io, 0);
+  R->paused = true;
+  R->resume_at = ev_now_ms () + ACCEPT_PAUSE_MS;
+}
+
+static void
+resume_accept (struct relay *R)
+{
+  for (size_t i = 0; i < R->nL; i++)
+    if (R->L[i].io.fd >= 0)
+      ev_mod (&R->loop, &R->L[i].io, EPOLLIN);
+  R->paused = false;
+}
+
+static void
+accept_one (struct listener *L, int fd)
+{
+  struct relay *R = L->R;
+  char b;
+  /* The netproxy hook proves a relay answers by connecting and hanging up
+   * at once: do not bother the upstream for that. */
+  if (recv (fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+    {
+      close (fd);
+      return;
+    }
+  struct rconn *c = xmalloc0 (sizeof *c);
+  sp_init (&c->sp, &R->loop, fd, on_done);
+  c->R = R;
+  c->r = L->r;
+  c->t0 = ev_now_ms ();
+  c->deadline = c->t0 + PEEK_TIMEOUT_MS;
+  c->port = L->r->up_port;
+  snprintf (c->host, sizeof c->host, "%s", L->r->up_host ? L->r->up_host : "");
+  /* The SNI must name the route, not the upstream it is mapped to. */
+  snprintf (c->sni_name, sizeof c->sni_name, "%s", L->r->name);
+  snprintf (c->endpoint, sizeof c->endpoint, "%s:%d", L->r->name, L->r->port);
+  c->next = R->pending;
+  if (R->pending)
+    R->pending->prev = c;
+  R->pending = c;
+  R->nconns++;
+  c->sp.io[0].cb = on_client_early;
+  if (ev_add (&R->loop, &c->sp.io[0], EPOLLIN | EPOLLRDHUP | EPOLLET) < 0)
+    {
+      fail (c, "error", "epoll: %s", strerror (errno));
+      return;
+    }
+  c->state = L->r->connect ? RC_PREAMBLE : R->sni_check ? RC_PEEK : RC_CONNECTING;
+  if (c->state == RC_PREAMBLE)
+    try_preamble (c);
+  else if (c->state == RC_PEEK)
+    try_peek (c);
+  else
+    start_connect (c);
+}
+
+static void
+on_accept (struct ev_io *io, uint32_t events)
+{
+  struct listener *L = container_of (io, struct listener, io);
+  (void) events;
+  for (int i = 0; i < 64 && io->fd >= 0; i++)
+    {
+      int fd = accept4 (io->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0)
+        {
+          accept_one (L, fd);
+          continue;
+        }
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        pause_accept (L->R);
+      break;
+    }
+}
+
+/* ---- sockets ---- */
+
+/* The invoking user: under sudo, the one who ran sudo. */
+static void
+invoking_user (uid_t *uid, gid_t *gid)
+{
+  const char *su = getenv ("SUDO_UID"), *sg = getenv ("SUDO_GID");
+  *uid = getuid ();
+  *gid = getgid ();
+  if (*uid == 0 && su && sg)
+    {
+      *uid = (uid_t) strtoul (su, NULL, 10);
+      *gid = (gid_t) strtoul (sg, NULL, 10);
+    }
+}
+
+/* A socket file left by a relay that died is removed; one that still
+ * answers belongs to a live relay, and we refuse to steal it. */
+static int
+clear_stale (const char *path, const struct sockaddr_un *sa, ar_error **err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", path);
+  if (!S_ISSOCK (st.st_mode))
+    return ar_err (err, 0, "%s exists and is not a socket", path);
+  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return ar_err (err, errno, "socket");
+  if (connect (fd, (const struct sockaddr *) sa, sizeof *sa) == 0)
+    return ar_err (err, 0, "%s: another relay is listening there", path);
+  if (unlink (path) < 0)
+    return ar_err (err, errno, "remove stale socket %s", path);
+  return 0;
+}
+
+static int
+open_listener (struct relay *R, struct listener *L, uid_t uid, gid_t gid, ar_error **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  L->path = xasprintf ("%s/%s:%d.sock", R->dir, L->r->name, L->r->port);
+  if (strlen (L->path) >= sizeof sa.sun_path)
+    return ar_err (err, 0, "socket path too long: %s", L->path);
+  strcpy (sa.sun_path, L->path);
+  if (clear_stale (L->path, &sa, err) < 0)
+    return -1;
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return ar_err (err, errno, "socket");
+  L->io.fd = fd;
+  L->io.cb = on_accept;
+  L->R = R;
+  mode_t old = umask (0117);   /* the socket file is born 0660 */
+  int rc = bind (fd, (struct sockaddr *) &sa, sizeof sa);
+  int e = errno;
+  umask (old);
+  if (rc < 0)
+    return ar_err (err, e, "bind %s", L->path);
+  if (lchown (L->path, uid, gid) < 0)
+    return ar_err (err, errno, "chown %s", L->path);
+  if (listen (fd, 4096) < 0)
+    return ar_err (err, errno, "listen %s", L->path);
+  if (ev_add (&R->loop, &L->io, EPOLLIN) < 0)
+    return ar_err (err, errno, "epoll");
+  return 0;
+}
+
+static void
+close_listeners (struct relay *R)
+{
+  for (size_t i = 0; i < R->nL; i++)
+    if (R->L[i].io.fd >= 0)
+      {
+        ev_close (&R->L[i].io);
+        unlink (R->L[i].path);
+      }
+}
+
+/* ---- signals, timeouts ---- */
+
+static void
+on_signal (struct ev_io *io, uint32_t events)
+{
+  struct relay *R = container_of (io, struct relay, sig);
+  struct signalfd_siginfo si;
+  (void) events;
+  while (read (io->fd, &si, sizeof si) == sizeof si)
+    if (!R->stopping)
+      {
+        /* Stop taking new work; open connections get a grace period. */
+        R->stopping = true;
+        R->stop_deadline = ev_now_ms () + (uint64_t) R->grace_s * 1000;
+        close_listeners (R);
+      }
+}
+
+/* Expire connects and peeks; return ms until the next deadline or -1. */
+static int
+expire (struct relay *R)
+{
+  uint64_t now = ev_now_ms (), next = UINT64_MAX;
+  struct rconn *c = R->pending;
+  while (c)
+    {
+      struct rconn *nx = c->next;
+      if (now >= c->deadline)
+        fail (c, c->state == RC_CONNECTING ? "upstream-timeout" : "client-timeout",
+              "%s", c->state == RC_CONNECTING ? "connect took too long" : "no request in time");
+      else if (c->deadline < next)
+        next = c->deadline;
+      c = nx;
+    }
+  if (R->paused)
+    {
+      if (now >= R->resume_at)
+        resume_accept (R);
+      else if (R->resume_at < next)
+        next = R->resume_at;
+    }
+  if (R->stopping && R->stop_deadline < next)
+    next = R->stop_deadline;
+  return next == UINT64_MAX ? -1 : (int) (next > now ? next - now : 0);
+}
+
+/* ---- main ---- */
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+           "Usage: %s --dir DIR --allow NAME:PORT[=HOST:PORT|=connect]... [options]\n"
+           "Host side of agentrun's network path: one Unix socket DIR/NAME:PORT.sock per\n"
+           "allowed endpoint, each connection on it spliced to a TCP connection upstream.\n\n"
+           "  --dir DIR        where the sockets go (created if missing)\n"
+           "  --allow ROUTE    NAME:PORT, optionally =UPSTREAM_HOST:UPSTREAM_PORT, or\n"
+           "                   *.DOMAIN:PORT=connect for the netproxy CONNECT proxy\n"
+           "  --config FILE    routes from JSON: {\"routes\":[{\"name\":..,\"port\":..,\"upstream\":..}]}\n"
+           "  --audit FILE     append one JSON line per connection\n"
+           "  --sni-check      refuse TLS whose server_name is not NAME, and non-TLS\n"
+           "  --container ID   container id written in audit lines\n"
+           "  --grace SECONDS  on SIGTERM, time open connections get to finish (5)\n",
+           prog);
+}
+
+static int
+parse_args (struct relay *R, int argc, char **argv, const char **audit, const char **cid,
+            ar_error **err)
+{
+  static const struct option opts[] = {
+    { "dir", required_argument, NULL, 'd' }, { "allow", required_argument, NULL, 'a' },
+    { "config", required_argument, NULL, 'c' }, { "audit", required_argument, NULL, 'A' },
+    { "sni-check", no_argument, NULL, 's' }, { "grace", required_argument, NULL, 'g' },
+    { "container", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int o;
+  R->grace_s = 5;
+  while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
+    switch (o)
+      {
+      case 'd': R->dir = optarg; break;
+      case 'a':
+        if (routes_add_arg (&R->routes, ROUTE_RELAY, optarg, err) < 0)
+          return -1;
+        break;
+      case 'c':
+        if (routes_load_json (&R->routes, ROUTE_RELAY, optarg, err) < 0)
+          return -1;
+        break;
+      case 'A': *audit = optarg; break;
+      case 's': R->sni_check = true; break;
+      case 'g': R->grace_s = atoi (optarg); break;
+      case 'i': *cid = optarg; break;
+      case 'h': usage (stdout); exit (0);
+      default: usage (stderr); exit (2);
+      }
+  if (optind < argc)
+    return ar_err (err, 0, "unexpected argument '%s'", argv[optind]);
+  if (!R->dir)
+    return ar_err (err, 0, "--dir is required");
+  if (R->routes.n == 0)
+    return ar_err (err, 0, "no route: give --allow or --config");
+  return 0;
+}
+
+static int
+setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
+{
+  uid_t uid;
+  gid_t gid;
+  invoking_user (&uid, &gid);
+  if (audit_open (&R->audit, audit, "relay", cid, err) < 0 || ev_init (&R->loop, err) < 0)
+    return -1;
+  if (mkdir (R->dir, 0750) == 0)
+    {
+      if (lchown (R->dir, uid, gid) < 0)
+        return ar_err (err, errno, "chown %s", R->dir);
+    }
+  else if (errno != EEXIST)
+    return ar_err (err, errno, "mkdir %s", R->dir);
+  sigset_t ss;
+  sigemptyset (&ss);
+  sigaddset (&ss, SIGTERM);
+  sigaddset (&ss, SIGINT);
+  sigprocmask (SIG_BLOCK, &ss, NULL);
+  R->sig.fd = signalfd (-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+  R->sig.cb = on_signal;
+  if (R->sig.fd < 0 || ev_add (&R->loop, &R->sig, EPOLLIN) < 0)
+    return ar_err (err, errno, "signalfd");
+  R->L = xmalloc0 (R->routes.n * sizeof *R->L);
+  for (size_t i = 0; i < R->routes.n; i++, R->nL++)
+    {
+      R->L[i].r = &R->routes.v[i];
+      if (open_listener (R, &R->L[i], uid, gid, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct relay R = { 0 };
+  const char *audit = NULL, *cid = NULL;
+  cleanup_error ar_error *err = NULL;
+
+  signal (SIGPIPE, SIG_IGN);
+  ev_raise_nofile ();
+  if (parse_args (&R, argc, argv, &audit, &cid, &err) < 0
+      || setup (&R, audit, cid, &err) < 0)
+    {
+      fprintf (stderr, "%s: %s\n", prog, err->msg);
+      close_listeners (&R);
+      return 1;
+    }
+  fprintf (stderr, "%s: listening on %zu socket(s) in %s\n", prog, R.nL, R.dir);
+  for (;;)
+    {
+      int timeout = expire (&R);
+      if (R.stopping && (R.nconns == 0 || ev_now_ms () >= R.stop_deadline))
+        break;
+      if (ev_run_once (&R.loop, timeout) < 0)
+        {
+          fprintf (stderr, "%s: epoll_wait: %s\n", prog, strerror (errno));
+          close_listeners (&R);
+          return 1;
+        }
+    }
+  if (R.nconns)
+    fprintf (stderr, "%s: grace period over, cutting %zu connection(s)\n", prog, R.nconns);
+  close_listeners (&R);
+  return 0;
+}

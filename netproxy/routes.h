@@ -1,0 +1,47 @@
+/* Routes: which endpoint goes where. Parsed from the command line of both
+ * programs or from a JSON file:
+ *   relay:    NAME:PORT[=UPSTREAM_HOST:UPSTREAM_PORT | =connect]
+ *   netproxy: NAME:PORT=ADDR=SOCKET
+ *   JSON:     {"routes": [{"name": "api.example.com", "port": 443,
+ *              "upstream": "10.0.0.1:443", "address": "127.77.0.2",
+ *              "socket": "/run/agentrun/relay/api.example.com:443.sock",
+ *              "connect": false}, ...]}
+ * A NAME of the form "*.example.com" is a wildcard and only usable through
+ * the CONNECT proxy (the relay route is then marked "connect"). */
+#ifndef NP_ROUTES_H
+#define NP_ROUTES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "error.h"
+
+struct route {
+  char *name;
+  int port;
+  char *up_host;      /* relay: upstream host (defaults to name) */
+  int up_port;        /* relay: upstream port (defaults to port) */
+  char *addr;         /* netproxy: loopback address to listen on */
+  char *sock;         /* netproxy: relay socket path */
+  bool connect;       /* wildcard route reached through HTTP CONNECT */
+};
+
+struct routes {
+  struct route *v;
+  size_t n;
+};
+
+enum route_kind { ROUTE_RELAY, ROUTE_NETPROXY };
+
+int routes_add_arg (struct routes *rs, enum route_kind k, const char *arg, ar_error **err);
+int routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_error **err);
+void routes_free (struct routes *rs);
+
+/* A host name we accept: letters, digits, '-', '.', at most 253 bytes; with
+ * wildcard_ok, also a leading "*.". Never '/', so it is safe in a path. */
+bool route_name_ok (const char *name, bool wildcard_ok);
+/* Case-insensitive; "*.example.com" matches any name strictly below it. */
+bool route_name_match (const char *pattern, const char *host);
+/* Split "HOST:PORT" ("[v6]:PORT" too). host gets a malloc'd copy. */
+int route_split_hostport (const char *s, char **host, int *port);
+
+#endif

@@ -1,0 +1,605 @@
+#include "config.h"
+#include "server.h"
+#include "dns.h"
+#include "splice.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define ACCEPT_PAUSE_MS 100
+#define DNS_TCP_MAX 64
+#define DNS_TCP_IDLE_MS 10000
+#define PX_HDR_MAX 4096
+#define PX_TIMEOUT_MS 10000
+
+/* ---- listening sockets ---- */
+
+static int
+listen_on (const char *addr, int port, int type, ar_error **err)
+{
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port) };
+  if (inet_pton (AF_INET, addr, &sa.sin_addr) != 1)
+    return ar_err (err, 0, "bad IPv4 address '%s'", addr);
+  int fd = socket (AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return ar_err (err, errno, "socket");
+  int one = 1;
+  setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return ar_err (err, e, "bind %s:%d%s", addr, port, type == SOCK_DGRAM ? "/udp" : "");
+    }
+  if (type == SOCK_STREAM && listen (fd, 4096) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return ar_err (err, e, "listen %s:%d", addr, port);
+    }
+  return fd;
+}
+
+static int
+add_listener (struct np_server *S, const char *addr, int port, enum np_kind k,
+              struct route *r, ar_error **err)
+{
+  int fd = listen_on (addr, port, SOCK_STREAM, err);
+  if (fd < 0)
+    return -1;
+  struct np_listener *L = &S->L[S->nL++];
+  L->io.fd = fd;
+  L->S = S;
+  L->r = r;
+  L->kind = k;
+  return 0;
+}
+
+int
+server_bind (struct np_server *S, const struct np_config *cfg, ar_error **err)
+{
+  memset (S, 0, sizeof *S);
+  S->cfg = cfg;
+  S->dns_udp.fd = S->pidfd.fd = S->audit.fd = -1;
+  S->L = xmalloc0 ((cfg->routes.n + 2) * sizeof *S->L);
+  for (size_t i = 0; i < cfg->routes.n; i++)
+    {
+      struct route *r = &cfg->routes.v[i];
+      if (!r->connect && add_listener (S, r->addr, r->port, NP_ROUTE, r, err) < 0)
+        return -1;
+    }
+  if (cfg->dns)
+    {
+      if (add_listener (S, cfg->dns_addr, 53, NP_DNS_TCP, NULL, err) < 0)
+        return -1;
+      S->dns_udp.fd = listen_on (cfg->dns_addr, 53, SOCK_DGRAM, err);
+      if (S->dns_udp.fd < 0)
+        return -1;
+    }
+  if (cfg->connect_proxy
+      && add_listener (S, cfg->connect_addr, cfg->connect_port, NP_CONNECT, NULL, err) < 0)
+    return -1;
+  return audit_open (&S->audit, cfg->audit_path, "netproxy", cfg->container, err);
+}
+
+size_t
+server_fds (const struct np_server *S, int *fds, size_t cap)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < S->nL && n < cap; i++)
+    fds[n++] = S->L[i].io.fd;
+  if (S->dns_udp.fd >= 0 && n < cap)
+    fds[n++] = S->dns_udp.fd;
+  if (S->audit.fd >= 0 && n < cap)
+    fds[n++] = S->audit.fd;
+  return n;
+}
+
+/* ---- route connections ---- */
+
+struct np_conn {
+  struct sp_conn sp;
+  struct np_server *S;
+  char endpoint[300];
+  uint64_t t0;
+};
+
+static void resume_accept (struct np_server *S);
+
+static void
+log_conn (struct np_server *S, const char *ep, const char *outcome, const char *detail,
+          uint64_t up, uint64_t down, uint64_t t0)
+{
+  struct audit_conn a = { .endpoint = ep, .outcome = outcome, .detail = detail,
+    .bytes_up = up, .bytes_down = down, .duration_ms = ev_now_ms () - t0 };
+  audit_conn (&S->audit, &a);
+}
+
+static void
+conn_done (struct sp_conn *sp, int err)
+{
+  struct np_conn *c = container_of (sp, struct np_conn, sp);
+  struct np_server *S = c->S;
+  log_conn (S, c->endpoint, err ? "error" : "ok", err ? strerror (err) : NULL,
+            sp->d[0].bytes, sp->d[1].bytes, c->t0);
+  S->nconns--;
+  ev_defer_free (&S->loop, c);
+  if (S->paused)
+    resume_accept (S);
+}
+
+/* Refuse a client at once with a reset, so it fails fast rather than
+ * seeing a clean but empty connection. */
+static void
+reset_close (int fd)
+{
+  struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+  setsockopt (fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  close (fd);
+}
+
+/* A fresh connection to a relay socket: a Unix connect is immediate, so
+ * a relay that is down is known now, not after a timeout. */
+static int
+relay_connect (const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path)
+    {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+  strcpy (sa.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      int e = errno;
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  return fd;
+}
+
+static void
+accept_route (struct np_listener *L, int fd)
+{
+  struct np_server *S = L->S;
+  char ep[300];
+  uint64_t t0 = ev_now_ms ();
+  snprintf (ep, sizeof ep, "%s:%d", L->r->name, L->r->port);
+  int up = relay_connect (L->r->sock);
+  if (up < 0)
+    {
+      int e = errno;
+      reset_close (fd);
+      log_conn (S, ep, e == ENOENT || e == ECONNREFUSED || e == EAGAIN ? "relay-down" : "error",
+                strerror (e), 0, 0, t0);
+      return;
+    }
+  struct np_conn *c = xmalloc0 (sizeof *c);
+  sp_init (&c->sp, &S->loop, fd, conn_done);
+  c->sp.io[1].fd = up;
+  c->S = S;
+  c->t0 = t0;
+  memcpy (c->endpoint, ep, sizeof ep);
+  S->nconns++;
+  if (sp_start (&c->sp) < 0)
+    sp_abort (&c->sp, errno);
+}
+
+/* ---- DNS stub ---- */
+
+static int
+dns_lookup (void *ctx, const char *name, struct in_addr *addr)
+{
+  const struct np_config *cfg = ctx;
+  for (size_t i = 0; i < cfg->routes.n; i++)
+    {
+      const struct route *r = &cfg->routes.v[i];
+      if (!r->connect && strcasecmp (r->name, name) == 0
+          && inet_pton (AF_INET, r->addr, addr) == 1)
+        return 1;
+    }
+  return 0;
+}
+
+static ssize_t
+dns_reply (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap)
+{
+  struct dns_query_info info;
+  ssize_t n = dns_answer (q, qlen, out, cap, dns_lookup, (void *) S->cfg, &info);
+  if (n > 0 && info.rcode == 3)
+    {
+      char tb[8];
+      audit_dns (&S->audit, info.name, dns_type_name (info.qtype, tb));
+    }
+  return n;
+}
+
+static void
+on_dns_udp (struct ev_io *io, uint32_t events)
+{
+  struct np_server *S = container_of (io, struct np_server, dns_udp);
+  uint8_t q[1500], out[1500];
+  (void) events;
+  for (int i = 0; i < 64; i++)
+    {
+      struct sockaddr_storage from;
+      socklen_t fl = sizeof from;
+      ssize_t n = recvfrom (io->fd, q, sizeof q, 0, (struct sockaddr *) &from, &fl);
+      if (n < 0)
+        return;
+      /* A plain resolver takes 512 bytes over UDP; ours never exceed it. */
+      ssize_t m = dns_reply (S, q, (size_t) n, out, 512);
+      if (m > 0)
+        sendto (io->fd, out, (size_t) m, MSG_DONTWAIT, (struct sockaddr *) &from, fl);
+    }
+}
+
+struct dns_tcp {
+  struct ev_io io;
+  struct np_server *S;
+  uint8_t buf[2 + 1024];
+  size_t len;
+  uint64_t last;
+  struct dns_tcp *prev, *next;
+};
+
+static void
+dns_tcp_close (struct dns_tcp *d)
+{
+  struct np_server *S = d->S;
+  ev_close (&d->io);
+  if (d->prev)
+    d->prev->next = d->next;
+  else
+    S->dns_conns = d->next;
+  if (d->next)
+    d->next->prev = d->prev;
+  S->n_dns--;
+  ev_defer_free (&S->loop, d);
+}
+
+/* DNS over TCP: each message has a 2-byte length prefix; several may
+ * follow on one connection. Answers are small enough to never block. */
+static void
+on_dns_tcp (struct ev_io *io, uint32_t events)
+{
+  struct dns_tcp *d = container_of (io, struct dns_tcp, io);
+  (void) events;
+  for (;;)
+    {
+      ssize_t n = recv (io->fd, d->buf + d->len, sizeof d->buf - d->len, MSG_DONTWAIT);
+      if (n < 0 && errno == EAGAIN)
+        return;
+      if (n <= 0)
+        {
+          dns_tcp_close (d);
+          return;
+        }
+      d->len += (size_t) n;
+      d->last = ev_now_ms ();
+      while (d->len >= 2)
+        {
+          size_t mlen = (size_t) d->buf[0] << 8 | d->buf[1];
+          if (mlen + 2 > sizeof d->buf)
+            {
+              dns_tcp_close (d);
+              return;
+            }
+          if (d->len < mlen + 2)
+            break;
+          uint8_t out[2 + 1024];
+          ssize_t m = dns_reply (d->S, d->buf + 2, mlen, out + 2, sizeof out - 2);
+          if (m > 0)
+            {
+              out[0] = (uint8_t) (m >> 8);
+              out[1] = (uint8_t) m;
+              if (send (io->fd, out, (size_t) m + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != m + 2)
+                {
+                  dns_tcp_close (d);
+                  return;
+                }
+            }
+          memmove (d->buf, d->buf + mlen + 2, d->len - mlen - 2);
+          d->len -= mlen + 2;
+        }
+    }
+}
+
+static void
+accept_dns_tcp (struct np_server *S, int fd)
+{
+  if (S->n_dns >= DNS_TCP_MAX)
+    {
+      close (fd);
+      return;
+    }
+  struct dns_tcp *d = xmalloc0 (sizeof *d);
+  d->io.fd = fd;
+  d->io.cb = on_dns_tcp;
+  d->S = S;
+  d->last = ev_now_ms ();
+  d->next = S->dns_conns;
+  if (d->next)
+    d->next->prev = d;
+  S->dns_conns = d;
+  S->n_dns++;
+  if (ev_add (&S->loop, &d->io, EPOLLIN) < 0)
+    dns_tcp_close (d);
+}
+
+/* ---- HTTP CONNECT proxy ---- */
+
+struct px_conn {
+  struct ev_io io;
+  struct np_server *S;
+  char buf[PX_HDR_MAX + 1];
+  size_t len;
+  uint64_t t0;
+  struct px_conn *prev, *next;
+};
+
+static void
+px_unlink (struct px_conn *p)
+{
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    p->S->px_pending = p->next;
+  if (p->next)
+    p->next->prev = p->prev;
+  ev_defer_free (&p->S->loop, p);
+}
+
+static void
+px_refuse (struct px_conn *p, int code, const char *reason, const char *body,
+           const char *ep, const char *outcome)
+{
+  char resp[1024];
+  int n = snprintf (resp, sizeof resp,
+                    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+                    "Connection: close\r\n\r\n%s", code, reason, strlen (body), body);
+  if (n > 0 && (size_t) n < sizeof resp)
+    send (p->io.fd, resp, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
+  log_conn (p->S, ep, outcome, body, 0, 0, p->t0);
+  ev_close (&p->io);
+  px_unlink (p);
+}
+
+/* Wildcard routes need the relay told the target ("HOST:PORT\n");
+ * an exact route's socket already names its upstream. */
+static const struct route *
+px_route (const struct np_config *cfg, const char *host, int port)
+{
+  for (size_t i = 0; i < cfg->routes.n; i++)
+    {
+      const struct route *r = &cfg->routes.v[i];
+      if (r->port == port && route_name_match (r->name, host))
+        return r;
+    }
+  return NULL;
+}
+
+static void
+px_request (struct px_conn *p, char *hdr_end)
+{
+  struct np_server *S = p->S;
+  char method[16], target[300], body[512], ep[300];
+  cleanup_free char *host = NULL;
+  int port;
+
+  *hdr_end = '\0';
+  if (sscanf (p->buf, "%15s %299s HTTP/1.%*c", method, target) != 2)
+    return px_refuse (p, 400, "Bad Request", "malformed request line\n", "?", "connect-bad");
+  snprintf (ep, sizeof ep, "%s", target);
+  if (strcmp (method, "CONNECT") != 0)
+    return px_refuse (p, 405, "Method Not Allowed", "only CONNECT is supported here\n", ep,
+                      "connect-bad");
+  const struct route *r = NULL;
+  if (route_split_hostport (target, &host, &port) == 0 && route_name_ok (host, false))
+    r = px_route (S->cfg, host, port);
+  if (!r)
+    {
+      snprintf (body, sizeof body, "%.300s is not on the allowlist of this sandbox\n", target);
+      return px_refuse (p, 403, "Forbidden", body, ep, "connect-denied");
+    }
+  int up = relay_connect (r->sock);
+  if (up < 0)
+    {
+      snprintf (body, sizeof body, "relay for %.300s is down: %s\n", target, strerror (errno));
+      return px_refuse (p, 502, "Bad Gateway", body, ep, "relay-down");
+    }
+  /* Preamble and any bytes the client sent past the headers go to the
+   * relay now; a fresh Unix socket has room for them. */
+  char pre[300];
+  int pl = r->connect ? snprintf (pre, sizeof pre, "%s:%d\n", host, port) : 0;
+  size_t extra = p->len - (size_t) (hdr_end + 4 - p->buf);
+  static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+  if ((pl > 0 && send (up, pre, (size_t) pl, MSG_DONTWAIT | MSG_NOSIGNAL) != pl)
+      || (extra && send (up, hdr_end + 4, extra, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) extra)
+      || send (p->io.fd, ok, sizeof ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof ok - 1)
+    {
+      close (up);
+      return px_refuse (p, 502, "Bad Gateway", "relay write failed\n", ep, "error");
+    }
+  /* Hand the client fd over to a spliced connection. */
+  epoll_ctl (S->loop.epfd, EPOLL_CTL_DEL, p->io.fd, NULL);
+  struct np_conn *c = xmalloc0 (sizeof *c);
+  sp_init (&c->sp, &S->loop, p->io.fd, conn_done);
+  p->io.fd = -1;
+  c->sp.io[1].fd = up;
+  c->S = S;
+  c->t0 = p->t0;
+  snprintf (c->endpoint, sizeof c->endpoint, "%s", ep);
+  px_unlink (p);
+  S->nconns++;
+  if (sp_start (&c->sp) < 0)
+    sp_abort (&c->sp, errno);
+}
+
+static void
+on_px (struct ev_io *io, uint32_t events)
+{
+  struct px_conn *p = container_of (io, struct px_conn, io);
+  (void) events;
+  ssize_t n = recv (io->fd, p->buf + p->len, PX_HDR_MAX - p->len, MSG_DONTWAIT);
+  if (n < 0 && errno == EAGAIN)
+    return;
+  if (n <= 0)
+    {
+      ev_close (io);
+      px_unlink (p);
+      return;
+    }
+  p->len += (size_t) n;
+  p->buf[p->len] = '\0';
+  char *end = strstr (p->buf, "\r\n\r\n");
+  if (end)
+    px_request (p, end);
+  else if (p->len == PX_HDR_MAX)
+    px_refuse (p, 431, "Request Header Fields Too Large", "request too large\n", "?", "connect-bad");
+}
+
+static void
+accept_px (struct np_server *S, int fd)
+{
+  struct px_conn *p = xmalloc0 (sizeof *p);
+  p->io.fd = fd;
+  p->io.cb = on_px;
+  p->S = S;
+  p->t0 = ev_now_ms ();
+  p->next = S->px_pending;
+  if (p->next)
+    p->next->prev = p;
+  S->px_pending = p;
+  if (ev_add (&S->loop, &p->io, EPOLLIN) < 0)
+    {
+      ev_close (&p->io);
+      px_unlink (p);
+    }
+}
+
+/* ---- accept, timers, run ---- */
+
+static void
+pause_accept (struct np_server *S)
+{
+  /* Out of fds: stop polling the listeners (they would fire again at
+   * once) until a connection ends or a short pause has passed. */
+  for (size_t i = 0; i < S->nL; i++)
+    ev_mod (&S->loop, &S->L[i].io, 0);
+  S->paused = true;
+  S->resume_at = ev_now_ms () + ACCEPT_PAUSE_MS;
+}
+
+static void
+resume_accept (struct np_server *S)
+{
+  for (size_t i = 0; i < S->nL; i++)
+    ev_mod (&S->loop, &S->L[i].io, EPOLLIN);
+  S->paused = false;
+}
+
+static void
+on_accept (struct ev_io *io, uint32_t events)
+{
+  struct np_listener *L = container_of (io, struct np_listener, io);
+  (void) events;
+  for (int i = 0; i < 64; i++)
+    {
+      int fd = accept4 (io->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0)
+        {
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            pause_accept (L->S);
+          return;
+        }
+      int one = 1;
+      setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      if (L->kind == NP_ROUTE)
+        accept_route (L, fd);
+      else if (L->kind == NP_DNS_TCP)
+        accept_dns_tcp (L->S, fd);
+      else
+        accept_px (L->S, fd);
+    }
+}
+
+static void
+on_pidfd (struct ev_io *io, uint32_t events)
+{
+  struct np_server *S = container_of (io, struct np_server, pidfd);
+  (void) events;
+  S->done = true;
+}
+
+/* Expire idle DNS connections and slow CONNECT requests; return the
+ * epoll timeout. */
+static int
+expire (struct np_server *S)
+{
+  uint64_t now = ev_now_ms ();
+  int timeout = -1;
+  for (struct dns_tcp *d = S->dns_conns, *nx; d; d = nx)
+    {
+      nx = d->next;
+      if (now - d->last >= DNS_TCP_IDLE_MS)
+        dns_tcp_close (d);
+      else
+        timeout = 1000;
+    }
+  for (struct px_conn *p = S->px_pending, *nx; p; p = nx)
+    {
+      nx = p->next;
+      if (now - p->t0 >= PX_TIMEOUT_MS)
+        px_refuse (p, 408, "Request Timeout", "no request in time\n", "?", "connect-bad");
+      else
+        timeout = 1000;
+    }
+  if (S->paused)
+    {
+      if (now >= S->resume_at)
+        resume_accept (S);
+      else
+        timeout = (int) (S->resume_at - now);
+    }
+  return timeout;
+}
+
+int
+server_run (struct np_server *S, int pidfd, int ready_fd, ar_error **err)
+{
+  if (ev_init (&S->loop, err) < 0)
+    return -1;
+  for (size_t i = 0; i < S->nL; i++)
+    {
+      S->L[i].io.cb = on_accept;
+      if (ev_add (&S->loop, &S->L[i].io, EPOLLIN) < 0)
+        return ar_err (err, errno, "epoll_ctl");
+    }
+  S->dns_udp.cb = on_dns_udp;
+  if (S->dns_udp.fd >= 0 && ev_add (&S->loop, &S->dns_udp, EPOLLIN) < 0)
+    return ar_err (err, errno, "epoll_ctl");
+  S->pidfd.fd = pidfd;
+  S->pidfd.cb = on_pidfd;
+  if (ev_add (&S->loop, &S->pidfd, EPOLLIN) < 0)
+    return ar_err (err, errno, "epoll_ctl pidfd");
+  if (write (ready_fd, "1", 1) != 1)
+    return ar_err (err, errno, "write readiness");
+  close (ready_fd);
+  while (!S->done)
+    if (ev_run_once (&S->loop, expire (S)) < 0)
+      return ar_err (err, errno, "epoll_wait");
+  return 0;
+}

@@ -1,0 +1,62 @@
+/* The server that agentrun-netproxy leaves in the container's network
+ * namespace: route listeners, the DNS stub and the CONNECT proxy. The hook
+ * binds everything (so errors reach the runtime), then the forked server
+ * runs the loop until the container's init exits. */
+#ifndef NP_SERVER_H
+#define NP_SERVER_H
+
+#include <stdbool.h>
+#include "audit.h"
+#include "ev.h"
+#include "routes.h"
+
+struct np_config {
+  struct routes routes;
+  const char *audit_path;
+  const char *container;
+  bool dns;                  /* DNS stub on dns_addr:53 (default on) */
+  const char *dns_addr;
+  bool connect_proxy;        /* HTTP CONNECT on connect_addr:connect_port */
+  const char *connect_addr;
+  int connect_port;
+};
+
+enum np_kind { NP_ROUTE, NP_DNS_TCP, NP_CONNECT };
+
+struct np_server;
+
+struct np_listener {
+  struct ev_io io;
+  struct np_server *S;
+  struct route *r;           /* NP_ROUTE only */
+  enum np_kind kind;
+};
+
+struct dns_tcp;
+struct px_conn;
+
+struct np_server {
+  struct ev_loop loop;
+  const struct np_config *cfg;
+  struct audit audit;
+  struct np_listener *L;
+  size_t nL;
+  struct ev_io dns_udp;      /* fd -1 when off */
+  struct ev_io pidfd;        /* the container's init: readable when it exits */
+  bool paused, done;
+  uint64_t resume_at;
+  size_t nconns;
+  struct dns_tcp *dns_conns; /* idle-expired, at most DNS_TCP_MAX */
+  size_t n_dns;
+  struct px_conn *px_pending;/* CONNECT requests still being read */
+};
+
+/* In the container's netns: bind and listen on everything. */
+int server_bind (struct np_server *S, const struct np_config *cfg, ar_error **err);
+/* The fds the server needs kept across the fork's fd cleanup. */
+size_t server_fds (const struct np_server *S, int *fds, size_t cap);
+/* Run until the process behind pidfd exits. ready_fd gets one byte once
+ * the loop is set up, then is closed. */
+int server_run (struct np_server *S, int pidfd, int ready_fd, ar_error **err);
+
+#endif

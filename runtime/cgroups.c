@@ -1,0 +1,248 @@
+/* The cgroup API the lifecycle uses: where a container's cgroup lives,
+ * creating it in every hierarchy of the host's layout, applying
+ * linux.resources to the hierarchy that carries each controller, joining,
+ * and removal. The stored path is the cgroup path relative to each
+ * hierarchy's root ("/agentrun/<id>"); the layout is found again each time. */
+#include "config.h"
+#include "cgroups.h"
+#include "cgroups_internal.h"
+#include "log.h"
+#include "util.h"
+
+#include <inttypes.h>
+
+#define DEFAULT_PARENT "/agentrun"
+
+/* "/a//b/" -> "/a/b"; "." and ".." components are refused so that no path
+ * leaves the hierarchy it names. */
+static int
+normalize (const char *in, char **out, ar_error **err)
+{
+  cleanup_free char *copy = xstrdup (in);
+  cleanup_free char *res = xstrdup ("");
+  char *save = NULL;
+  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0 || strcmp (c, "..") == 0)
+        return ar_err (err, 0, "cgroup: linux.cgroupsPath \"%s\": \".\" and \"..\" are not allowed", in);
+      char *n = xasprintf ("%s/%s", res, c);
+      free (res);
+      res = n;
+    }
+  if (!*res)
+    return ar_err (err, 0, "cgroup: linux.cgroupsPath \"%s\" names the root cgroup", in);
+  *out = ar_steal_ptr (res);
+  return 0;
+}
+
+static int
+resolve_path (const char *id, const struct ar_linux *lnx, char **out, ar_error **err)
+{
+  const char *p = lnx ? lnx->cgroups_path : NULL;
+  if (!p || !*p)
+    {
+      cleanup_free char *d = xasprintf (DEFAULT_PARENT "/%s", id);
+      return normalize (d, out, err);
+    }
+  if (p[0] != '/')
+    {
+      const char *c1 = strchr (p, ':');
+      if (c1 && strchr (c1 + 1, ':') && !strchr (p, '/'))
+        return ar_err (err, 0, "cgroup: linux.cgroupsPath \"%s\" is in systemd's slice:prefix:name form; "
+                       "use --systemd-cgroup (or --cgroup-manager systemd)", p);
+      cleanup_free char *d = xasprintf (DEFAULT_PARENT "/%s", p);
+      return normalize (d, out, err);
+    }
+  return normalize (p, out, err);
+}
+
+/* The config's rules, then the runtime-spec's default devices (null, zero,
+ * full, random, urandom, tty, console, ptmx, the pty slaves) and the
+ * devices linux.devices creates. They come last as in runc, so the usual
+ * leading "deny all" does not take /dev/null away. tun and mknod-anywhere,
+ * which runc also allows, are left out: a sandbox does not need them. */
+static const struct { int64_t major, minor; } default_devs[] = {
+  { 1, 3 }, { 1, 5 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 5, 0 }, { 5, 1 }, { 5, 2 }, { 136, -1 },
+};
+
+struct ar_device_cgroup *
+ar_cg_device_rules (const struct ar_linux *lnx, size_t *n)
+{
+  const struct ar_resources *r = lnx ? lnx->resources : NULL;
+  size_t nr = r ? r->n_devices : 0, nd = lnx ? lnx->n_devices : 0;
+  struct ar_device_cgroup *out = xmalloc0 ((nr + ARRAY_SIZE (default_devs) + nd) * sizeof *out);
+  size_t k = 0;
+  for (size_t i = 0; i < nr; i++)
+    out[k++] = r->devices[i];
+  for (size_t i = 0; i < ARRAY_SIZE (default_devs); i++)
+    out[k++] = (struct ar_device_cgroup) { true, 'c', true, default_devs[i].major, true, default_devs[i].minor, "rwm" };
+  for (size_t i = 0; i < nd; i++)
+    {
+      const struct ar_device *d = &lnx->devices[i];
+      if (d->type == 'p')
+        continue; /* FIFOs are not device-controlled */
+      out[k++] = (struct ar_device_cgroup) { true, d->type == 'b' ? 'b' : 'c', true, d->major, true, d->minor, "rwm" };
+    }
+  *n = k;
+  return out;
+}
+
+int
+ar_cg_target (const struct ar_cg_layout *l, const char *path, const char *ctrl_v1, const char *ctrl_v2, bool enable,
+              struct ar_cg_target *t, ar_error **err)
+{
+  const char *m = l->mode != AR_CG_V2 ? ar_cg_v1_mount (l, ctrl_v1) : NULL;
+  *t = (struct ar_cg_target) { .ctrl = ctrl_v1 };
+  if (m)
+    {
+      t->dir = ar_cg_dir (m, path);
+      return 0;
+    }
+  if (l->unified && ctrl_v2 && ar_cg_v2_has (l->unified, ctrl_v2))
+    {
+      if (enable && ar_cg_v2_enable (l->unified, path, ctrl_v2, err) < 0)
+        return -1;
+      t->ctrl = ctrl_v2;
+      t->dir = ar_cg_dir (l->unified, path);
+      t->v2 = true;
+      return 0;
+    }
+  if (l->mode == AR_CG_V2)
+    return ar_err (err, 0, "cgroup: the %s controller is not available (cgroup2 at %s does not offer it)",
+                   ctrl_v2 ? ctrl_v2 : ctrl_v1, l->unified);
+  return ar_err (err, 0, "cgroup: the %s controller is not available (no v1 hierarchy carries it%s)", ctrl_v1,
+                 l->unified && ctrl_v2 ? " and cgroup2 does not offer it" : "");
+}
+
+void
+ar_cg_target_clear (struct ar_cg_target *t)
+{
+  free (t->dir);
+  t->dir = NULL;
+}
+
+static int
+mkdir_all (const struct ar_cg_layout *l, const char *path, ar_error **err)
+{
+  for (size_t i = 0; i < l->n_v1; i++)
+    {
+      bool cpuset = ar_cg_v1_mount (l, "cpuset") == l->v1[i].mnt;
+      if (ar_cg_mkdir_path (l->v1[i].mnt, path, cpuset, err) < 0)
+        return -1;
+    }
+  if (l->unified && ar_cg_mkdir_path (l->unified, path, false, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Every hierarchy is tried; the first failure is reported. */
+static int
+rmdir_all (const struct ar_cg_layout *l, const char *path, ar_error **err)
+{
+  int ret = 0;
+  for (size_t i = 0; i < l->n_v1; i++)
+    if (ar_cg_rmdir_path (l->v1[i].mnt, path, err) < 0)
+      ret = -1;
+  if (l->unified && ar_cg_rmdir_path (l->unified, path, err) < 0)
+    ret = -1;
+  return ret;
+}
+
+static int
+enter_all (const struct ar_cg_layout *l, const char *path, pid_t pid, ar_error **err)
+{
+  for (size_t i = 0; i < l->n_v1; i++)
+    {
+      cleanup_free char *dir = ar_cg_dir (l->v1[i].mnt, path);
+      if (ar_cg_writef (err, dir, "cgroup.procs", "%d", (int) pid) < 0)
+        return -1;
+    }
+  if (l->unified)
+    {
+      cleanup_free char *dir = ar_cg_dir (l->unified, path);
+      if (ar_cg_writef (err, dir, "cgroup.procs", "%d", (int) pid) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static bool
+asks_limits (const struct ar_linux *lnx)
+{
+  const struct ar_resources *r = lnx ? lnx->resources : NULL;
+  return r && (r->memory || r->cpu || r->has_pids_limit || r->block_io || r->n_hugepage_limits || r->network
+               || r->n_unified);
+}
+
+int
+ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid, bool rootless,
+                  char **path_out, ar_error **err)
+{
+  *path_out = NULL;
+  if (manager && strcmp (manager, "disabled") == 0)
+    return 0;
+  if (manager && strcmp (manager, "systemd") == 0)
+    return ar_cg_systemd_create (id, lnx, pid, path_out, err);
+  cleanup_free char *path = NULL;
+  if (resolve_path (id, lnx, &path, err) < 0)
+    return -1;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  if (!l)
+    return -1;
+  cleanup_error ar_error *mk = NULL;
+  if (mkdir_all (l, path, &mk) < 0)
+    {
+      rmdir_all (l, path, NULL);
+      /* Unprivileged without a delegated cgroup: nothing to confine with,
+       * which is only acceptable when the config asks for no limit. */
+      if (rootless && !asks_limits (lnx) && (mk->errnum == EACCES || mk->errnum == EPERM || mk->errnum == EROFS))
+        {
+          ar_warn ("rootless: no cgroup for the container (%s)", mk->msg);
+          return 0;
+        }
+      if (err && !*err)
+        *err = ar_steal_ptr (mk);
+      return -1;
+    }
+  size_t n = 0;
+  cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
+  if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, !rootless, err) < 0
+      || enter_all (l, path, pid, err) < 0)
+    {
+      rmdir_all (l, path, NULL);
+      return -1;
+    }
+  ar_debug ("cgroup %s created (%s layout), pid %d joined", path,
+            l->mode == AR_CG_V2 ? "v2" : l->mode == AR_CG_HYBRID ? "hybrid" : "v1", (int) pid);
+  *path_out = ar_steal_ptr (path);
+  return 0;
+}
+
+int
+ar_cgroup_enter (const char *path, pid_t pid, ar_error **err)
+{
+  if (!path)
+    return 0;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  return l ? enter_all (l, path, pid, err) : -1;
+}
+
+int
+ar_cgroup_destroy (const char *path, ar_error **err)
+{
+  if (!path)
+    return 0;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  return l ? rmdir_all (l, path, err) : -1;
+}
+
+int
+ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **err)
+{
+  if (!path)
+    return ar_err (err, 0, "update: the container has no cgroup (created with --cgroup-manager disabled)");
+  if (res->n_devices)
+    return ar_err (err, 0, "update: linux.resources.devices cannot be changed on a running container");
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  return l ? ar_cg_apply (l, path, res, NULL, 0, false, err) : -1;
+}

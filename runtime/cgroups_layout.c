@@ -1,0 +1,163 @@
+/* Which cgroup layout this host has, found at run time: pure v2 (cgroup2
+ * mounted at the root), hybrid (v1 controllers plus cgroup2 at
+ * <root>/unified) or v1 only. The root is /sys/fs/cgroup, or
+ * $AGENTRUN_CGROUP_ROOT for tests that point at another mount. */
+#include "config.h"
+#include "cgroups_internal.h"
+#include "util.h"
+
+#include <linux/magic.h>
+#include <stdio.h>
+#include <sys/vfs.h>
+
+static const char *const v1_controllers[] = {
+  "cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "net_cls", "net_prio",
+  "blkio", "perf_event", "hugetlb", "pids", "rdma", "misc",
+};
+
+static bool
+is_v1_controller (const char *tok)
+{
+  if (strncmp (tok, "name=", 5) == 0)
+    return true;
+  for (size_t i = 0; i < ARRAY_SIZE (v1_controllers); i++)
+    if (strcmp (tok, v1_controllers[i]) == 0)
+      return true;
+  return false;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void
+unescape (char *s)
+{
+  char *w = s;
+  for (char *r = s; *r; r++)
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7')
+      {
+        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+        r += 3;
+      }
+    else
+      *w++ = *r;
+  *w = '\0';
+}
+
+/* The controllers named in a v1 mount's super options, comma-joined. */
+static char *
+v1_ctrls (const char *superopts)
+{
+  cleanup_free char *copy = xstrdup (superopts);
+  char *save = NULL, *out = NULL;
+  for (char *t = strtok_r (copy, ",", &save); t; t = strtok_r (NULL, ",", &save))
+    if (is_v1_controller (t))
+      {
+        char *n = out ? xasprintf ("%s,%s", out, t) : xstrdup (t);
+        free (out);
+        out = n;
+      }
+  return out;
+}
+
+static void
+add_line (struct ar_cg_layout *l, const char *root, char *line)
+{
+  /* id parent maj:min root mountpoint opts [optional...] - fstype source superopts */
+  char *f[6] = { 0 }, *save = NULL, *sep = strstr (line, " - ");
+  if (!sep)
+    return;
+  *sep = '\0';
+  char *tok = strtok_r (line, " ", &save);
+  for (int i = 0; tok && i < 6; i++, tok = strtok_r (NULL, " ", &save))
+    f[i] = tok;
+  save = NULL;
+  char *fstype = strtok_r (sep + 3, " ", &save), *src = strtok_r (NULL, " ", &save);
+  char *superopts = strtok_r (NULL, " \n", &save);
+  if (!f[4] || !fstype || !src || !superopts)
+    return;
+  unescape (f[4]);
+  size_t rl = strlen (root);
+  if (strncmp (f[4], root, rl) != 0 || f[4][rl] != '/' || strchr (f[4] + rl + 1, '/'))
+    return; /* only mounts directly below the root */
+  if (strcmp (fstype, "cgroup2") == 0)
+    {
+      free (l->unified);
+      l->unified = xstrdup (f[4]);
+      return;
+    }
+  if (strcmp (fstype, "cgroup") != 0)
+    return;
+  char *ctrls = v1_ctrls (superopts);
+  if (!ctrls)
+    return;
+  for (size_t i = 0; i < l->n_v1; i++)
+    if (strcmp (l->v1[i].ctrls, ctrls) == 0)
+      { /* the same hierarchy mounted again: the later mount is what paths reach */
+        free (l->v1[i].mnt);
+        l->v1[i].mnt = xstrdup (f[4]);
+        free (ctrls);
+        return;
+      }
+  l->v1 = xrealloc (l->v1, (l->n_v1 + 1) * sizeof *l->v1);
+  l->v1[l->n_v1++] = (struct ar_cg_hier) { ctrls, xstrdup (f[4]) };
+}
+
+static int
+detect (struct ar_cg_layout *l, ar_error **err)
+{
+  const char *root = getenv ("AGENTRUN_CGROUP_ROOT");
+  if (!root || !*root)
+    root = "/sys/fs/cgroup";
+  struct statfs sf;
+  if (statfs (root, &sf) < 0)
+    return ar_err (err, errno, "cgroup: statfs %s", root);
+  if (sf.f_type == CGROUP2_SUPER_MAGIC)
+    {
+      l->mode = AR_CG_V2;
+      l->unified = xstrdup (root);
+      return 0;
+    }
+  cleanup_fclose FILE *f = fopen ("/proc/self/mountinfo", "re");
+  if (!f)
+    return ar_err (err, errno, "cgroup: open /proc/self/mountinfo");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  while (getline (&line, &cap, f) > 0)
+    add_line (l, root, line);
+  if (l->n_v1 == 0 && !l->unified)
+    return ar_err (err, 0, "cgroup: no cgroup hierarchy is mounted under %s", root);
+  l->mode = l->n_v1 == 0 ? AR_CG_V2 : l->unified ? AR_CG_HYBRID : AR_CG_V1;
+  return 0;
+}
+
+const struct ar_cg_layout *
+ar_cg_layout_get (ar_error **err)
+{
+  static struct ar_cg_layout *cached;
+  if (cached)
+    return cached;
+  struct ar_cg_layout *l = xmalloc0 (sizeof *l);
+  if (detect (l, err) < 0)
+    {
+      for (size_t i = 0; i < l->n_v1; i++)
+        {
+          free (l->v1[i].ctrls);
+          free (l->v1[i].mnt);
+        }
+      free (l->v1);
+      free (l->unified);
+      free (l);
+      return NULL;
+    }
+  return cached = l;
+}
+
+const char *
+ar_cg_v1_mount (const struct ar_cg_layout *l, const char *ctrl)
+{
+  size_t n = strlen (ctrl);
+  for (size_t i = 0; i < l->n_v1; i++)
+    for (const char *t = l->v1[i].ctrls; t; t = strchr (t, ','), t = t ? t + 1 : NULL)
+      if (strncmp (t, ctrl, n) == 0 && (t[n] == ',' || t[n] == '\0'))
+        return l->v1[i].mnt;
+  return NULL;
+}

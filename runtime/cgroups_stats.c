@@ -1,0 +1,307 @@
+/* `events` statistics in runc's JSON shape ({"type":"stats","id":..,
+ * "data":{"cpu","memory","pids","blkio","hugetlb"}}), read from whichever
+ * hierarchy carries each controller. Statistics are a report, not a
+ * confinement step: a controller that is not there leaves its part out. */
+#include "config.h"
+#include "cgroups.h"
+#include "cgroups_internal.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <yajl/yajl_gen.h>
+
+static void
+key (yajl_gen g, const char *k)
+{
+  yajl_gen_string (g, (const unsigned char *) k, strlen (k));
+}
+
+static void
+kv_u64 (yajl_gen g, const char *k, uint64_t v)
+{
+  char b[24];
+  key (g, k);
+  int n = snprintf (b, sizeof b, "%" PRIu64, v);
+  yajl_gen_number (g, b, n);
+}
+
+/* A number file; "max" reads as 0 (no limit), as runc prints it. */
+static uint64_t
+num (const char *dir, const char *file)
+{
+  cleanup_free char *s = NULL;
+  if (ar_cg_read (dir, file, &s, NULL) < 0)
+    return 0;
+  return strtoull (s, NULL, 10);
+}
+
+/* "key value" per line (memory.stat, cpu.stat, memory.events, ...). */
+static uint64_t
+field (const char *dir, const char *file, const char *k)
+{
+  cleanup_free char *s = NULL;
+  if (ar_cg_read (dir, file, &s, NULL) < 0)
+    return 0;
+  size_t n = strlen (k);
+  for (char *l = s; l; l = strchr (l, '\n'), l = l ? l + 1 : NULL)
+    if (strncmp (l, k, n) == 0 && l[n] == ' ')
+      return strtoull (l + n + 1, NULL, 10);
+  return 0;
+}
+
+static void
+raw_map (yajl_gen g, const char *dir, const char *file)
+{
+  cleanup_free char *s = NULL;
+  key (g, "raw");
+  yajl_gen_map_open (g);
+  if (ar_cg_read (dir, file, &s, NULL) == 0)
+    for (char *save = NULL, *l = strtok_r (s, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+      {
+        char *sp = strchr (l, ' ');
+        if (!sp)
+          continue;
+        *sp = '\0';
+        kv_u64 (g, l, strtoull (sp + 1, NULL, 10));
+      }
+  yajl_gen_map_close (g);
+}
+
+static void
+cpu_stats (yajl_gen g, const char *dir, bool v2, const char *acct)
+{
+  key (g, "cpu");
+  yajl_gen_map_open (g);
+  key (g, "usage");
+  yajl_gen_map_open (g);
+  if (v2)
+    {
+      kv_u64 (g, "total", field (dir, "cpu.stat", "usage_usec") * 1000);
+      kv_u64 (g, "kernel", field (dir, "cpu.stat", "system_usec") * 1000);
+      kv_u64 (g, "user", field (dir, "cpu.stat", "user_usec") * 1000);
+    }
+  else if (acct)
+    {
+      /* cpuacct.stat counts USER_HZ ticks; runc reports nanoseconds. */
+      long hz = sysconf (_SC_CLK_TCK) > 0 ? sysconf (_SC_CLK_TCK) : 100;
+      kv_u64 (g, "total", num (acct, "cpuacct.usage"));
+      kv_u64 (g, "kernel", field (acct, "cpuacct.stat", "system") * (1000000000ull / hz));
+      kv_u64 (g, "user", field (acct, "cpuacct.stat", "user") * (1000000000ull / hz));
+      cleanup_free char *per = NULL;
+      key (g, "percpu_usage");
+      yajl_gen_array_open (g);
+      if (ar_cg_read (acct, "cpuacct.usage_percpu", &per, NULL) == 0)
+        for (char *t = per, *end; *t; t = end)
+          {
+            uint64_t v = strtoull (t, &end, 10);
+            if (end == t)
+              break;
+            char b[24];
+            yajl_gen_number (g, b, snprintf (b, sizeof b, "%" PRIu64, v));
+          }
+      yajl_gen_array_close (g);
+    }
+  yajl_gen_map_close (g);
+  key (g, "throttling");
+  yajl_gen_map_open (g);
+  kv_u64 (g, "periods", field (dir, "cpu.stat", "nr_periods"));
+  kv_u64 (g, "throttled_periods", field (dir, "cpu.stat", "nr_throttled"));
+  kv_u64 (g, "throttled_time", v2 ? field (dir, "cpu.stat", "throttled_usec") * 1000 : field (dir, "cpu.stat", "throttled_time"));
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+}
+
+static void
+mem_entry (yajl_gen g, const char *name, const char *dir, const char *usage, const char *max, const char *failcnt,
+           const char *limit)
+{
+  key (g, name);
+  yajl_gen_map_open (g);
+  kv_u64 (g, "limit", limit ? num (dir, limit) : 0);
+  kv_u64 (g, "usage", num (dir, usage));
+  kv_u64 (g, "max", max ? num (dir, max) : 0);
+  kv_u64 (g, "failcnt", failcnt ? num (dir, failcnt) : 0);
+  yajl_gen_map_close (g);
+}
+
+static void
+memory_stats (yajl_gen g, const char *dir, bool v2)
+{
+  key (g, "memory");
+  yajl_gen_map_open (g);
+  if (v2)
+    {
+      kv_u64 (g, "cache", field (dir, "memory.stat", "file"));
+      mem_entry (g, "usage", dir, "memory.current", "memory.peak", NULL, "memory.max");
+      mem_entry (g, "swap", dir, "memory.swap.current", "memory.swap.peak", NULL, "memory.swap.max");
+    }
+  else
+    {
+      kv_u64 (g, "cache", field (dir, "memory.stat", "cache"));
+      mem_entry (g, "usage", dir, "memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.failcnt",
+                 "memory.limit_in_bytes");
+      mem_entry (g, "swap", dir, "memory.memsw.usage_in_bytes", "memory.memsw.max_usage_in_bytes",
+                 "memory.memsw.failcnt", "memory.memsw.limit_in_bytes");
+    }
+  raw_map (g, dir, "memory.stat");
+  yajl_gen_map_close (g);
+}
+
+/* v1 "MAJ:MIN Op value" lines, or v2 io.stat "MAJ:MIN rbytes=.. wbytes=..". */
+static void
+blkio_list (yajl_gen g, const char *name, const char *dir, const char *file, bool v2, const char *rk, const char *wk)
+{
+  cleanup_free char *s = NULL;
+  key (g, name);
+  yajl_gen_array_open (g);
+  if (ar_cg_read (dir, file, &s, NULL) == 0)
+    for (char *save = NULL, *l = strtok_r (s, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+      {
+        unsigned maj, min;
+        char op[16];
+        uint64_t v;
+        if (!v2 && sscanf (l, "%u:%u %15s %" SCNu64, &maj, &min, op, &v) == 4)
+          {
+            yajl_gen_map_open (g);
+            kv_u64 (g, "major", maj);
+            kv_u64 (g, "minor", min);
+            key (g, "op");
+            yajl_gen_string (g, (const unsigned char *) op, strlen (op));
+            kv_u64 (g, "value", v);
+            yajl_gen_map_close (g);
+          }
+        else if (v2 && sscanf (l, "%u:%u", &maj, &min) == 2)
+          for (int i = 0; i < 2; i++)
+            {
+              const char *k = i ? wk : rk, *at = strstr (l, k);
+              if (!at)
+                continue;
+              yajl_gen_map_open (g);
+              kv_u64 (g, "major", maj);
+              kv_u64 (g, "minor", min);
+              key (g, "op");
+              yajl_gen_string (g, (const unsigned char *) (i ? "Write" : "Read"), i ? 5 : 4);
+              kv_u64 (g, "value", strtoull (at + strlen (k), NULL, 10));
+              yajl_gen_map_close (g);
+            }
+      }
+  yajl_gen_array_close (g);
+}
+
+static void
+hugetlb_stats (yajl_gen g, const char *dir, bool v2)
+{
+  key (g, "hugetlb");
+  yajl_gen_map_open (g);
+  DIR *d = opendir ("/sys/kernel/mm/hugepages");
+  struct dirent *e;
+  while (d && (e = readdir (d)))
+    {
+      unsigned long kb;
+      if (sscanf (e->d_name, "hugepages-%lukB", &kb) != 1)
+        continue;
+      char size[32];
+      if (kb >= 1048576 && kb % 1048576 == 0)
+        snprintf (size, sizeof size, "%luGB", kb / 1048576);
+      else if (kb >= 1024 && kb % 1024 == 0)
+        snprintf (size, sizeof size, "%luMB", kb / 1024);
+      else
+        snprintf (size, sizeof size, "%luKB", kb);
+      cleanup_free char *u = xasprintf ("hugetlb.%s.%s", size, v2 ? "current" : "usage_in_bytes");
+      cleanup_free char *m = xasprintf ("hugetlb.%s.%s", size, v2 ? "events" : "max_usage_in_bytes");
+      cleanup_free char *f = xasprintf ("hugetlb.%s.failcnt", size);
+      key (g, size);
+      yajl_gen_map_open (g);
+      kv_u64 (g, "usage", num (dir, u));
+      kv_u64 (g, "max", v2 ? 0 : num (dir, m));
+      kv_u64 (g, "failcnt", v2 ? field (dir, m, "max") : num (dir, f));
+      yajl_gen_map_close (g);
+    }
+  if (d)
+    closedir (d);
+  yajl_gen_map_close (g);
+}
+
+static void
+group (const struct ar_cg_layout *l, const char *path, yajl_gen g, const char *c1, const char *c2,
+       void (*fn) (yajl_gen, const char *, bool))
+{
+  struct ar_cg_target t;
+  if (ar_cg_target (l, path, c1, c2, false, &t, NULL) < 0)
+    return;
+  if (ar_cg_exists (t.dir, "cgroup.procs"))
+    fn (g, t.dir, t.v2);
+  ar_cg_target_clear (&t);
+}
+
+static void
+pids_stats (yajl_gen g, const char *dir, bool v2)
+{
+  (void) v2;
+  key (g, "pids");
+  yajl_gen_map_open (g);
+  kv_u64 (g, "current", num (dir, "pids.current"));
+  kv_u64 (g, "limit", num (dir, "pids.max"));
+  yajl_gen_map_close (g);
+}
+
+static void
+blkio_stats (yajl_gen g, const char *dir, bool v2)
+{
+  key (g, "blkio");
+  yajl_gen_map_open (g);
+  blkio_list (g, "ioServiceBytesRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_service_bytes_recursive", v2,
+              "rbytes=", "wbytes=");
+  blkio_list (g, "ioServicedRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_serviced_recursive", v2, "rios=",
+              "wios=");
+  yajl_gen_map_close (g);
+}
+
+int
+ar_cgroup_stats_json (const char *path, const char *id, char **out, ar_error **err)
+{
+  if (!path)
+    return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  if (!l)
+    return -1;
+  cleanup_free char *probe = ar_cg_procs_dir (l, path);
+  if (!ar_cg_exists (probe, "cgroup.procs"))
+    return ar_err (err, ENOENT, "cgroup: %s", probe);
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (!g)
+    abort ();
+  yajl_gen_map_open (g);
+  key (g, "type");
+  yajl_gen_string (g, (const unsigned char *) "stats", 5);
+  key (g, "id");
+  yajl_gen_string (g, (const unsigned char *) id, strlen (id));
+  key (g, "data");
+  yajl_gen_map_open (g);
+  {
+    struct ar_cg_target t, a;
+    if (ar_cg_target (l, path, "cpu", "cpu", false, &t, NULL) == 0)
+      {
+        bool acct = !t.v2 && ar_cg_target (l, path, "cpuacct", NULL, false, &a, NULL) == 0;
+        cpu_stats (g, t.dir, t.v2, acct ? a.dir : NULL);
+        if (acct)
+          ar_cg_target_clear (&a);
+        ar_cg_target_clear (&t);
+      }
+  }
+  group (l, path, g, "memory", "memory", memory_stats);
+  group (l, path, g, "pids", "pids", pids_stats);
+  group (l, path, g, "blkio", "io", blkio_stats);
+  group (l, path, g, "hugetlb", "hugetlb", hugetlb_stats);
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  *out = strndup ((const char *) buf, len);
+  yajl_gen_free (g);
+  if (!*out)
+    abort ();
+  return 0;
+}

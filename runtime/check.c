@@ -1,0 +1,383 @@
+/* `agentrun check`: set the host side up (a loopback listener, a leaked fd,
+ * the list of credential files and host folders to try), run the probes in
+ * a sandbox made with the caller's options, and judge what they report. A
+ * probe that does not report counts as crossed: the check fails closed. */
+#include "config.h"
+#include "check.h"
+#include "log.h"
+#include "probes.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#define MAX_FILES_PER_DIR 8
+
+struct result {
+  char *name, *expected, *got;
+  bool ok;
+};
+
+struct report {
+  struct result *v;
+  size_t n;
+};
+
+/* The probes that must report whatever the options. */
+static const char *const required[] = {
+  "inherited-fd", "outside-address:10.255.255.1:80", "outside-address:1.1.1.1:53", "see-host-process",
+  "effective-capability", "create-user-namespace", "mount", "tiocsti", "write-proc-sys", "write-sys",
+  "host-loopback:127.0.0.1", NULL,
+};
+
+static void
+add_result (struct report *r, const char *name, const char *expected, const char *got, bool ok)
+{
+  r->v = xrealloc (r->v, (r->n + 1) * sizeof *r->v);
+  r->v[r->n++] = (struct result){ xstrdup (name), xstrdup (expected), xstrdup (got), ok };
+}
+
+static void
+report_free (struct report *r)
+{
+  for (size_t i = 0; i < r->n; i++)
+    {
+      free (r->v[i].name);
+      free (r->v[i].expected);
+      free (r->v[i].got);
+    }
+  free (r->v);
+}
+
+/* ---- host side set-up ---- */
+
+static void
+argv_add (struct ar_sandbox *sb, const char *a, const char *b)
+{
+  char **v = sb->prof.args;
+  size_t n = sb->prof.n_args;
+  v = xrealloc (v, (n + 3) * sizeof *v);
+  v[n++] = xstrdup (a);
+  if (b)
+    v[n++] = xstrdup (b);
+  v[n] = NULL;
+  sb->prof.args = v;
+  sb->prof.n_args = n;
+}
+
+/* A credential path: the file itself, or the first files of a folder. */
+static void
+add_creds_at (struct ar_sandbox *sb, const char *path)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return;
+  if (S_ISREG (st.st_mode))
+    {
+      argv_add (sb, "--cred", path);
+      return;
+    }
+  if (!S_ISDIR (st.st_mode))
+    return;
+  DIR *d = opendir (path);
+  int n = 0;
+  for (struct dirent *e; d && n < MAX_FILES_PER_DIR && (e = readdir (d));)
+    if (e->d_type == DT_REG)
+      {
+        cleanup_free char *p = xasprintf ("%s/%s", path, e->d_name);
+        argv_add (sb, "--cred", p);
+        n++;
+      }
+  if (d)
+    closedir (d);
+}
+
+static void
+add_creds (struct ar_sandbox *sb)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  for (size_t h = 0; h < o->n_cred_homes; h++)
+    for (size_t i = 0; ar_agent_cred_paths[i]; i++)
+      {
+        cleanup_free char *p = xasprintf ("%s/%s", o->cred_homes[h], ar_agent_cred_paths[i]);
+        add_creds_at (sb, p);
+      }
+  for (size_t i = 0; ar_agent_sys_masks[i]; i++)
+    add_creds_at (sb, ar_agent_sys_masks[i]);
+  for (size_t i = 0; i < o->n_masks; i++)
+    add_creds_at (sb, o->masks[i]);
+}
+
+/* Host folders a file must not land in; the workspace and out must take one. */
+static void
+add_writes (struct ar_sandbox *sb)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  const char *fixed[] = { "/", "/usr", "/etc", "/opt", "/tmp", "/var/tmp", o->home };
+  char parent[PATH_MAX];
+  for (size_t i = 0; i < ARRAY_SIZE (fixed); i++)
+    {
+      struct stat st;
+      if (lstat (fixed[i], &st) == 0 && S_ISDIR (st.st_mode))
+        argv_add (sb, "--write", fixed[i]);
+    }
+  snprintf (parent, sizeof parent, "%s", o->workspace);
+  char *slash = strrchr (parent, '/');
+  if (slash && slash != parent)
+    {
+      *slash = '\0';
+      argv_add (sb, "--write", parent);
+    }
+  argv_add (sb, "--control-write", o->workspace);
+  if (o->out)
+    argv_add (sb, "--control-write", o->out);
+}
+
+static const char *
+denied_name (const struct ar_agent_opts *o)
+{
+  static const char *const names[] = { "example.com", "example.net", "example.org", "agentrun.invalid" };
+  for (size_t i = 0; i < ARRAY_SIZE (names); i++)
+    {
+      bool allowed = false;
+      for (size_t j = 0; j < o->n_allow; j++)
+        allowed |= strcmp (o->allow[j].name, names[i]) == 0;
+      if (!allowed)
+        return names[i];
+    }
+  return "agentrun.invalid";
+}
+
+struct host_bits {
+  int listen_fd;       /* 127.0.0.1:<port>, the probe must not reach it */
+  int leak_fd;         /* the host's / opened without O_CLOEXEC on purpose */
+  int out_fd;          /* the probes' stdout */
+  char token[17];
+};
+
+static int
+host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
+{
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t sl = sizeof sin;
+  uint8_t rnd[8];
+  char num[32];
+  if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
+    return ar_err (err, errno, "getrandom");
+  for (size_t i = 0; i < sizeof rnd; i++)
+    snprintf (h->token + 2 * i, 3, "%02x", rnd[i]);
+  h->listen_fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (h->listen_fd < 0 || bind (h->listen_fd, (struct sockaddr *) &sin, sizeof sin) < 0
+      || listen (h->listen_fd, 4) < 0 || getsockname (h->listen_fd, (struct sockaddr *) &sin, &sl) < 0)
+    return ar_err (err, errno, "check: host loopback listener");
+  h->leak_fd = open ("/", O_RDONLY | O_DIRECTORY);   /* no O_CLOEXEC: the runtime must close it */
+  if (h->leak_fd < 0)
+    return ar_err (err, errno, "check: open / for the inherited-fd probe");
+  h->out_fd = memfd_create ("agentrun-check", MFD_CLOEXEC);
+  if (h->out_fd < 0)
+    return ar_err (err, errno, "check: memfd_create");
+  cleanup_free char *self = realpath ("/proc/self/exe", NULL);
+  if (!self)
+    return ar_err (err, errno, "check: /proc/self/exe");
+  struct ar_agent_opts *o = &sb->prof;
+  o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
+  o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
+  o->extra_src[o->n_extra] = xstrdup (self);
+  o->extra_dst[o->n_extra++] = xstrdup (AR_PROBE_BIN);
+  snprintf (num, sizeof num, "%ld", (long) getpid ());
+  argv_add (sb, "--host-pid", num);
+  snprintf (num, sizeof num, "%u", ntohs (sin.sin_port));
+  argv_add (sb, "--loopback", num);
+  snprintf (num, sizeof num, "%d", h->leak_fd);
+  argv_add (sb, "--fd", num);
+  argv_add (sb, "--token", h->token);
+  argv_add (sb, "--deny-name", denied_name (o));
+  if (o->n_allow > 0 && !o->no_network)
+    {
+      snprintf (num, sizeof num, "%d", o->allow[0].port);
+      cleanup_free char *ep = xasprintf ("%s:%s", o->allow[0].name, num);
+      argv_add (sb, "--allow", ep);
+    }
+  add_creds (sb);
+  add_writes (sb);
+  sb->stdout_fd = h->out_fd;
+  sb->no_terminal = true;
+  return 0;
+}
+
+/* ---- judging ---- */
+
+/* "host" verdicts: did the file written inside land on the host? It is
+ * removed either way. */
+static bool
+judge_write (const char *name, const char *token, bool control, char *got, size_t gotlen)
+{
+  const char *dir = strchr (name, ':') + 1;
+  cleanup_free char *p = xasprintf ("%s/%s%s", strcmp (dir, "/") ? dir : "", AR_PROBE_FILE_PREFIX, token);
+  struct stat st;
+  bool there = lstat (p, &st) == 0;
+  if (there && unlink (p) < 0)
+    ar_warn ("check: remove %s: %s", p, strerror (errno));
+  size_t l = strlen (got);
+  snprintf (got + l, gotlen - l, "; %s on the host", there ? "found" : "not");
+  return control ? there : !there;
+}
+
+static void
+parse_output (const char *buf, const char *token, struct report *r)
+{
+  cleanup_free char *copy = xstrdup (buf);
+  char *save = NULL;
+  for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *f[4], *fs = NULL;
+      size_t n = 0;
+      for (char *t = strtok_r (line, "\t", &fs); t && n < 4; t = strtok_r (NULL, "\t", &fs))
+        f[n++] = t;
+      if (n != 4)
+        continue;
+      char got[600];
+      snprintf (got, sizeof got, "%s", f[2]);
+      bool ok;
+      if (strcmp (f[3], "host") == 0 && strchr (f[0], ':'))
+        ok = judge_write (f[0], token, strncmp (f[0], "control-", 8) == 0, got, sizeof got);
+      else
+        ok = strcmp (f[3], "ok") == 0;
+      add_result (r, f[0], f[1], got, ok);
+    }
+}
+
+static void
+require_all (struct report *r, const struct ar_agent_opts *o)
+{
+  cleanup_free char *ctl = xasprintf ("control-write:%s", o->workspace);
+  cleanup_free char *allow = o->n_allow && !o->no_network
+                               ? xasprintf ("control-allowed-endpoint:%s:%d", o->allow[0].name, o->allow[0].port)
+                               : NULL;
+  const char *extra[] = { ctl, allow };
+  for (size_t i = 0; i < ARRAY_SIZE (required) - 1 + ARRAY_SIZE (extra); i++)
+    {
+      const char *name = i < ARRAY_SIZE (required) - 1 ? required[i] : extra[i - (ARRAY_SIZE (required) - 1)];
+      bool seen = !name;
+      for (size_t j = 0; !seen && j < r->n; j++)
+        seen = strcmp (r->v[j].name, name) == 0;
+      if (!seen)
+        add_result (r, name, "a report", "the probe did not report", false);
+    }
+}
+
+static int
+read_all (int fd, char **out, ar_error **err)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return ar_err (err, errno, "check: stat the probes' output");
+  char *b = xmalloc0 ((size_t) st.st_size + 1);
+  ssize_t n = pread (fd, b, (size_t) st.st_size, 0);
+  if (n < 0)
+    {
+      free (b);
+      return ar_err (err, errno, "check: read the probes' output");
+    }
+  b[n] = '\0';
+  *out = b;
+  return 0;
+}
+
+/* ---- output ---- */
+
+static void
+print_text (const struct report *r, int crossed)
+{
+  for (size_t i = 0; i < r->n; i++)
+    printf ("%-8s %-46s expected: %-16s got: %s\n", r->v[i].ok ? "ok" : "CROSSED", r->v[i].name,
+            r->v[i].expected, r->v[i].got);
+  printf ("%s: %zu probes, %d crossed\n", crossed ? "FAIL" : "PASS", r->n, crossed);
+}
+
+static void
+print_json (const struct report *r, int crossed)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  const unsigned char *buf;
+  size_t len;
+#define S(s) yajl_gen_string (g, (const unsigned char *) (s), strlen (s))
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  yajl_gen_map_open (g);
+  S ("ok");
+  yajl_gen_bool (g, crossed == 0);
+  S ("crossed");
+  yajl_gen_integer (g, crossed);
+  S ("probes");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < r->n; i++)
+    {
+      yajl_gen_map_open (g);
+      S ("name"), S (r->v[i].name);
+      S ("expected"), S (r->v[i].expected);
+      S ("got"), S (r->v[i].got);
+      S ("ok"), yajl_gen_bool (g, r->v[i].ok);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+#undef S
+  if (yajl_gen_get_buf (g, &buf, &len) == yajl_gen_status_ok)
+    fwrite (buf, 1, len, stdout);
+  yajl_gen_free (g);
+}
+
+int
+ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *crossed, ar_error **err)
+{
+  struct host_bits h = { .listen_fd = -1, .leak_fd = -1, .out_fd = -1 };
+  struct report r = { 0 };
+  cleanup_free char *out = NULL;
+  int status, ret = -1;
+  ar_sandbox_set_args (sb, (char *[]){ (char *) AR_PROBE_BIN, (char *) AR_PROBE_CMD }, 2);
+  sb->no_terminal = true;
+  if (ar_sandbox_prepare (sb, err) < 0 || host_setup (sb, &h, err) < 0)
+    goto out;
+  if (ar_sandbox_run (g, sb, &status, err) < 0)
+    goto out;
+  if (read_all (h.out_fd, &out, err) < 0)
+    goto out;
+  parse_output (out, h.token, &r);
+  require_all (&r, &sb->prof);
+  if (status != 0)
+    {
+      char got[64];
+      snprintf (got, sizeof got, "exit status %d", status);
+      add_result (&r, "probe-run", "exit status 0", got, false);
+    }
+  *crossed = 0;
+  for (size_t i = 0; i < r.n; i++)
+    *crossed += !r.v[i].ok;
+  if (json)
+    print_json (&r, *crossed);
+  else
+    print_text (&r, *crossed);
+  fflush (stdout);
+  ret = 0;
+out:
+  report_free (&r);
+  if (h.listen_fd >= 0)
+    close (h.listen_fd);
+  if (h.leak_fd >= 0)
+    close (h.leak_fd);
+  if (h.out_fd >= 0)
+    close (h.out_fd);
+  return ret;
+}

@@ -1,0 +1,99 @@
+/* agentrun create [options] ID */
+#include "config.h"
+#include "cmd_common.h"
+#include "commands.h"
+#include "log.h"
+#include "selfexe.h"
+#include "util.h"
+
+#include <limits.h>
+
+enum { O_BUNDLE = 1, O_CONFIG, O_PID_FILE, O_CONSOLE_SOCKET, O_NO_PIVOT, O_NO_NEW_KEYRING, O_PRESERVE_FDS,
+       O_DETACH, O_KEEP };
+
+static const struct ar_opt create_opts[] = {
+  { "bundle", 'b', true, O_BUNDLE },
+  { "config", 0, true, O_CONFIG },
+  { "pid-file", 0, true, O_PID_FILE },
+  { "console-socket", 0, true, O_CONSOLE_SOCKET },
+  { "no-pivot", 0, false, O_NO_PIVOT },
+  { "no-new-keyring", 0, false, O_NO_NEW_KEYRING },
+  { "preserve-fds", 0, true, O_PRESERVE_FDS },
+  { "detach", 'd', false, O_DETACH },
+  { "keep", 0, false, O_KEEP },
+  { NULL, 0, false, 0 },
+};
+
+int
+ar_cmd_fail (ar_error *err)
+{
+  ar_log_error (err);
+  return 1;
+}
+
+int
+ar_one_id (const char *cmd, struct ar_optparser *p, const char **id, ar_error **err)
+{
+  if (p->i >= p->argc)
+    return ar_err (err, 0, "%s: missing container id", cmd);
+  if (p->i + 1 < p->argc)
+    return ar_err (err, 0, "%s: unexpected argument \"%s\"", cmd, p->argv[p->i + 1]);
+  *id = p->argv[p->i];
+  return 0;
+}
+
+static bool
+flag_value (const char *arg)
+{
+  return !arg || strcmp (arg, "false") != 0;
+}
+
+int
+ar_parse_create_opts (const char *cmd, int argc, char **argv, bool run, struct ar_create_opts *o, ar_error **err)
+{
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = create_opts, .cmd = cmd };
+  unsigned long long n;
+  const char *arg;
+  int id;
+
+  memset (o, 0, sizeof *o);
+  while ((id = ar_opt_next (&p, &arg, err)) > 0)
+    switch (id)
+      {
+      case O_BUNDLE: o->bundle = arg; break;
+      case O_CONFIG: o->config_path = arg; break;
+      case O_PID_FILE: o->pid_file = arg; break;
+      case O_CONSOLE_SOCKET: o->console_socket = arg; break;
+      case O_NO_PIVOT: o->no_pivot = flag_value (arg); break;
+      case O_NO_NEW_KEYRING: o->no_new_keyring = flag_value (arg); break;
+      case O_PRESERVE_FDS:
+        if (ar_opt_uint ("--preserve-fds", arg, INT_MAX - 3, &n, err) < 0)
+          return -1;
+        o->preserve_fds = (int) n;
+        break;
+      case O_DETACH:
+      case O_KEEP:
+        if (!run)
+          return ar_err (err, 0, "%s: unknown option --%s", cmd, id == O_DETACH ? "detach" : "keep");
+        if (id == O_DETACH)
+          o->detach = flag_value (arg);
+        else
+          o->keep = flag_value (arg);
+        break;
+      }
+  if (id < 0)
+    return -1;
+  return ar_one_id (cmd, &p, &o->id, err);
+}
+
+int
+cmd_create (struct ar_globals *g, int argc, char **argv)
+{
+  cleanup_error ar_error *err = NULL;
+  struct ar_create_opts o;
+
+  if (ar_parse_create_opts ("create", argc, argv, false, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
+      || ar_container_create (g, &o, &err) < 0)
+    return ar_cmd_fail (ar_steal_ptr (err));
+  return 0;
+}

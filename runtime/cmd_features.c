@@ -1,0 +1,134 @@
+/* agentrun features: the runtime-spec features document, built from the
+ * same tables the parser and validator use, and from libseccomp for what
+ * this build can actually compile. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "generate.h"
+#include "names.h"
+#include "spec.h"
+#include "util.h"
+
+#include <seccomp.h>
+#include <stdio.h>
+
+static void
+gen_enabled (yajl_gen g, const char *key, bool on)
+{
+  ar_gen_str (g, key);
+  yajl_gen_map_open (g);
+  ar_gen_key_bool (g, "enabled", on);
+  yajl_gen_map_close (g);
+}
+
+static void
+gen_namespaces_caps (yajl_gen g)
+{
+  ar_gen_str (g, "namespaces");
+  yajl_gen_array_open (g);
+  for (int t = 0; t < AR_NS_N; t++)
+    ar_gen_str (g, ar_ns_type_name ((enum ar_ns_type) t));
+  yajl_gen_array_close (g);
+  ar_gen_str (g, "capabilities");
+  yajl_gen_array_open (g);
+  for (int cap = 0; cap <= ar_capability_last (); cap++)
+    ar_gen_str (g, ar_capability_name (cap));
+  yajl_gen_array_close (g);
+}
+
+/* Filter flags this libseccomp can set: API level 2 brought TSYNC, 3 LOG,
+ * 4 SPEC_ALLOW; WAIT_KILLABLE_RECV needs libseccomp 2.6. */
+static void
+gen_seccomp_flags (yajl_gen g)
+{
+  const unsigned api = seccomp_api_get ();
+  const unsigned need[] = { 2, 3, 4, 0 };
+  ar_gen_key_strv (g, "knownFlags", ar_seccomp_flags);
+  ar_gen_str (g, "supportedFlags");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; ar_seccomp_flags[i] && i < ARRAY_SIZE (need); i++)
+    if (need[i] && api >= need[i])
+      ar_gen_str (g, ar_seccomp_flags[i]);
+  yajl_gen_array_close (g);
+}
+
+static void
+gen_seccomp (yajl_gen g)
+{
+  ar_gen_str (g, "seccomp");
+  yajl_gen_map_open (g);
+  ar_gen_key_bool (g, "enabled", true);
+  ar_gen_key_strv (g, "actions", ar_seccomp_actions);
+  ar_gen_key_strv (g, "operators", ar_seccomp_operators);
+  ar_gen_str (g, "archs");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; ar_seccomp_archs[i]; i++)
+    /* libseccomp names them without the prefix, in lower case. */
+    {
+      char name[32];
+      size_t j = 0;
+      for (const char *s = ar_seccomp_archs[i] + strlen ("SCMP_ARCH_"); *s && j + 1 < sizeof name; s++)
+        name[j++] = (char) (*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+      name[j] = '\0';
+      if (seccomp_arch_resolve_name (name) != 0)
+        ar_gen_str (g, ar_seccomp_archs[i]);
+    }
+  yajl_gen_array_close (g);
+  gen_seccomp_flags (g);
+  yajl_gen_map_close (g);
+}
+
+static void
+gen_linux (yajl_gen g)
+{
+  ar_gen_str (g, "linux");
+  yajl_gen_map_open (g);
+  gen_namespaces_caps (g);
+  ar_gen_str (g, "cgroup");
+  yajl_gen_map_open (g);
+  ar_gen_key_bool (g, "v1", true);
+  ar_gen_key_bool (g, "v2", true);
+  ar_gen_key_bool (g, "systemd", false);
+  ar_gen_key_bool (g, "systemdUser", false);
+  ar_gen_key_bool (g, "rdma", false);
+  yajl_gen_map_close (g);
+  gen_seccomp (g);
+  gen_enabled (g, "apparmor", false);
+  gen_enabled (g, "selinux", false);
+  gen_enabled (g, "intelRdt", false);
+  ar_gen_str (g, "mountExtensions");
+  yajl_gen_map_open (g);
+  gen_enabled (g, "idmap", true);
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+}
+
+int
+cmd_features (struct ar_globals *gl, int argc, char **argv)
+{
+  (void) gl;
+  if (argc > 1)
+    {
+      fprintf (stderr, "usage: agentrun features\n");
+      return strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ? 0 : 1;
+    }
+  const struct scmp_version *v = seccomp_version ();
+  cleanup_free char *libseccomp = xasprintf ("%u.%u.%u", v->major, v->minor, v->micro);
+  yajl_gen g = ar_gen_new ();
+  yajl_gen_map_open (g);
+  ar_gen_key_str (g, "ociVersionMin", "1.0.0");
+  ar_gen_key_str (g, "ociVersionMax", AR_SPEC_VERSION);
+  ar_gen_key_strv (g, "hooks", ar_hook_stage_names);
+  ar_gen_key_strv (g, "mountOptions", ar_mount_options);
+  gen_linux (g);
+  ar_gen_str (g, "annotations");
+  yajl_gen_map_open (g);
+  ar_gen_key_str (g, "io.github.seccomp.libseccomp.version", libseccomp);
+  ar_gen_key_str (g, "org.agentrun.version", PACKAGE_VERSION);
+  ar_gen_key_str (g, "org.agentrun.commit", GIT_COMMIT);
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+  cleanup_free char *text = ar_gen_finish (g);
+  fputs (text, stdout);
+  return fflush (stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,520 @@
+/* `agentrun sandbox` and `agentrun spec --agent`, and the sandbox run: a
+ * private folder, the relay, the container in a child process, and a
+ * supervisor (this process) that does nothing but forward signals and, when
+ * the child is gone for whatever reason, remove everything that was made. */
+#include "config.h"
+#include "commands.h"
+#include "container.h"
+#include "log.h"
+#include "sandbox.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RELAY_WAIT_MS 5000
+#define STOP_GRACE_MS 10000
+#define SANDBOX_FAILED 125     /* the sandbox could not run the command */
+
+/* ---- removal ---- */
+
+static int
+rm_at (int dfd, const char *name, dev_t dev, ar_error **err)
+{
+  struct stat st;
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", name);
+  if (!S_ISDIR (st.st_mode))
+    return unlinkat (dfd, name, 0) < 0 && errno != ENOENT ? ar_err (err, errno, "remove %s", name) : 0;
+  if (st.st_dev != dev)
+    return ar_err (err, EXDEV, "remove %s: a mount is still there", name);
+  int fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return ar_err (err, errno, "open %s", name);
+  DIR *d = fdopendir (fd);
+  if (!d)
+    {
+      close (fd);
+      return ar_err (err, errno, "fdopendir %s", name);
+    }
+  int r = 0;
+  for (struct dirent *e; r == 0 && (e = readdir (d));)
+    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
+      r = rm_at (dirfd (d), e->d_name, dev, err);
+  closedir (d);
+  if (r == 0 && unlinkat (dfd, name, AT_REMOVEDIR) < 0)
+    return ar_err (err, errno, "remove %s", name);
+  return r;
+}
+
+int
+ar_sandbox_rmtree (const char *path, ar_error **err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", path);
+  if (rm_at (AT_FDCWD, path, st.st_dev, err) < 0)
+    return ar_err_prefix (err, "cleanup of %s: ", path);
+  return 0;
+}
+
+/* ---- the private folder and the relay ---- */
+
+static int
+make_tmpdir (struct ar_sandbox *sb, ar_error **err)
+{
+  uint8_t rnd[6];
+  if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
+    return ar_err (err, errno, "getrandom");
+  sb->id = xasprintf ("sandbox-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  const char *base = geteuid () != 0 && xdg && xdg[0] == '/' && access (xdg, W_OK | X_OK) == 0 ? xdg : "/tmp";
+  char *t = xasprintf ("%s/agentrun-%s-XXXXXX", base, sb->id);
+  if (!mkdtemp (t))
+    {
+      ar_err (err, errno, "create the sandbox folder %s", t);
+      free (t);
+      return -1;
+    }
+  sb->tmpdir = t;
+  /* traversable, not listable: see open_bundle_dir */
+  if (chmod (t, 0711) < 0)
+    return ar_err (err, errno, "chmod %s", t);
+  return 0;
+}
+
+static int
+start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origmask, ar_error **err)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  cleanup_free char *relay = ar_sandbox_find_helper ("agentrun-relay", err);
+  if (!relay)
+    return ar_err_prefix (err, "network step: ");
+  size_t n = 0;
+  char **argv = xmalloc0 ((o->n_allow * 2 + 12) * sizeof *argv);
+  argv[n++] = xstrdup ("agentrun-relay");
+  argv[n++] = xstrdup ("--dir");
+  argv[n++] = xstrdup (relay_dir);
+  argv[n++] = xstrdup ("--container");
+  argv[n++] = xstrdup (sb->id);
+  argv[n++] = xstrdup ("--grace");   /* the container is gone when we stop it */
+  argv[n++] = xstrdup ("1");
+  if (o->audit)
+    {
+      argv[n++] = xstrdup ("--audit");
+      argv[n++] = xstrdup (o->audit);
+    }
+  for (size_t i = 0; i < o->n_allow; i++)
+    {
+      const struct ar_agent_endpoint *e = &o->allow[i];
+      argv[n++] = xstrdup ("--allow");
+      argv[n++] = e->upstream ? xasprintf ("%s:%d=%s", e->name, e->port, e->upstream)
+                              : xasprintf ("%s:%d", e->name, e->port);
+    }
+  pid_t parent = getpid ();
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      /* its own process group: a ^C on the terminal is ours to handle, and
+       * the relay goes away with us even if we are killed outright */
+      setpgid (0, 0);
+      if (prctl (PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid () != parent)
+        _exit (127);
+      int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
+      if (nul < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0)
+        _exit (127);
+      sigprocmask (SIG_SETMASK, origmask, NULL);
+      execv (relay, argv);
+      fprintf (stderr, "agentrun sandbox: exec %s: %s\n", relay, strerror (errno));
+      _exit (127);
+    }
+  int saved = errno;
+  for (size_t i = 0; i < n; i++)
+    free (argv[i]);
+  free (argv);
+  if (pid < 0)
+    return ar_err (err, saved, "network step: fork for agentrun-relay");
+  sb->relay_pid = pid;
+  return 0;
+}
+
+static long long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The relay is ready when every socket of ours exists. */
+static int
+wait_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  long long deadline = now_ms () + RELAY_WAIT_MS;
+  for (;;)
+    {
+      size_t ready = 0;
+      int st;
+      for (size_t i = 0; i < o->n_allow; i++)
+        {
+          struct stat sst;
+          cleanup_free char *p = xasprintf ("%s/%s:%d.sock", relay_dir, o->allow[i].name, o->allow[i].port);
+          if (lstat (p, &sst) == 0 && S_ISSOCK (sst.st_mode))
+            ready++;
+        }
+      if (ready == o->n_allow)
+        return 0;
+      pid_t w = waitpid (sb->relay_pid, &st, WNOHANG);
+      if (w == sb->relay_pid)
+        {
+          sb->relay_pid = -1;
+          return ar_err (err, 0, "network step: agentrun-relay exited (status %d) before its sockets were ready",
+                         WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st));
+        }
+      if (now_ms () > deadline)
+        return ar_err (err, ETIMEDOUT, "network step: agentrun-relay sockets in %s", relay_dir);
+      usleep (2000);
+    }
+}
+
+static void
+stop_relay (struct ar_sandbox *sb)
+{
+  if (sb->relay_pid <= 0)
+    return;
+  kill (sb->relay_pid, SIGTERM);
+  long long deadline = now_ms () + 2000;
+  int st;
+  while (waitpid (sb->relay_pid, &st, WNOHANG) == 0)
+    {
+      if (now_ms () > deadline)
+        {
+          kill (sb->relay_pid, SIGKILL);
+          waitpid (sb->relay_pid, &st, 0);
+          break;
+        }
+      usleep (5000);
+    }
+  sb->relay_pid = -1;
+}
+
+/* ---- the container and its supervisor ---- */
+
+static pid_t
+start_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, ar_error **err)
+{
+  pid_t pid = fork ();
+  if (pid < 0)
+    return ar_err (err, errno, "fork for the container");
+  if (pid > 0)
+    return pid;
+  /* signals stay blocked: ar_container_run forwards what arrives */
+  if ((sb->stdout_fd >= 0 && dup2 (sb->stdout_fd, STDOUT_FILENO) < 0)
+      || (sb->stdin_fd >= 0 && dup2 (sb->stdin_fd, STDIN_FILENO) < 0))
+    {
+      ar_log (AR_LOG_ERROR, "sandbox: redirect the container's stdio: %s", strerror (errno));
+      _exit (SANDBOX_FAILED);
+    }
+  struct ar_create_opts co = { .id = sb->id, .bundle = bundle };
+  cleanup_error ar_error *cerr = NULL;
+  int status = 0;
+  if (ar_container_run (g, &co, &status, &cerr) < 0)
+    {
+      ar_log (AR_LOG_ERROR, "sandbox: %s", cerr ? cerr->msg : "container run failed");
+      _exit (SANDBOX_FAILED);
+    }
+  _exit (status & 0xff);
+}
+
+/* Wait for the child, forwarding the signals sent to us (those the terminal
+ * sent reached the child too). If it does not end after a signal, the
+ * container is killed. */
+static int
+supervise (struct ar_globals *g, struct ar_sandbox *sb, pid_t child, int sfd, int *status)
+{
+  int pfd = (int) syscall (SYS_pidfd_open, child, 0);
+  long long kill_at = 0;
+  if (pfd < 0)
+    ar_warn ("sandbox: pidfd_open: %s (signals are polled)", strerror (errno));
+  for (;;)
+    {
+      int st;
+      pid_t w = waitpid (child, &st, WNOHANG);
+      if (w == child)
+        {
+          *status = WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st);
+          if (pfd >= 0)
+            close (pfd);
+          return 0;
+        }
+      struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
+      int timeout = kill_at ? 200 : (pfd < 0 ? 100 : -1);
+      if (poll (p, pfd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+        ar_warn ("sandbox: poll: %s", strerror (errno));
+      struct signalfd_siginfo si;
+      if ((p[0].revents & POLLIN) && read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
+        {
+          if (si.ssi_code != SI_KERNEL)
+            kill (child, (int) si.ssi_signo);
+          if (!kill_at)
+            kill_at = now_ms () + STOP_GRACE_MS;
+        }
+      if (kill_at && now_ms () > kill_at)
+        {
+          cleanup_error ar_error *kerr = NULL;
+          ar_warn ("sandbox: the command did not stop after a signal: killing it");
+          ar_container_kill (g, sb->id, SIGKILL, true, &kerr);
+          kill (child, SIGKILL);
+          kill_at = now_ms () + STOP_GRACE_MS;
+        }
+    }
+}
+
+static void
+cleanup (struct ar_globals *g, struct ar_sandbox *sb)
+{
+  cleanup_free char *state = g->root && sb->id ? xasprintf ("%s/%s", g->root, sb->id) : NULL;
+  if (state && access (state, F_OK) == 0)
+    {
+      cleanup_error ar_error *derr = NULL;
+      if (ar_container_delete (g, sb->id, true, &derr) < 0)
+        ar_warn ("sandbox cleanup: delete %s: %s", sb->id, derr->msg);
+    }
+  stop_relay (sb);
+  if (sb->tmpdir)
+    {
+      cleanup_error ar_error *rerr = NULL;
+      if (ar_sandbox_rmtree (sb->tmpdir, &rerr) < 0)
+        ar_warn ("sandbox %s", rerr->msg);
+    }
+}
+
+static int
+pending_stop (const sigset_t *set)
+{
+  sigset_t pend;
+  sigpending (&pend);
+  static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+  for (size_t i = 0; i < ARRAY_SIZE (sigs); i++)
+    if (sigismember (set, sigs[i]) && sigismember (&pend, sigs[i]))
+      return sigs[i];
+  return 0;
+}
+
+int
+ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_error **err)
+{
+  sigset_t set, old;
+  sigemptyset (&set);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGHUP);
+  *status = SANDBOX_FAILED;
+  if (!g->root)
+    return ar_err (err, 0, "sandbox: no state folder (give --root or set XDG_RUNTIME_DIR)");
+  if (ar_sandbox_check_userns (err) < 0)
+    return -1;
+  /* from here a ^C or a kill is held until we can act on it, so that
+   * whatever was made gets removed */
+  if (sigprocmask (SIG_BLOCK, &set, &old) < 0)
+    return ar_err (err, errno, "sigprocmask");
+  cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  cleanup_free char *bundle = NULL, *relay_dir = NULL;
+  int r = -1, sig;
+  if (sfd < 0)
+    {
+      ar_err (err, errno, "signalfd");
+      goto out;
+    }
+  if (make_tmpdir (sb, err) < 0)
+    goto out;
+  bundle = xasprintf ("%s/bundle", sb->tmpdir);
+  relay_dir = xasprintf ("%s/relay", sb->tmpdir);
+  bool net = sb->prof.n_allow > 0 && !sb->prof.no_network;
+  if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
+    goto out;
+  if (net && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
+    goto out;
+  if ((sig = pending_stop (&set)))
+    {
+      *status = 128 + sig;
+      r = 0;
+      goto out;
+    }
+  pid_t child = start_container (g, sb, bundle, err);
+  if (child < 0)
+    goto out;
+  r = supervise (g, sb, child, sfd, status);
+out:
+  cleanup (g, sb);
+  sigprocmask (SIG_SETMASK, &old, NULL);
+  return r;
+}
+
+/* ---- commands ---- */
+
+enum { O_HELP = 1, O_AGENT };
+
+static const struct ar_opt *
+opts_with (const struct ar_opt *own, size_t n_own)
+{
+  static struct ar_opt all[AR_SB_N_OPTS + 8];
+  memcpy (all, own, n_own * sizeof *own);
+  memcpy (all + n_own, ar_sandbox_opts, sizeof ar_sandbox_opts);
+  return all;
+}
+
+static int
+parse_sandbox_args (struct ar_sandbox *sb, const char *cmd, const struct ar_opt *own, size_t n_own, int argc,
+                    char **argv, void (*usage) (FILE *), int *first_arg)
+{
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts_with (own, n_own), .cmd = cmd };
+  cleanup_error ar_error *err = NULL;
+  const char *arg;
+  int id;
+  while ((id = ar_opt_next (&p, &arg, &err)) > 0)
+    {
+      if (id == O_HELP)
+        {
+          usage (stdout);
+          return 1;
+        }
+      if (id > AR_SB_OPT_BASE && ar_sandbox_opt (sb, id, arg, &err) < 0)
+        break;
+    }
+  if (err)
+    {
+      ar_log (AR_LOG_ERROR, "%s: %s", cmd, err->msg);
+      return -1;
+    }
+  *first_arg = p.i;
+  return 0;
+}
+
+static void
+sandbox_usage (FILE *f)
+{
+  fprintf (f, "usage: agentrun sandbox [options] -- CMD [ARGS]\n"
+              "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
+              "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n\n%s",
+           ar_sandbox_opts_help);
+}
+
+/* Write the bundle for --bundle DIR; say how to start the relay it expects. */
+static int
+write_bundle_only (struct ar_sandbox *sb, const char *dir)
+{
+  cleanup_error ar_error *err = NULL;
+  cleanup_free char *relay_dir = NULL;
+  char buf[PATH_MAX];
+  bool net = sb->prof.n_allow > 0 && !sb->prof.no_network;
+  if (ar_sandbox_check_userns (&err) < 0 || !realpath (".", buf))
+    goto fail;
+  if (net)
+    {
+      cleanup_free char *abs = dir[0] == '/' ? xstrdup (dir) : xasprintf ("%s/%s", buf, dir);
+      relay_dir = xasprintf ("%s/relay", abs);
+    }
+  if (ar_sandbox_write_bundle (sb, dir, relay_dir, &err) < 0)
+    goto fail;
+  if (net)
+    {
+      fprintf (stderr, "agentrun: start the relay before the container: agentrun-relay --dir %s", relay_dir);
+      for (size_t i = 0; i < sb->prof.n_allow; i++)
+        {
+          const struct ar_agent_endpoint *e = &sb->prof.allow[i];
+          fprintf (stderr, " --allow %s:%d%s%s", e->name, e->port, e->upstream ? "=" : "",
+                   e->upstream ? e->upstream : "");
+        }
+      fputc ('\n', stderr);
+    }
+  return 0;
+fail:
+  if (!err)
+    ar_err (&err, errno, "current folder");
+  ar_log (AR_LOG_ERROR, "%s", err->msg);
+  return 1;
+}
+
+int
+cmd_sandbox (struct ar_globals *g, int argc, char **argv)
+{
+  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP } };
+  struct ar_sandbox sb;
+  cleanup_error ar_error *err = NULL;
+  int first, r, status = SANDBOX_FAILED;
+  ar_sandbox_init (&sb);
+  r = parse_sandbox_args (&sb, "sandbox", own, ARRAY_SIZE (own), argc, argv, sandbox_usage, &first);
+  if (r != 0)
+    goto done;
+  ar_sandbox_set_args (&sb, argv + first, argc - first);
+  if (ar_sandbox_prepare (&sb, &err) < 0)
+    {
+      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
+      r = SANDBOX_FAILED;
+      goto done;
+    }
+  if (sb.bundle_out)
+    r = write_bundle_only (&sb, sb.bundle_out);
+  else if (ar_sandbox_run (g, &sb, &status, &err) < 0)
+    {
+      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
+      r = SANDBOX_FAILED;
+    }
+  else
+    r = status;
+done:
+  ar_sandbox_free (&sb);
+  return r < 0 ? 1 : r;
+}
+
+static void
+spec_agent_usage (FILE *f)
+{
+  fprintf (f, "usage: agentrun spec --agent [options] [--bundle DIR] [-- CMD [ARGS]]\n"
+              "Write the bundle `agentrun sandbox` would run (default command: /bin/sh).\n\n%s",
+           ar_sandbox_opts_help);
+}
+
+int
+cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
+{
+  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "agent", 0, false, O_AGENT } };
+  struct ar_sandbox sb;
+  cleanup_error ar_error *err = NULL;
+  int first, r;
+  (void) g;
+  ar_sandbox_init (&sb);
+  r = parse_sandbox_args (&sb, "spec --agent", own, ARRAY_SIZE (own), argc, argv, spec_agent_usage, &first);
+  if (r != 0)
+    goto done;
+  if (first < argc)
+    ar_sandbox_set_args (&sb, argv + first, argc - first);
+  else
+    ar_sandbox_set_args (&sb, (char *[]){ (char *) "/bin/sh" }, 1);
+  if (ar_sandbox_prepare (&sb, &err) < 0)
+    {
+      ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);
+      r = 1;
+      goto done;
+    }
+  r = write_bundle_only (&sb, sb.bundle_out ? sb.bundle_out : ".");
+done:
+  ar_sandbox_free (&sb);
+  return r < 0 ? 1 : r;
+}

@@ -1,0 +1,63 @@
+/* agentrun validate [--bundle DIR] [--config FILE] [ID]: the checks create
+ * makes before it touches the system (config.json parsed and validated, the
+ * container id if one is given), then "ok" or the error and exit 1. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "spec.h"
+#include "util.h"
+
+#include <stdio.h>
+
+enum { O_BUNDLE = 1, O_CONFIG, O_HELP };
+
+static const struct ar_opt validate_opts[] = {
+  { "bundle", 'b', true, O_BUNDLE },
+  { "config", 'c', true, O_CONFIG },
+  { "help", 'h', false, O_HELP },
+  { NULL, 0, false, 0 },
+};
+
+static int
+validate_usage (FILE *out)
+{
+  fprintf (out, "usage: agentrun validate [--bundle DIR] [--config FILE] [ID]\n"
+                "  --bundle, -b DIR   the bundle (default: the current directory)\n"
+                "  --config, -c FILE  the config (default: DIR/config.json)\n"
+                "  ID                 also check a container id\n");
+  return 0;
+}
+
+int
+cmd_validate (struct ar_globals *g, int argc, char **argv)
+{
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = validate_opts, .cmd = "validate" };
+  const char *bundle = ".", *config = NULL, *arg, *id = NULL;
+  cleanup_error ar_error *err = NULL;
+  cleanup_free char *path = NULL;
+  struct ar_spec *spec = NULL;
+  int opt;
+
+  (void) g;
+  while ((opt = ar_opt_next (&p, &arg, &err)) > 0)
+    switch (opt)
+      {
+      case O_BUNDLE: bundle = arg; break;
+      case O_CONFIG: config = arg; break;
+      case O_HELP: return validate_usage (stdout);
+      }
+  if (opt == 0 && p.i < argc)
+    id = argv[p.i++];
+  if (opt == 0 && p.i < argc)
+    ar_err (&err, 0, "validate: unexpected argument \"%s\"", argv[p.i]);
+  path = config ? xstrdup (config) : xasprintf ("%s/config.json", bundle);
+  if (err || (id && ar_validate_id (id, &err) < 0) || ar_spec_load_file (path, &spec, &err) < 0)
+    {
+      ar_log_error (ar_steal_ptr (err));
+      return 1;
+    }
+  ar_spec_free (spec);
+  printf ("ok\n");
+  return 0;
+}

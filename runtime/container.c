@@ -1,0 +1,587 @@
+/* The container choreography, parent side: create (clone, maps, cgroup,
+ * hooks, state), start (the exec fifo), run, kill, delete. Every step of
+ * create that fails undoes the steps before it. */
+#include "config.h"
+#include "container.h"
+#include "cgroups.h"
+#include "caps.h"
+#include "hooks.h"
+#include "log.h"
+#include "namespaces.h"
+#include "seccomp.h"
+#include "selfexe.h"
+#include "signals.h"
+#include "spec.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+/* What a create leaves for run (foreground) and for undoing. */
+struct created {
+  struct ar_spec *spec;
+  struct ar_cstate st;
+  int lockfd;
+  pid_t child1;
+  pid_t init;
+  int init_pidfd;
+  int master;                 /* pty master kept for a foreground run */
+};
+
+static void
+created_init (struct created *c)
+{
+  memset (c, 0, sizeof *c);
+  c->lockfd = c->init_pidfd = c->master = -1;
+}
+
+static void
+created_free (struct created *c)
+{
+  if (c->spec)
+    ar_spec_free (c->spec);
+  ar_cstate_clear (&c->st);
+  if (c->lockfd >= 0)
+    close (c->lockfd);
+  if (c->init_pidfd >= 0)
+    close (c->init_pidfd);
+  if (c->master >= 0)
+    close (c->master);
+  created_init (c);
+}
+
+static bool
+is_rootless (struct ar_globals *g)
+{
+  if (strcmp (g->rootless, "true") == 0)
+    return true;
+  if (strcmp (g->rootless, "false") == 0)
+    return false;
+  return geteuid () != 0;
+}
+
+static int
+reap (pid_t pid)
+{
+  int ws;
+  pid_t r;
+  do
+    r = waitpid (pid, &ws, 0);
+  while (r < 0 && errno == EINTR);
+  return r < 0 ? -1 : ws;
+}
+
+static int
+copy_file (const char *from, int dirfd, const char *to, ar_error **err)
+{
+  cleanup_close int in = open (from, O_RDONLY | O_CLOEXEC);
+  cleanup_close int out = -1;
+  char buf[65536];
+  ssize_t n;
+
+  if (in < 0)
+    return ar_err (err, errno, "open %s", from);
+  out = openat (dirfd, to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (out < 0)
+    return ar_err (err, errno, "create state copy %s", to);
+  while ((n = read (in, buf, sizeof buf)) != 0)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 || write (out, buf, (size_t) n) != n)
+        return ar_err (err, errno, "copy %s", from);
+    }
+  return 0;
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, ar_error **err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
+  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char buf[32];
+  int len = snprintf (buf, sizeof buf, "%d", (int) pid);
+
+  if (fd < 0)
+    return ar_err (err, errno, "--pid-file: open %s", tmp);
+  if (write (fd, buf, (size_t) len) != len)
+    return ar_err (err, errno, "--pid-file: write %s", tmp);
+  if (rename (tmp, path) < 0)
+    return ar_err (err, errno, "--pid-file: rename to %s", path);
+  return 0;
+}
+
+/* Load and check everything that needs no process yet. */
+static int
+load_bundle (const struct ar_create_opts *o, struct created *c, char **config_abs, ar_error **err)
+{
+  cleanup_free char *bundle = NULL;
+  const char *b = o->bundle && *o->bundle ? o->bundle : ".";
+
+  if (ar_validate_id (o->id, err) < 0)
+    return -1;
+  bundle = realpath (b, NULL);
+  if (!bundle)
+    return ar_err (err, errno, "bundle %s", b);
+  *config_abs = o->config_path ? realpath (o->config_path, NULL) : xasprintf ("%s/config.json", bundle);
+  if (!*config_abs)
+    return ar_err (err, errno, "--config %s", o->config_path);
+  if (ar_spec_load_file (*config_abs, &c->spec, err) < 0)
+    return -1;
+  const struct ar_spec *s = c->spec;
+  if (!s->process || !s->process->n_args)
+    return ar_err (err, 0, "%s: process.args: a container needs a process to run", *config_abs);
+  if (!s->root || !s->root->path)
+    return ar_err (err, 0, "%s: root.path: missing", *config_abs);
+  if (!ar_ns_listed (s->linux_, AR_NS_MOUNT))
+    return ar_err (err, 0, "%s: linux.namespaces: a mount namespace is required", *config_abs);
+  if (ar_caps_check (s->process->capabilities, err) < 0)
+    return -1;
+  cleanup_free char *root = s->root->path[0] == '/' ? xstrdup (s->root->path)
+                                                    : xasprintf ("%s/%s", bundle, s->root->path);
+  c->st.rootfs = realpath (root, NULL);
+  if (!c->st.rootfs)
+    return ar_err (err, errno, "rootfs %s", root);
+  c->st.bundle = ar_steal_ptr (bundle);
+  c->st.id = xstrdup (o->id);
+  c->st.created = ar_rfc3339_now ();
+  c->st.owner = xstrdup ("");
+  c->st.annotations = xmalloc0 (s->n_annotations * sizeof *c->st.annotations);
+  for (size_t i = 0; i < s->n_annotations; i++)
+    {
+      c->st.annotations[i].key = xstrdup (s->annotations[i].key);
+      c->st.annotations[i].value = xstrdup (s->annotations[i].value);
+    }
+  c->st.n_annotations = s->n_annotations;
+  return 0;
+}
+
+/* Undo a failed create: processes, cgroup, state folder. Mounts live in the
+ * container's mount namespace and go with its last process. */
+static void
+undo_create (struct ar_globals *g, struct created *c)
+{
+  cleanup_error ar_error *err = NULL;
+  if (c->init > 0)
+    {
+      if (c->init_pidfd >= 0)
+        syscall (SYS_pidfd_send_signal, c->init_pidfd, SIGKILL, NULL, 0);
+      else
+        kill (c->init, SIGKILL);
+      reap (c->init);
+    }
+  if (c->child1 > 0)
+    {
+      kill (c->child1, SIGKILL);
+      reap (c->child1);
+    }
+  if (c->st.cgroup_path)
+    {
+      ar_cgroup_kill_all (c->st.cgroup_path, SIGKILL, NULL);
+      if (ar_cgroup_destroy (c->st.cgroup_path, &err) < 0)
+        ar_warn ("undo create: %s", err->msg);
+    }
+  ar_error_freep (&err);
+  if (c->st.id && ar_state_remove (g->root, c->st.id, &err) < 0)
+    ar_warn ("undo create: %s", err->msg);
+}
+
+struct parent_io {
+  struct ar_globals *g;
+  const struct ar_create_opts *o;
+  struct created *c;
+  int sock;
+  bool foreground;
+};
+
+static int
+on_pid (struct parent_io *io, pid_t pid, ar_error **err)
+{
+  struct created *c = io->c;
+  c->init = pid;
+  /* The init is our child (CLONE_PARENT): the pid cannot be reused before we reap. */
+  c->init_pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (c->init_pidfd < 0)
+    return ar_err (err, errno, "pidfd_open %d", (int) pid);
+  fcntl (c->init_pidfd, F_SETFD, FD_CLOEXEC);
+  int ws = reap (c->child1);
+  c->child1 = 0;
+  if (ws != 0)
+    return ar_err (err, 0, "container setup process failed (status %d)", ws);
+  c->st.pid = pid;
+  c->st.pid_start = ar_proc_start_time (pid);
+  if (!c->st.pid_start)
+    return ar_err (err, ESRCH, "read start time of container init %d", (int) pid);
+  return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
+}
+
+static int
+on_hooks (struct parent_io *io, ar_error **err)
+{
+  struct created *c = io->c;
+  cleanup_free char *st = ar_cstate_hook_json (&c->st, c->st.id, "creating");
+  if (ar_hooks_run (&c->spec->hooks, AR_HOOK_PRESTART, st, err) < 0
+      || ar_hooks_run (&c->spec->hooks, AR_HOOK_CREATE_RUNTIME, st, err) < 0)
+    return -1;
+  return ar_sync_send (io->sock, SYNC_HOOKS_ACK, 0, -1, NULL, err);
+}
+
+static int
+on_pty (struct parent_io *io, int fd, ar_error **err)
+{
+  if (fd < 0)
+    return ar_err (err, 0, "sync: the pty message carried no fd");
+  if (io->o->console_socket)
+    {
+      int r = ar_console_socket_send (io->o->console_socket, fd, err);
+      close (fd);
+      return r;
+    }
+  io->c->master = fd;
+  return 0;
+}
+
+static int
+on_seccomp_fd (struct parent_io *io, int fd, ar_error **err)
+{
+  struct created *c = io->c;
+  cleanup_free char *st = ar_cstate_hook_json (&c->st, c->st.id, "creating");
+  int r = ar_seccomp_send_listener (c->spec->linux_->seccomp, fd, st, err);
+  close (fd);
+  return r;
+}
+
+static int
+on_ready (struct parent_io *io, ar_error **err)
+{
+  struct created *c = io->c;
+  if (ar_cstate_write (c->lockfd, &c->st, err) < 0)
+    return -1;
+  if (io->o->pid_file && write_pid_file (io->o->pid_file, c->init, err) < 0)
+    return -1;
+  return ar_sync_send (io->sock, SYNC_COMMIT, 0, -1, NULL, err);
+}
+
+/* Answer the children until the init is ready or something failed. */
+static int
+converse (struct parent_io *io, ar_error **err)
+{
+  struct created *c = io->c;
+  for (;;)
+    {
+      struct ar_sync_msg m;
+      int fd = -1, r = ar_sync_recv (io->sock, &m, &fd, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        return ar_err (err, 0, "container init exited during create");
+      if (fd >= 0 && m.type != SYNC_PTY && m.type != SYNC_SECCOMP_FD)
+        close (fd);
+      switch (m.type)
+        {
+        case SYNC_USERMAP:
+          if (ar_ns_write_idmaps (c->child1, c->spec->linux_, is_rootless (io->g), err) < 0
+              || ar_sync_send (io->sock, SYNC_USERMAP_ACK, 0, -1, NULL, err) < 0)
+            return -1;
+          break;
+        case SYNC_PID: if (on_pid (io, m.value, err) < 0) return -1; break;
+        case SYNC_HOOKS: if (on_hooks (io, err) < 0) return -1; break;
+        case SYNC_PTY: if (on_pty (io, fd, err) < 0) return -1; break;
+        case SYNC_SECCOMP_FD: if (on_seccomp_fd (io, fd, err) < 0) return -1; break;
+        case SYNC_READY: return on_ready (io, err);
+        case SYNC_ERROR: return ar_err (err, 0, "%s", m.text);
+        default: return ar_err (err, 0, "sync: unexpected message %d", m.type);
+        }
+    }
+}
+
+static pid_t
+clone_child (void)
+{
+  struct clone_args a = { .exit_signal = SIGCHLD };
+  return (pid_t) syscall (SYS_clone3, &a, sizeof a);
+}
+
+static void
+init_ctx_free (struct ar_init_ctx *ic)
+{
+  ar_ns_close (ic->ns_fds);
+  if (ic->state_fd >= 0)
+    close (ic->state_fd);
+  if (ic->sock >= 0)
+    close (ic->sock);
+  if (ic->prog)
+    ar_seccomp_prog_free (ic->prog);
+  ar_hook_fds_close (&ic->cc_hooks);
+  ar_hook_fds_close (&ic->sc_hooks);
+}
+
+static int
+host_id (const struct ar_idmap *m, size_t n, uint32_t id, uint32_t *out)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
+      {
+        *out = m[i].host_id + (id - m[i].container_id);
+        return 0;
+      }
+  return -1;
+}
+
+/* The init opens exec.fifo as the container's root: in a new user namespace
+ * that is a host uid other than ours, so the fifo must be its own. */
+static int
+fifo_owner (int dirfd, const struct ar_linux *lnx, bool userns, ar_error **err)
+{
+  uint32_t uid, gid;
+  if (!userns || !lnx->n_uid_mappings)
+    return 0;
+  if (host_id (lnx->uid_mappings, lnx->n_uid_mappings, 0, &uid) < 0
+      || host_id (lnx->gid_mappings, lnx->n_gid_mappings, 0, &gid) < 0)
+    return ar_err (err, 0, "config.json: linux.uidMappings/gidMappings: container id 0 is not mapped");
+  if (fchownat (dirfd, AR_STATE_FIFO, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return ar_err (err, errno, "chown " AR_STATE_FIFO " to %u:%u", uid, gid);
+  return 0;
+}
+
+/* Everything the children need, opened while errors are still easy. */
+static int
+prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
+              ar_error **err)
+{
+  const struct ar_linux *lnx = c->spec->linux_;
+  *ic = (struct ar_init_ctx) { .spec = c->spec, .id = c->st.id, .bundle = c->st.bundle, .rootfs = c->st.rootfs,
+                               .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
+                               .preserve_fds = o->preserve_fds, .sock = -1, .state_fd = -1 };
+  for (int i = 0; i < AR_NS_N; i++)
+    ic->ns_fds[i] = -1;
+  ic->new_flags = ar_ns_new_flags (lnx);
+  ic->userns = ar_ns_listed (lnx, AR_NS_USER);
+  if (ar_ns_open_paths (lnx, ic->ns_fds, err) < 0)
+    return -1;
+  if (!ic->userns && is_rootless (g))
+    return ar_err (err, 0, "rootless containers need a user namespace (linux.namespaces)");
+  cleanup_free char *dir = xasprintf ("%s/%s", g->root, c->st.id);
+  ic->state_fd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (ic->state_fd < 0)
+    return ar_err (err, errno, "open state folder %s", dir);
+  if (mkfifoat (c->lockfd, AR_STATE_FIFO, 0600) < 0)
+    return ar_err (err, errno, "mkfifo %s/" AR_STATE_FIFO, dir);
+  if (fifo_owner (c->lockfd, lnx, ic->userns, err) < 0)
+    return -1;
+  if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, g->root, &ic->prog, err) < 0)
+    return -1;
+  if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
+      || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
+       bool foreground, ar_error **err)
+{
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return ar_err (err, errno, "socketpair");
+  ic->sock = sv[1];
+  c->child1 = clone_child ();
+  if (c->child1 < 0)
+    {
+      close (sv[0]);
+      return ar_err (err, errno, "clone");
+    }
+  if (c->child1 == 0)
+    {
+      close (sv[0]);
+      close (c->lockfd);  /* the lock must not outlive create in the container */
+      ar_init_child1 (ic);
+    }
+  close (ic->sock);
+  ic->sock = -1;
+  cleanup_close int sock = sv[0];
+  const char *mgr = g->cgroup_manager;
+  if (ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path, err) < 0)
+    return -1;
+  if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
+    return -1;
+  struct parent_io io = { .g = g, .o = o, .c = c, .sock = sock, .foreground = foreground };
+  return converse (&io, err);
+}
+
+static int
+create_internal (struct ar_globals *g, const struct ar_create_opts *o, bool foreground, struct created *c,
+                 ar_error **err)
+{
+  cleanup_free char *config_abs = NULL;
+  struct ar_init_ctx ic = { .sock = -1, .state_fd = -1 };
+  bool have_state = false;
+  int r = -1;
+
+  for (int i = 0; i < AR_NS_N; i++)
+    ic.ns_fds[i] = -1;
+  if (load_bundle (o, c, &config_abs, err) < 0)
+    goto out;
+  if (c->spec->process->terminal && !o->console_socket && !foreground)
+    {
+      ar_err (err, 0, "process.terminal is set: --console-socket is required when detached");
+      goto out;
+    }
+  if (ar_state_create (g->root, o->id, &c->lockfd, err) < 0)
+    goto out;
+  have_state = true;
+  if (copy_file (config_abs, c->lockfd, AR_STATE_CONFIG, err) < 0)
+    goto out;
+  c->st.config_path = xasprintf ("%s/%s/" AR_STATE_CONFIG, g->root, o->id);
+  if (prepare_init (g, o, c, &ic, err) < 0 || spawn (g, o, c, &ic, foreground, err) < 0)
+    goto out;
+  r = 0;
+out:
+  init_ctx_free (&ic);
+  if (r < 0 && have_state)
+    undo_create (g, c);
+  return r;
+}
+
+int
+ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_error **err)
+{
+  struct created c;
+  created_init (&c);
+  int r = create_internal (g, o, false, &c, err);
+  created_free (&c);
+  return r;
+}
+
+/* Open the fifo's read side: the init, blocked opening the write side,
+ * wakes, writes one byte and goes on to exec. */
+static int
+release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
+{
+  cleanup_close int fifo = openat (dirfd, AR_STATE_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  char b;
+
+  if (fifo < 0)
+    return ar_err (err, errno, "open %s", AR_STATE_FIFO);
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = fifo, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+      if (poll (p, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return ar_err (err, errno, "poll exec fifo");
+        }
+      if (p[0].revents & POLLIN)
+        break;
+      if (p[1].revents)
+        return ar_err (err, 0, "container \"%s\": its init exited before start", st->id);
+    }
+  if (read (fifo, &b, 1) != 1)
+    return ar_err (err, errno, "read %s", AR_STATE_FIFO);
+  if (unlinkat (dirfd, AR_STATE_FIFO, 0) < 0)
+    return ar_err (err, errno, "remove %s", AR_STATE_FIFO);
+  return 0;
+}
+
+static void
+run_poststart (const struct ar_spec *spec, const struct ar_cstate *st)
+{
+  cleanup_error ar_error *err = NULL;
+  cleanup_free char *json = ar_cstate_hook_json (st, st->id, "running");
+  if (ar_hooks_run (&spec->hooks, AR_HOOK_POSTSTART, json, &err) < 0)
+    ar_warn ("poststart hook: %s", err->msg);
+}
+
+static int
+start_locked (int dirfd, struct ar_cstate *st, const struct ar_spec *spec, ar_error **err)
+{
+  const char *status = ar_cstate_status (dirfd, st);
+  if (strcmp (status, "created") != 0)
+    return ar_err (err, 0, "cannot start container \"%s\": it is %s, not created", st->id, status);
+  cleanup_close int pidfd = ar_cstate_pidfd (st);
+  if (pidfd < 0)
+    return ar_err (err, 0, "cannot start container \"%s\": its init is gone", st->id);
+  if (release_init (dirfd, st, pidfd, err) < 0)
+    return -1;
+  run_poststart (spec, st);
+  return 0;
+}
+
+int
+ar_container_start (struct ar_globals *g, const char *id, ar_error **err)
+{
+  cleanup_close int dirfd = -1;
+  struct ar_cstate st;
+  struct ar_spec *spec = NULL;
+  int r;
+
+  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, true, &dirfd, err) < 0)
+    return -1;
+  r = ar_cstate_read (dirfd, &st, err);
+  if (r == 0)
+    return ar_err (err, 0, "cannot start container \"%s\": it is still being created", id);
+  if (r < 0)
+    return -1;
+  if (ar_spec_load_file (st.config_path, &spec, err) < 0)
+    {
+      ar_cstate_clear (&st);
+      return -1;
+    }
+  r = start_locked (dirfd, &st, spec, err);
+  ar_spec_free (spec);
+  ar_cstate_clear (&st);
+  return r;
+}
+
+int
+ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *status, ar_error **err)
+{
+  struct created c;
+  sigset_t old;
+  int r = -1;
+
+  *status = 0;
+  created_init (&c);
+  if (!o->detach && ar_signals_block (&old, err) < 0)
+    return -1;
+  if (create_internal (g, o, !o->detach, &c, err) < 0)
+    goto out;
+  if (start_locked (c.lockfd, &c.st, c.spec, err) < 0)
+    {
+      /* Created but never started: take it down as create would. */
+      undo_create (g, &c);
+      goto out;
+    }
+  if (o->detach)
+    {
+      r = 0;
+      goto out;
+    }
+  /* The lock is for commands; others may now kill or inspect us. */
+  close (c.lockfd);
+  c.lockfd = -1;
+  r = ar_foreground_wait (c.init, c.init_pidfd, c.master, status, err);
+  if (!o->keep)
+    {
+      cleanup_error ar_error *derr = NULL;
+      if (ar_container_delete (g, o->id, true, &derr) < 0)
+        ar_warn ("run: delete after exit: %s", derr->msg);
+    }
+out:
+  if (!o->detach)
+    sigprocmask (SIG_SETMASK, &old, NULL);
+  created_free (&c);
+  return r;
+}

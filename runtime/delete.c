@@ -1,0 +1,144 @@
+/* kill and delete: signalling a container and taking it down. */
+#include "config.h"
+#include "container.h"
+#include "cgroups.h"
+#include "hooks.h"
+#include "log.h"
+#include "spec.h"
+#include "state.h"
+#include "util.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+static int
+open_state (struct ar_globals *g, const char *id, bool exclusive, int *dirfd, struct ar_cstate *st, ar_error **err)
+{
+  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, exclusive, dirfd, err) < 0)
+    return -1;
+  int r = ar_cstate_read (*dirfd, st, err);
+  if (r < 0)
+    {
+      close (*dirfd);
+      *dirfd = -1;
+    }
+  return r;
+}
+
+int
+ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err)
+{
+  cleanup_close int dirfd = -1;
+  struct ar_cstate st;
+  int r = open_state (g, id, false, &dirfd, &st, err);
+
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    return ar_err (err, 0, "container \"%s\" is still being created", id);
+  r = -1;
+  cleanup_close int pidfd = ar_cstate_pidfd (&st);
+  if (pidfd < 0)
+    {
+      ar_err (err, 0, "container \"%s\" is not running", id);
+      goto out;
+    }
+  if (all && st.cgroup_path)
+    {
+      if (ar_cgroup_kill_all (st.cgroup_path, sig, err) < 0)
+        goto out;
+    }
+  else if (syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+    {
+      ar_err (err, errno, "kill container \"%s\" (pid %d) with signal %d", id, (int) st.pid, sig);
+      goto out;
+    }
+  r = 0;
+out:
+  ar_cstate_clear (&st);
+  return r;
+}
+
+/* Wait for the pidfd to report exit, up to ms milliseconds. */
+static bool
+wait_exit (int pidfd, int ms)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  int r;
+  do
+    r = poll (&p, 1, ms);
+  while (r < 0 && errno == EINTR);
+  return r > 0;
+}
+
+static int
+kill_and_wait (struct ar_cstate *st, ar_error **err)
+{
+  cleanup_close int pidfd = ar_cstate_pidfd (st);
+  if (st->cgroup_path)
+    ar_cgroup_kill_all (st->cgroup_path, SIGKILL, NULL);
+  if (pidfd < 0)
+    return 0;
+  if (syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+    return ar_err (err, errno, "kill container \"%s\" (pid %d)", st->id, (int) st->pid);
+  if (!wait_exit (pidfd, 10000))
+    return ar_err (err, ETIMEDOUT, "container \"%s\": init %d did not exit after SIGKILL", st->id, (int) st->pid);
+  return 0;
+}
+
+static void
+run_poststop (const struct ar_cstate *st)
+{
+  cleanup_error ar_error *err = NULL;
+  struct ar_spec *spec = NULL;
+  if (!st->config_path || ar_spec_load_file (st->config_path, &spec, &err) < 0)
+    {
+      if (err)
+        ar_warn ("poststop hooks: %s", err->msg);
+      return;
+    }
+  cleanup_free char *json = ar_cstate_hook_json (st, st->id, "stopped");
+  if (ar_hooks_run (&spec->hooks, AR_HOOK_POSTSTOP, json, &err) < 0)
+    ar_warn ("poststop hook: %s", err->msg);
+  ar_spec_free (spec);
+}
+
+int
+ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err)
+{
+  cleanup_close int dirfd = -1;
+  struct ar_cstate st;
+  int r = open_state (g, id, true, &dirfd, &st, err);
+
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    {
+      /* A create that died half way: only --force cleans it. */
+      if (!force)
+        return ar_err (err, 0, "container \"%s\" is being created (use --force to remove a broken one)", id);
+      return ar_state_remove (g->root, id, err);
+    }
+  r = -1;
+  const char *status = ar_cstate_status (dirfd, &st);
+  if (!force && (strcmp (status, "running") == 0 || strcmp (status, "paused") == 0))
+    {
+      ar_err (err, 0, "cannot delete container \"%s\" that is not stopped: %s", id, status);
+      goto out;
+    }
+  if (strcmp (status, "paused") == 0 && ar_cgroup_freeze (st.cgroup_path, false, err) < 0)
+    goto out;
+  if (kill_and_wait (&st, err) < 0)
+    goto out;
+  if (st.cgroup_path && ar_cgroup_destroy (st.cgroup_path, err) < 0)
+    goto out;
+  run_poststop (&st);
+  if (ar_state_remove (g->root, id, err) < 0)
+    goto out;
+  r = 0;
+out:
+  ar_cstate_clear (&st);
+  return r;
+}

@@ -1,0 +1,438 @@
+/* exec: join a running container and run one more process in it. */
+#include "config.h"
+#include "exec.h"
+#include "caps.h"
+#include "cgroups.h"
+#include "log.h"
+#include "process.h"
+#include "seccomp.h"
+#include "signals.h"
+#include "spec.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+/* The process to run and what was allocated to build it. */
+struct exec_proc {
+  struct ar_process p;
+  struct ar_process *loaded;    /* from -p */
+  char **env;                   /* owned array, borrowed strings */
+  struct ar_caps caps;          /* owned arrays, borrowed strings */
+};
+
+static void
+exec_proc_free (struct exec_proc *e)
+{
+  if (e->loaded)
+    ar_process_free (e->loaded);
+  free (e->env);
+  free (e->caps.bounding);
+  free (e->caps.effective);
+  free (e->caps.permitted);
+  free (e->caps.inheritable);
+  free (e->caps.ambient);
+}
+
+static char **
+merge_env (char **base, size_t nb, char **add, size_t na, size_t *n)
+{
+  char **out = xmalloc0 ((nb + na + 1) * sizeof *out);
+  *n = 0;
+  for (size_t i = 0; i < nb; i++)
+    out[(*n)++] = base[i];
+  for (size_t i = 0; i < na; i++)
+    {
+      size_t klen = strcspn (add[i], "=");
+      size_t j = 0;
+      for (; j < *n; j++)
+        if (strncmp (out[j], add[i], klen) == 0 && out[j][klen] == '=')
+          break;
+      out[j] = add[i];
+      if (j == *n)
+        (*n)++;
+    }
+  out[*n] = NULL;
+  return out;
+}
+
+static char **
+extend (char **base, size_t nb, char **add, size_t na, size_t *n)
+{
+  char **out = xmalloc0 ((nb + na + 1) * sizeof *out);
+  memcpy (out, base, nb * sizeof *out);
+  memcpy (out + nb, add, na * sizeof *out);
+  *n = nb + na;
+  return out;
+}
+
+static int
+parse_user (const char *s, struct ar_user *u, ar_error **err)
+{
+  unsigned long uid, gid = 0;
+  char *end;
+  errno = 0;
+  uid = strtoul (s, &end, 10);
+  if (end != s && *end == ':')
+    {
+      const char *g = end + 1;
+      gid = strtoul (g, &end, 10);
+      if (end == g)
+        end = (char *) "x";
+    }
+  if (errno || end == s || *end || uid > UINT32_MAX - 1 || gid > UINT32_MAX - 1)
+    return ar_err (err, 0, "exec: --user \"%s\": expected uid[:gid] as numbers", s);
+  u->uid = (uint32_t) uid;
+  u->gid = (uint32_t) gid;
+  u->n_additional_gids = 0;
+  return 0;
+}
+
+static int
+build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct exec_proc *e, ar_error **err)
+{
+  memset (e, 0, sizeof *e);
+  if (o->process_path)
+    {
+      if (ar_process_load_file (o->process_path, &e->loaded, err) < 0)
+        return -1;
+      e->p = *e->loaded;
+      return 0;
+    }
+  if (!o->n_args)
+    return ar_err (err, 0, "exec: no command given (pass it after the id, or use -p process.json)");
+  const struct ar_process *c = spec->process;
+  e->p = *c;
+  e->p.args = o->args;
+  e->p.n_args = o->n_args;
+  e->p.terminal = o->tty;
+  e->p.has_console_size = false;
+  if (o->cwd)
+    e->p.cwd = (char *) o->cwd;
+  e->env = merge_env (c->env, c->n_env, o->env, o->n_env, &e->p.n_env);
+  e->p.env = e->env;
+  if (o->user && parse_user (o->user, &e->p.user, err) < 0)
+    return -1;
+  e->p.no_new_privileges = c->no_new_privileges || o->no_new_privs;
+  if (o->n_caps)
+    {
+      const struct ar_caps *cc = c->capabilities;
+      struct ar_caps z = { 0 };
+      if (!cc)
+        cc = &z;
+      e->caps.bounding = extend (cc->bounding, cc->n_bounding, o->caps, o->n_caps, &e->caps.n_bounding);
+      e->caps.effective = extend (cc->effective, cc->n_effective, o->caps, o->n_caps, &e->caps.n_effective);
+      e->caps.permitted = extend (cc->permitted, cc->n_permitted, o->caps, o->n_caps, &e->caps.n_permitted);
+      e->caps.inheritable = extend (cc->inheritable, cc->n_inheritable, NULL, 0, &e->caps.n_inheritable);
+      e->caps.ambient = extend (cc->ambient, cc->n_ambient, NULL, 0, &e->caps.n_ambient);
+      e->p.capabilities = &e->caps;
+    }
+  return ar_caps_check (e->p.capabilities, err);
+}
+
+struct exec_ctx {
+  const struct ar_exec_opts *o;
+  struct ar_process *p;
+  struct ar_seccomp_prog *prog;
+  int sock;
+  int pidfd;                     /* the container init */
+  int rootfd;                    /* /proc/<init>/root */
+  unsigned long ns_flags;
+};
+
+__attribute__ ((noreturn)) static void
+exec_fail (struct exec_ctx *x, ar_error *err)
+{
+  ar_sync_send (x->sock, SYNC_ERROR, 0, -1, err ? err->msg : "exec failed", NULL);
+  _exit (1);
+}
+
+/* In the container: root, cwd, limits, pty, user, caps, seccomp, execve. */
+__attribute__ ((noreturn)) static void
+exec_process (struct exec_ctx *x)
+{
+  ar_error *err = NULL;
+  char *path = NULL;
+  bool loaded = false;
+
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || setsid () < 0)
+    ar_err (&err, errno, "exec: prctl/setsid"), exec_fail (x, err);
+  /* The init's root, not the mount namespace's: right with --no-pivot too. */
+  if (fchdir (x->rootfd) < 0 || chroot (".") < 0 || chdir ("/") < 0)
+    ar_err (&err, errno, "exec: enter the container's root"), exec_fail (x, err);
+  close (x->rootfd);
+  if (ar_process_setup_limits (x->p, NULL, &err) < 0 || ar_process_setup_cwd (x->p, &err) < 0
+      || ar_process_lookup (x->p, &path, &err) < 0)
+    exec_fail (x, err);
+  if (x->p->terminal)
+    {
+      int master, slave;
+      if (ar_pty_open (&master, &slave, &err) < 0
+          || (x->p->has_console_size && ar_pty_set_size (slave, &x->p->console_size, &err) < 0)
+          || ar_sync_send (x->sock, SYNC_PTY, 0, master, NULL, &err) < 0 || ar_pty_make_stdio (slave, &err) < 0)
+        exec_fail (x, err);
+      close (master);
+      close (slave);
+    }
+  if (x->prog && !x->p->no_new_privileges)
+    {
+      int lfd = -1;
+      if (ar_seccomp_load (x->prog, &lfd, &err) < 0)
+        exec_fail (x, err);
+      if (lfd >= 0)
+        close (lfd);
+      loaded = true;
+    }
+  if (ar_caps_drop_bounding (x->p->capabilities, &err) < 0 || ar_process_set_user (x->p, &err) < 0)
+    exec_fail (x, err);
+  if (ar_sync_send (x->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
+    _exit (1);
+  /* The socket is close-on-exec: EOF tells the parent execve worked. */
+  ar_process_exec (x->p, path, x->prog, loaded, x->o->preserve_fds, &err);
+  exec_fail (x, err);
+}
+
+__attribute__ ((noreturn)) static void
+exec_child1 (struct exec_ctx *x)
+{
+  struct ar_sync_msg m;
+  ar_error *err = NULL;
+  int fd = -1;
+
+  ar_signals_reset ();
+  if (ar_sync_recv (x->sock, &m, &fd, &err) <= 0 || m.type != SYNC_GO)
+    _exit (1);
+  /* One call joins them all, the user namespace first. */
+  if (x->ns_flags && syscall (SYS_setns, x->pidfd, (int) x->ns_flags) < 0)
+    ar_err (&err, errno, "exec: join the container's namespaces"), exec_fail (x, err);
+  close (x->pidfd);
+  struct clone_args a = { .flags = CLONE_PARENT };
+  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  if (pid < 0)
+    ar_err (&err, errno, "exec: clone"), exec_fail (x, err);
+  if (pid == 0)
+    exec_process (x);
+  ar_sync_send (x->sock, SYNC_PID, pid, -1, NULL, NULL);
+  _exit (0);
+}
+
+struct exec_parent {
+  pid_t child1, pid;
+  int pidfd;                     /* the exec'd process */
+  int master;
+};
+
+static int
+reap_child (pid_t pid)
+{
+  int ws;
+  pid_t r;
+  do
+    r = waitpid (pid, &ws, 0);
+  while (r < 0 && errno == EINTR);
+  return r < 0 ? -1 : ws;
+}
+
+static int
+exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **err)
+{
+  for (;;)
+    {
+      struct ar_sync_msg m;
+      int fd = -1, r = ar_sync_recv (sock, &m, &fd, err);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        return ep->pid > 0 ? 0 : ar_err (err, 0, "exec: the process exited during setup");
+      if (m.type == SYNC_PID)
+        {
+          ep->pid = m.value;
+          ep->pidfd = (int) syscall (SYS_pidfd_open, ep->pid, 0);
+          if (ep->pidfd < 0)
+            return ar_err (err, errno, "exec: pidfd_open %d", (int) ep->pid);
+          fcntl (ep->pidfd, F_SETFD, FD_CLOEXEC);
+          if (reap_child (ep->child1) != 0)
+            return ar_err (err, 0, "exec: joining the container failed");
+          ep->child1 = 0;
+        }
+      else if (m.type == SYNC_PTY && fd >= 0)
+        {
+          if (x->o->console_socket)
+            {
+              int rr = ar_console_socket_send (x->o->console_socket, fd, err);
+              close (fd);
+              if (rr < 0)
+                return -1;
+            }
+          else
+            ep->master = fd;
+        }
+      else if (m.type == SYNC_ERROR)
+        return ar_err (err, 0, "%s", m.text);
+      else if (fd >= 0)
+        close (fd);
+      /* SYNC_READY: keep reading until execve closes the socket. */
+    }
+}
+
+static int
+write_pid (const char *path, pid_t pid, ar_error **err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
+  FILE *f = fopen (tmp, "we");
+  if (!f)
+    return ar_err (err, errno, "--pid-file: open %s", tmp);
+  fprintf (f, "%d", (int) pid);
+  if (fclose (f) != 0)
+    return ar_err (err, errno, "--pid-file: write %s", tmp);
+  if (rename (tmp, path) < 0)
+    return ar_err (err, errno, "--pid-file: rename to %s", path);
+  return 0;
+}
+
+static int
+open_container (struct ar_globals *g, const char *id, struct ar_cstate *st, struct ar_spec **spec, ar_error **err)
+{
+  cleanup_close int dirfd = -1;
+  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, false, &dirfd, err) < 0)
+    return -1;
+  int r = ar_cstate_read (dirfd, st, err);
+  if (r <= 0)
+    return r < 0 ? -1 : ar_err (err, 0, "exec: container \"%s\" is still being created", id);
+  const char *status = ar_cstate_status (dirfd, st);
+  if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
+    return ar_err (err, 0, "exec: container \"%s\" is %s", id, status);
+  return ar_spec_load_file (st->config_path, spec, err);
+}
+
+static int
+spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *ep, ar_error **err)
+{
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return ar_err (err, errno, "exec: socketpair");
+  x->sock = sv[1];
+  struct clone_args a = { .exit_signal = SIGCHLD };
+  ep->child1 = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  if (ep->child1 < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      return ar_err (err, errno, "exec: clone");
+    }
+  if (ep->child1 == 0)
+    {
+      close (sv[0]);
+      exec_child1 (x);
+    }
+  close (sv[1]);
+  cleanup_close int sock = sv[0];
+  if (st->cgroup_path && ar_cgroup_enter (st->cgroup_path, ep->child1, err) < 0)
+    return -1;
+  if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
+    return -1;
+  return exec_converse (x, sock, ep, err);
+}
+
+static void
+undo_exec (struct exec_parent *ep)
+{
+  if (ep->child1 > 0)
+    {
+      kill (ep->child1, SIGKILL);
+      reap_child (ep->child1);
+    }
+  if (ep->pid > 0)
+    {
+      syscall (SYS_pidfd_send_signal, ep->pidfd, SIGKILL, NULL, 0);
+      reap_child (ep->pid);
+    }
+}
+
+int
+ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *status, ar_error **err)
+{
+  struct ar_cstate st = { 0 };
+  struct ar_spec *spec = NULL;
+  struct exec_proc e = { 0 };
+  struct exec_ctx x = { .o = o, .sock = -1, .pidfd = -1, .rootfd = -1 };
+  struct exec_parent ep = { .pidfd = -1, .master = -1 };
+  cleanup_free char *root = NULL;
+  sigset_t old;
+  bool blocked = false;
+  int r = -1;
+
+  *status = 0;
+  if (open_container (g, o->id, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
+    goto out;
+  x.p = &e.p;
+  if (x.p->terminal && o->detach && !o->console_socket)
+    {
+      ar_err (err, 0, "exec: --tty with --detach needs --console-socket");
+      goto out;
+    }
+  if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile (spec->linux_->seccomp, &x.prog, err) < 0)
+    goto out;
+  x.pidfd = ar_cstate_pidfd (&st);
+  if (x.pidfd < 0)
+    {
+      ar_err (err, 0, "exec: container \"%s\" is not running", o->id);
+      goto out;
+    }
+  root = xasprintf ("/proc/%d/root", (int) st.pid);
+  x.rootfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (x.rootfd < 0 || ar_ns_differing (st.pid, &x.ns_flags, err) < 0)
+    {
+      if (x.rootfd < 0)
+        ar_err (err, errno, "exec: open %s", root);
+      goto out;
+    }
+  if (!o->detach)
+    {
+      if (ar_signals_block (&old, err) < 0)
+        goto out;
+      blocked = true;
+    }
+  if (spawn_exec (&x, &st, &ep, err) < 0)
+    {
+      undo_exec (&ep);
+      goto out;
+    }
+  if (o->pid_file && write_pid (o->pid_file, ep.pid, err) < 0)
+    {
+      undo_exec (&ep);
+      goto out;
+    }
+  if (o->detach)
+    r = 0;
+  else
+    r = ar_foreground_wait (ep.pid, ep.pidfd, ep.master, status, err);
+out:
+  if (blocked)
+    sigprocmask (SIG_SETMASK, &old, NULL);
+  if (ep.pidfd >= 0)
+    close (ep.pidfd);
+  if (ep.master >= 0)
+    close (ep.master);
+  if (x.pidfd >= 0)
+    close (x.pidfd);
+  if (x.rootfd >= 0)
+    close (x.rootfd);
+  if (x.prog)
+    ar_seccomp_prog_free (x.prog);
+  exec_proc_free (&e);
+  if (spec)
+    ar_spec_free (spec);
+  ar_cstate_clear (&st);
+  return r;
+}

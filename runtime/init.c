@@ -1,0 +1,290 @@
+/* The container side of create: the first child joins and creates the
+ * namespaces, the init (its CLONE_PARENT sibling, so agentrun stays the
+ * parent) sets up the filesystem and process, waits on exec.fifo, execs. */
+#include "config.h"
+#include "sync.h"
+#include "caps.h"
+#include "hooks.h"
+#include "process.h"
+#include "rootfs.h"
+#include "seccomp.h"
+#include "signals.h"
+#include "spec/state.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+int
+ar_sync_send (int sock, int type, int value, int fd, const char *text, ar_error **err)
+{
+  struct ar_sync_msg m = { .type = type, .value = value };
+  if (text)
+    snprintf (m.text, sizeof m.text, "%s", text);
+  return ar_send_fd (sock, fd, &m, sizeof m, err);
+}
+
+int
+ar_sync_recv (int sock, struct ar_sync_msg *m, int *fd, ar_error **err)
+{
+  memset (m, 0, sizeof *m);
+  ssize_t n = ar_recv_fd (sock, fd, m, sizeof *m, err);
+  if (n < 0)
+    return -1;
+  if (n == 0)
+    return 0;
+  if ((size_t) n != sizeof *m)
+    return ar_err (err, 0, "sync: short message (%zd bytes)", n);
+  m->text[sizeof m->text - 1] = '\0';
+  return 1;
+}
+
+/* Report a failure to the parent, which undoes everything and prints it. */
+__attribute__ ((noreturn)) static void
+fail (struct ar_init_ctx *c, ar_error *err)
+{
+  ar_sync_send (c->sock, SYNC_ERROR, err && err->errnum ? err->errnum : 0, -1,
+                err ? err->msg : "container init failed", NULL);
+  _exit (1);
+}
+
+/* After the parent left: only stderr can tell. */
+__attribute__ ((noreturn)) static void
+fail_late (ar_error *err)
+{
+  dprintf (STDERR_FILENO, "agentrun: %s\n", err ? err->msg : "container init failed");
+  _exit (err && err->msg && strstr (err->msg, "executable file not found") ? 127 : err && err->msg && strstr (err->msg, "permission denied") ? 126 : 1);
+}
+
+static void
+expect (struct ar_init_ctx *c, int type, struct ar_sync_msg *m)
+{
+  ar_error *err = NULL;
+  int fd = -1;
+  int r = ar_sync_recv (c->sock, m, &fd, &err);
+  if (fd >= 0)
+    close (fd);
+  /* EOF: agentrun is gone, nobody will ever start us. */
+  if (r <= 0)
+    _exit (1);
+  if (m->type != type)
+    {
+      ar_err (&err, 0, "sync: expected message %d, got %d", type, m->type);
+      fail (c, err);
+    }
+}
+
+static char *
+hook_state (struct ar_init_ctx *c, pid_t pid, const char *status)
+{
+  struct ar_state s = { .id = (char *) c->id, .status = (char *) status, .pid = pid, .bundle = (char *) c->bundle,
+                        .annotations = c->spec->annotations, .n_annotations = c->spec->n_annotations };
+  return ar_state_to_json (&s);
+}
+
+static int
+join_keyring (struct ar_init_ctx *c, ar_error **err)
+{
+  if (c->no_new_keyring)
+    return 0;
+  /* A fresh session keyring: the host's keys are not the container's. */
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS)
+    return ar_err (err, errno, "join a new session keyring");
+  return 0;
+}
+
+static void
+setup_terminal (struct ar_init_ctx *c, const struct ar_process *p)
+{
+  ar_error *err = NULL;
+  int master, slave;
+  if (ar_pty_open (&master, &slave, &err) < 0
+      || (p->has_console_size && ar_pty_set_size (slave, &p->console_size, &err) < 0)
+      || ar_sync_send (c->sock, SYNC_PTY, 0, master, NULL, &err) < 0
+      || ar_pty_make_stdio (slave, &err) < 0)
+    fail (c, err);
+  close (master);
+  close (slave);
+}
+
+static void
+wait_for_start (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
+  /* Blocks until `start` opens the read side; the byte says go. */
+  int fd = openat (c->state_fd, "exec.fifo", O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      ar_err (&err, errno, "open exec.fifo");
+      fail_late (err);
+    }
+  if (write (fd, "0", 1) != 1)
+    {
+      ar_err (&err, errno, "write exec.fifo");
+      fail_late (err);
+    }
+  close (fd);
+  close (c->state_fd);
+  c->state_fd = -1;
+}
+
+/* Everything that can fail visibly happens here, before READY. */
+static void
+init_setup (struct ar_init_ctx *c, pid_t host_pid, char **exec_path, bool *seccomp_loaded)
+{
+  const struct ar_spec *spec = c->spec;
+  const struct ar_process *p = spec->process;
+  struct ar_rootfs_ctx rc = { .spec = spec, .rootfs = c->rootfs, .bundle = c->bundle, .no_pivot = c->no_pivot,
+                              .new_userns = c->userns, .rootfs_fd = -1 };
+  struct ar_sync_msg m;
+  ar_error *err = NULL;
+
+  if (setsid () < 0)
+    ar_err (&err, errno, "setsid"), fail (c, err);
+  if (join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
+    fail (c, err);
+  if (ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
+    fail (c, err);
+  expect (c, SYNC_HOOKS_ACK, &m);
+  cleanup_free char *st = hook_state (c, host_pid, "creating");
+  if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
+    fail (c, err);
+  if (ar_rootfs_pivot (&rc, &err) < 0)
+    fail (c, err);
+  if (rc.rootfs_fd >= 0)
+    close (rc.rootfs_fd);
+  if (ar_process_setup_ns (spec, &err) < 0
+      || ar_process_setup_limits (p, spec->linux_ ? spec->linux_->personality : NULL, &err) < 0
+      || ar_process_setup_cwd (p, &err) < 0 || ar_process_lookup (p, exec_path, &err) < 0)
+    fail (c, err);
+  if (p->terminal)
+    setup_terminal (c, p);
+  /* A listener must reach the parent, which is only here until READY. */
+  const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
+  if (c->prog && sc && sc->listener_path && *sc->listener_path)
+    {
+      int lfd = -1;
+      if ((p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 && ar_err (&err, errno, "no_new_privs"))
+          || ar_seccomp_load (c->prog, &lfd, &err) < 0)
+        fail (c, err);
+      *seccomp_loaded = true;
+      if (lfd >= 0 && ar_sync_send (c->sock, SYNC_SECCOMP_FD, 0, lfd, NULL, &err) < 0)
+        fail (c, err);
+      if (lfd >= 0)
+        close (lfd);
+    }
+}
+
+__attribute__ ((noreturn)) static void
+init_main (struct ar_init_ctx *c)
+{
+  const struct ar_process *p = c->spec->process;
+  struct ar_sync_msg m;
+  ar_error *err = NULL;
+  char *exec_path = NULL;
+  bool seccomp_loaded = false;
+
+  /* Nothing in the container may read our fds through /proc until execve. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
+  expect (c, SYNC_PID_ACK, &m);
+  pid_t host_pid = m.value;
+  init_setup (c, host_pid, &exec_path, &seccomp_loaded);
+  if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
+    fail (c, err);
+  expect (c, SYNC_COMMIT, &m);
+  close (c->sock);
+  wait_for_start (c);
+
+  cleanup_free char *st = hook_state (c, host_pid, "running");
+  if (c->sc_hooks.n && ar_hooks_run_fds (&c->spec->hooks, AR_HOOK_START_CONTAINER, &c->sc_hooks, st, &err) < 0)
+    fail_late (err);
+  ar_hook_fds_close (&c->cc_hooks);
+  ar_hook_fds_close (&c->sc_hooks);
+  /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
+   * still have it, as runc does; with it, seccomp is the last step. */
+  if (c->prog && !seccomp_loaded && !p->no_new_privileges)
+    {
+      int lfd = -1;
+      if (ar_seccomp_load (c->prog, &lfd, &err) < 0)
+        fail_late (err);
+      seccomp_loaded = true;
+    }
+  if (ar_caps_drop_bounding (p->capabilities, &err) < 0 || ar_process_set_user (p, &err) < 0)
+    fail_late (err);
+  ar_process_exec (p, exec_path, c->prog, seccomp_loaded, c->preserve_fds, &err);
+  fail_late (err);
+}
+
+static pid_t
+clone_parent (void)
+{
+  struct clone_args a = { .flags = CLONE_PARENT, .exit_signal = 0 };
+  return (pid_t) syscall (SYS_clone3, &a, sizeof a);
+}
+
+static void
+enter_user_ns (struct ar_init_ctx *c)
+{
+  struct ar_sync_msg m;
+  ar_error *err = NULL;
+  if (unshare (CLONE_NEWUSER) < 0)
+    ar_err (&err, errno, "unshare user namespace"), fail (c, err);
+  if (ar_sync_send (c->sock, SYNC_USERMAP, 0, -1, NULL, &err) < 0)
+    fail (c, err);
+  expect (c, SYNC_USERMAP_ACK, &m);
+  /* Become the namespace's root when it is mapped, so files we create are owned. */
+  if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
+    ar_err (&err, errno, "setresgid 0 in the user namespace"), fail (c, err);
+  if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
+    ar_err (&err, errno, "setresuid 0 in the user namespace"), fail (c, err);
+  /* The uid change made us non-dumpable, which hands /proc/self to the
+   * host's root: timens_offsets would be out of reach. No container process
+   * exists yet that could make use of a dumpable us. */
+  if (prctl (PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+    ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
+}
+
+void
+ar_init_child1 (struct ar_init_ctx *c)
+{
+  struct ar_sync_msg m;
+  ar_error *err = NULL;
+  unsigned long rest = c->new_flags & ~(unsigned long) CLONE_NEWUSER;
+
+  ar_signals_reset ();
+  expect (c, SYNC_GO, &m);
+  const struct ar_process *p = c->spec->process;
+  if (p->has_oom_score_adj)
+    {
+      /* Inherited by the init; done here while /proc/self is ours. */
+      struct ar_process only = { .has_oom_score_adj = true, .oom_score_adj = p->oom_score_adj };
+      if (ar_process_setup_limits (&only, NULL, &err) < 0)
+        fail (c, err);
+    }
+  if (ar_ns_join (c->ns_fds, &err) < 0)
+    fail (c, err);
+  ar_ns_close (c->ns_fds);
+  if (c->new_flags & CLONE_NEWUSER)
+    enter_user_ns (c);
+  if (rest && unshare ((int) rest) < 0)
+    ar_err (&err, errno, "unshare namespaces 0x%lx", rest), fail (c, err);
+  if ((rest & 0x80 /* CLONE_NEWTIME */) && ar_ns_write_time_offsets (c->spec->linux_, &err) < 0)
+    fail (c, err);
+  pid_t pid = clone_parent ();
+  if (pid < 0)
+    ar_err (&err, errno, "clone the container init"), fail (c, err);
+  if (pid == 0)
+    init_main (c);
+  if (ar_sync_send (c->sock, SYNC_PID, pid, -1, NULL, &err) < 0)
+    _exit (1);
+  _exit (0);
+}

@@ -1,0 +1,204 @@
+/* Namespaces: flags, joining by path, id maps, time offsets. */
+#include "config.h"
+#include "namespaces.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const struct { int flag; const char *proc; } ns_info[AR_NS_N] = {
+  [AR_NS_PID] = { CLONE_NEWPID, "pid" },
+  [AR_NS_NETWORK] = { CLONE_NEWNET, "net" },
+  [AR_NS_MOUNT] = { CLONE_NEWNS, "mnt" },
+  [AR_NS_IPC] = { CLONE_NEWIPC, "ipc" },
+  [AR_NS_UTS] = { CLONE_NEWUTS, "uts" },
+  [AR_NS_USER] = { CLONE_NEWUSER, "user" },
+  [AR_NS_CGROUP] = { CLONE_NEWCGROUP, "cgroup" },
+  [AR_NS_TIME] = { CLONE_NEWTIME, "time" },
+};
+
+int ar_ns_clone_flag (enum ar_ns_type t) { return ns_info[t].flag; }
+const char *ar_ns_proc_name (enum ar_ns_type t) { return ns_info[t].proc; }
+
+static const char *
+type_name (enum ar_ns_type t)
+{
+  static const char *const names[AR_NS_N] = { "pid", "network", "mount", "ipc", "uts", "user", "cgroup", "time" };
+  return names[t];
+}
+
+unsigned long
+ar_ns_new_flags (const struct ar_linux *lnx)
+{
+  unsigned long flags = 0;
+  if (!lnx)
+    return 0;
+  for (size_t i = 0; i < lnx->n_namespaces; i++)
+    if (!lnx->namespaces[i].path || !*lnx->namespaces[i].path)
+      flags |= (unsigned long) ns_info[lnx->namespaces[i].type].flag;
+  return flags;
+}
+
+bool
+ar_ns_listed (const struct ar_linux *lnx, enum ar_ns_type t)
+{
+  if (!lnx)
+    return false;
+  for (size_t i = 0; i < lnx->n_namespaces; i++)
+    if (lnx->namespaces[i].type == t)
+      return true;
+  return false;
+}
+
+void
+ar_ns_close (int fds[AR_NS_N])
+{
+  for (int i = 0; i < AR_NS_N; i++)
+    {
+      if (fds[i] >= 0)
+        close (fds[i]);
+      fds[i] = -1;
+    }
+}
+
+int
+ar_ns_open_paths (const struct ar_linux *lnx, int fds[AR_NS_N], ar_error **err)
+{
+  for (int i = 0; i < AR_NS_N; i++)
+    fds[i] = -1;
+  if (!lnx)
+    return 0;
+  for (size_t i = 0; i < lnx->n_namespaces; i++)
+    {
+      const struct ar_namespace *ns = &lnx->namespaces[i];
+      if (!ns->path || !*ns->path)
+        continue;
+      if (fds[ns->type] >= 0)
+        close (fds[ns->type]);
+      fds[ns->type] = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fds[ns->type] < 0)
+        {
+          int e = errno;
+          ar_ns_close (fds);
+          return ar_err (err, e, "%s namespace %s", type_name (ns->type), ns->path);
+        }
+      int kind = ioctl (fds[ns->type], NS_GET_NSTYPE);
+      if (kind < 0 || kind != ns_info[ns->type].flag)
+        {
+          int e = kind < 0 ? errno : 0;
+          ar_ns_close (fds);
+          if (e == ENOTTY || e == EINVAL)
+            e = 0;
+          return ar_err (err, e, "%s namespace %s: not a %s namespace", type_name (ns->type), ns->path,
+                         type_name (ns->type));
+        }
+    }
+  return 0;
+}
+
+int
+ar_ns_join (int fds[AR_NS_N], ar_error **err)
+{
+  if (fds[AR_NS_USER] >= 0 && setns (fds[AR_NS_USER], CLONE_NEWUSER) < 0)
+    return ar_err (err, errno, "join user namespace");
+  for (int i = 0; i < AR_NS_N; i++)
+    {
+      if (i == AR_NS_USER || fds[i] < 0)
+        continue;
+      if (setns (fds[i], ns_info[i].flag) < 0)
+        return ar_err (err, errno, "join %s namespace", type_name ((enum ar_ns_type) i));
+    }
+  return 0;
+}
+
+static int
+write_proc_file (pid_t pid, const char *name, const char *data, ar_error **err)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_err (err, errno, "open %s", path);
+  size_t len = strlen (data);
+  ssize_t n = write (fd, data, len);
+  if (n < 0)
+    return ar_err (err, errno, "write %s", path);
+  if ((size_t) n != len)
+    return ar_err (err, EIO, "write %s: short write", path);
+  return 0;
+}
+
+static char *
+format_map (const struct ar_idmap *m, size_t n)
+{
+  size_t cap = n * 40 + 1, len = 0;
+  char *buf = xmalloc0 (cap);
+  for (size_t i = 0; i < n; i++)
+    len += (size_t) snprintf (buf + len, cap - len, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
+  return buf;
+}
+
+int
+ar_ns_write_idmaps (pid_t pid, const struct ar_linux *lnx, bool deny_setgroups, ar_error **err)
+{
+  if (!lnx->n_uid_mappings || !lnx->n_gid_mappings)
+    return ar_err (err, 0, "config.json: linux.uidMappings/gidMappings: a new user namespace needs both");
+  cleanup_free char *uids = format_map (lnx->uid_mappings, lnx->n_uid_mappings);
+  cleanup_free char *gids = format_map (lnx->gid_mappings, lnx->n_gid_mappings);
+  if (write_proc_file (pid, "uid_map", uids, err) < 0)
+    return -1;
+  if (deny_setgroups && write_proc_file (pid, "setgroups", "deny", err) < 0)
+    return -1;
+  return write_proc_file (pid, "gid_map", gids, err);
+}
+
+int
+ar_ns_write_time_offsets (const struct ar_linux *lnx, ar_error **err)
+{
+  if (!lnx || !lnx->n_time_offsets)
+    return 0;
+  for (size_t i = 0; i < lnx->n_time_offsets; i++)
+    {
+      const struct ar_time_offset *o = &lnx->time_offsets[i];
+      const char *clk = o->clock;
+      /* The kernel takes "monotonic"/"boottime" (or clock ids 1/7). */
+      if (strcmp (clk, "monotonic") != 0 && strcmp (clk, "boottime") != 0)
+        return ar_err (err, 0, "config.json: linux.timeOffsets.%s: only monotonic and boottime can be offset", clk);
+      char line[128];
+      snprintf (line, sizeof line, "%s %lld %u\n", clk, (long long) o->secs, o->nanosecs);
+      if (write_proc_file (getpid (), "timens_offsets", line, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+ar_ns_differing (pid_t pid, unsigned long *flags, ar_error **err)
+{
+  *flags = 0;
+  for (int i = 0; i < AR_NS_N; i++)
+    {
+      char path[64], self[64];
+      struct stat a, b;
+      snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, ns_info[i].proc);
+      snprintf (self, sizeof self, "/proc/self/ns/%s", ns_info[i].proc);
+      if (stat (path, &a) < 0)
+        {
+          if (errno == ENOENT && i == AR_NS_TIME)
+            continue;
+          return ar_err (err, errno, "stat %s", path);
+        }
+      if (stat (self, &b) < 0)
+        return ar_err (err, errno, "stat %s", self);
+      if (a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+        *flags |= (unsigned long) ns_info[i].flag;
+    }
+  return 0;
+}

@@ -1,0 +1,374 @@
+/* The container process: settings applied in the child, then execve. */
+#include "config.h"
+#include "process.h"
+#include "caps.h"
+#include "seccomp.h"
+#include "spec.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static int
+write_file (const char *path, const char *data, ar_error **err)
+{
+  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return ar_err (err, errno, "open %s", path);
+  size_t len = strlen (data);
+  ssize_t n = write (fd, data, len);
+  if (n < 0)
+    return ar_err (err, errno, "write %s", path);
+  if ((size_t) n != len)
+    return ar_err (err, EIO, "write %s: short write", path);
+  return 0;
+}
+
+static int
+set_sysctl (const char *key, const char *value, ar_error **err)
+{
+  /* "net.ipv4.ip_forward" -> /proc/sys/net/ipv4/ip_forward; a key may not
+   * climb out of /proc/sys. */
+  if (!*key || strstr (key, "..") || key[0] == '/' || key[0] == '.')
+    return ar_err (err, 0, "config.json: linux.sysctl.%s: invalid key", key);
+  cleanup_free char *path = xasprintf ("/proc/sys/%s", key);
+  for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+    if (*p == '.')
+      *p = '/';
+  if (write_file (path, value, err) < 0)
+    return ar_err_prefix (err, "sysctl %s", key);
+  return 0;
+}
+
+int
+ar_process_setup_ns (const struct ar_spec *spec, ar_error **err)
+{
+  if (spec->hostname && *spec->hostname && sethostname (spec->hostname, strlen (spec->hostname)) < 0)
+    return ar_err (err, errno, "sethostname %s", spec->hostname);
+  if (spec->domainname && *spec->domainname && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
+    return ar_err (err, errno, "setdomainname %s", spec->domainname);
+  for (size_t i = 0; spec->linux_ && i < spec->linux_->n_sysctl; i++)
+    if (set_sysctl (spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
+      return -1;
+  return 0;
+}
+
+static int
+set_rlimits (const struct ar_process *p, ar_error **err)
+{
+  for (size_t i = 0; i < p->n_rlimits; i++)
+    {
+      int res = ar_rlimit_from_name (p->rlimits[i].type);
+      if (res < 0)
+        return ar_err (err, 0, "config.json: process.rlimits[%zu].type: unknown limit \"%s\"", i, p->rlimits[i].type);
+      struct rlimit rl = { .rlim_cur = p->rlimits[i].soft, .rlim_max = p->rlimits[i].hard };
+      if (setrlimit ((__rlimit_resource_t) res, &rl) < 0)
+        return ar_err (err, errno, "setrlimit %s soft %llu hard %llu", p->rlimits[i].type,
+                       (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max);
+    }
+  return 0;
+}
+
+static int
+set_personality (const struct ar_personality *pers, ar_error **err)
+{
+  unsigned long persona;
+  if (!pers)
+    return 0;
+  if (!pers->domain || strcmp (pers->domain, "LINUX") == 0)
+    persona = PER_LINUX;
+  else if (strcmp (pers->domain, "LINUX32") == 0)
+    persona = PER_LINUX32;
+  else
+    return ar_err (err, 0, "config.json: linux.personality.domain: unknown domain \"%s\"", pers->domain);
+  if (pers->n_flags)
+    return ar_err (err, 0, "config.json: linux.personality.flags: no flag is supported (got \"%s\")", pers->flags[0]);
+  if (personality (persona) < 0)
+    return ar_err (err, errno, "personality %s", pers->domain);
+  return 0;
+}
+
+static int
+set_oom_score_adj (const struct ar_process *p, ar_error **err)
+{
+  char want[32], cur[32] = "";
+  if (!p->has_oom_score_adj)
+    return 0;
+  snprintf (want, sizeof want, "%d", p->oom_score_adj);
+  /* Writing the current value needs no privilege; lowering needs CAP_SYS_RESOURCE. */
+  int fd = open ("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      ssize_t n = read (fd, cur, sizeof cur - 1);
+      close (fd);
+      if (n > 0)
+        cur[n] = '\0';
+      if (atoi (cur) == p->oom_score_adj)
+        return 0;
+    }
+  return write_file ("/proc/self/oom_score_adj", want, err);
+}
+
+#define IOPRIO_CLASS_SHIFT 13
+static int
+set_io_priority (const struct ar_io_priority *io, ar_error **err)
+{
+  int cls;
+  if (!io)
+    return 0;
+  if (strcmp (io->class_name, "IOPRIO_CLASS_RT") == 0)
+    cls = 1;
+  else if (strcmp (io->class_name, "IOPRIO_CLASS_BE") == 0)
+    cls = 2;
+  else if (strcmp (io->class_name, "IOPRIO_CLASS_IDLE") == 0)
+    cls = 3;
+  else
+    return ar_err (err, 0, "config.json: process.ioPriority.class: unknown class \"%s\"", io->class_name);
+  if (syscall (SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, (cls << IOPRIO_CLASS_SHIFT) | io->priority) < 0)
+    return ar_err (err, errno, "ioprio_set %s %d", io->class_name, io->priority);
+  return 0;
+}
+
+struct sched_attr_v1 {
+  uint32_t size, sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+static int
+sched_policy (const char *name)
+{
+  static const struct { const char *n; int v; } t[] = {
+    { "SCHED_OTHER", 0 }, { "SCHED_FIFO", 1 }, { "SCHED_RR", 2 }, { "SCHED_BATCH", 3 },
+    { "SCHED_ISO", 4 }, { "SCHED_IDLE", 5 }, { "SCHED_DEADLINE", 6 },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (t); i++)
+    if (strcmp (t[i].n, name) == 0)
+      return t[i].v;
+  return -1;
+}
+
+static int
+sched_flag (const char *name)
+{
+  static const struct { const char *n; int v; } t[] = {
+    { "SCHED_FLAG_RESET_ON_FORK", 0x01 }, { "SCHED_FLAG_RECLAIM", 0x02 }, { "SCHED_FLAG_DL_OVERRUN", 0x04 },
+    { "SCHED_FLAG_KEEP_POLICY", 0x08 }, { "SCHED_FLAG_KEEP_PARAMS", 0x10 }, { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+    { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (t); i++)
+    if (strcmp (t[i].n, name) == 0)
+      return t[i].v;
+  return -1;
+}
+
+static int
+set_scheduler (const struct ar_scheduler *s, ar_error **err)
+{
+  struct sched_attr_v1 a = { .size = sizeof a };
+  if (!s)
+    return 0;
+  int pol = sched_policy (s->policy);
+  if (pol < 0)
+    return ar_err (err, 0, "config.json: process.scheduler.policy: unknown policy \"%s\"", s->policy);
+  a.sched_policy = (uint32_t) pol;
+  for (size_t i = 0; i < s->n_flags; i++)
+    {
+      int f = sched_flag (s->flags[i]);
+      if (f < 0)
+        return ar_err (err, 0, "config.json: process.scheduler.flags: unknown flag \"%s\"", s->flags[i]);
+      a.sched_flags |= (uint64_t) f;
+    }
+  a.sched_nice = s->nice;
+  a.sched_priority = (uint32_t) s->priority;
+  a.sched_runtime = s->runtime;
+  a.sched_deadline = s->deadline;
+  a.sched_period = s->period;
+  if (syscall (SYS_sched_setattr, 0, &a, 0) < 0)
+    return ar_err (err, errno, "sched_setattr %s", s->policy);
+  return 0;
+}
+
+int
+ar_process_setup_limits (const struct ar_process *p, const struct ar_personality *pers, ar_error **err)
+{
+  if (set_rlimits (p, err) < 0 || set_personality (pers, err) < 0 || set_oom_score_adj (p, err) < 0
+      || set_io_priority (p->io_priority, err) < 0 || set_scheduler (p->scheduler, err) < 0)
+    return -1;
+  return 0;
+}
+
+int
+ar_process_setup_cwd (const struct ar_process *p, ar_error **err)
+{
+  const char *cwd = p->cwd && *p->cwd ? p->cwd : "/";
+  if (cwd[0] != '/')
+    return ar_err (err, 0, "config.json: process.cwd: \"%s\" is not absolute", cwd);
+  if (chdir (cwd) == 0)
+    return 0;
+  if (errno != ENOENT)
+    return ar_err (err, errno, "chdir %s", cwd);
+  /* mkdir -p: we are inside the container's root already. */
+  cleanup_free char *copy = xstrdup (cwd);
+  for (char *s = copy + 1; ; s++)
+    {
+      if (*s != '/' && *s != '\0')
+        continue;
+      char c = *s;
+      *s = '\0';
+      if (mkdir (copy, 0755) < 0 && errno != EEXIST)
+        return ar_err (err, errno, "create cwd %s", copy);
+      *s = c;
+      if (!c)
+        break;
+    }
+  if (chdir (cwd) < 0)
+    return ar_err (err, errno, "chdir %s", cwd);
+  return 0;
+}
+
+const char *
+ar_process_path_env (const struct ar_process *p)
+{
+  for (size_t i = 0; i < p->n_env; i++)
+    if (strncmp (p->env[i], "PATH=", 5) == 0)
+      return p->env[i] + 5;
+  return DEFAULT_PATH;
+}
+
+static bool
+is_executable_file (const char *path, int *why)
+{
+  struct stat st;
+  if (stat (path, &st) < 0)
+    {
+      *why = errno;
+      return false;
+    }
+  if (S_ISDIR (st.st_mode))
+    {
+      *why = EACCES;
+      return false;
+    }
+  if (!(st.st_mode & 0111))
+    {
+      *why = EACCES;
+      return false;
+    }
+  return true;
+}
+
+int
+ar_process_lookup (const struct ar_process *p, char **path, ar_error **err)
+{
+  int why = 0;
+  if (!p->n_args || !p->args[0] || !*p->args[0])
+    return ar_err (err, 0, "config.json: process.args: empty");
+  const char *name = p->args[0];
+  if (strchr (name, '/'))
+    {
+      if (!is_executable_file (name, &why))
+        {
+          if (why == EACCES)
+            return ar_err (err, 0, "exec: \"%s\": permission denied", name);
+          return ar_err (err, 0, "exec: \"%s\": stat %s: %s", name, name, strerror (why));
+        }
+      *path = xstrdup (name);
+      return 0;
+    }
+  cleanup_free char *dirs = xstrdup (ar_process_path_env (p));
+  bool denied = false;
+  char *save = NULL;
+  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    {
+      cleanup_free char *cand = xasprintf ("%s/%s", *d ? d : ".", name);
+      if (is_executable_file (cand, &why))
+        {
+          *path = ar_steal_ptr (cand);
+          return 0;
+        }
+      if (why == EACCES)
+        denied = true;
+    }
+  if (denied)
+    return ar_err (err, 0, "exec: \"%s\": permission denied", name);
+  return ar_err (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
+}
+
+int
+ar_process_set_user (const struct ar_process *p, ar_error **err)
+{
+  const struct ar_user *u = &p->user;
+  gid_t *gids = xmalloc0 (u->n_additional_gids * sizeof *gids);
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    gids[i] = u->additional_gids[i];
+  /* setgroups is denied in a user namespace with setgroups=deny: only fail
+   * when groups were asked for. */
+  if (setgroups (u->n_additional_gids, gids) < 0 && (u->n_additional_gids || errno != EPERM))
+    {
+      int e = errno;
+      free (gids);
+      return ar_err (err, e, "setgroups");
+    }
+  free (gids);
+  if (setresgid (u->gid, u->gid, u->gid) < 0)
+    return ar_err (err, errno, "setresgid %u", u->gid);
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl PR_SET_KEEPCAPS");
+  if (setresuid (u->uid, u->uid, u->uid) < 0)
+    return ar_err (err, errno, "setresuid %u", u->uid);
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl PR_SET_KEEPCAPS");
+  umask (u->has_umask ? (mode_t) u->umask : 022);
+  return 0;
+}
+
+static int
+fd_hygiene (int preserve_fds, ar_error **err)
+{
+  /* Belt on top of O_CLOEXEC everywhere: whatever leaked, it closes at exec. */
+  if (syscall (SYS_close_range, 3 + preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    return ar_err (err, errno, "close_range");
+  for (int fd = 3; fd < 3 + preserve_fds; fd++)
+    {
+      int fl = fcntl (fd, F_GETFD);
+      if (fl < 0)
+        continue;
+      if (fcntl (fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+        return ar_err (err, errno, "preserve fd %d", fd);
+    }
+  return 0;
+}
+
+int
+ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog, bool seccomp_loaded,
+                 int preserve_fds, ar_error **err)
+{
+  int listener = -1;
+  if (ar_caps_apply (p->capabilities, err) < 0)
+    return -1;
+  if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl PR_SET_NO_NEW_PRIVS");
+  if (fd_hygiene (preserve_fds, err) < 0)
+    return -1;
+  if (prog && !seccomp_loaded && ar_seccomp_load (prog, &listener, err) < 0)
+    return -1;
+  if (listener >= 0)
+    return ar_err (err, 0, "seccomp: a listener fd appeared after the runtime left");
+  execve (path, p->args, p->env ? p->env : (char *[]) { NULL });
+  int e = errno;
+  if (e == EACCES)
+    return ar_err (err, 0, "exec: \"%s\": permission denied", p->args[0]);
+  return ar_err (err, e, "exec %s", path);
+}

@@ -1,0 +1,31 @@
+/* The container process, set up in the child after pivot_root (its /proc is
+ * the container's): namespace-scoped settings, limits, cwd, the executable
+ * lookup, the user switch and the final exec. Each step returns -1 with err. */
+#ifndef AR_PROCESS_H
+#define AR_PROCESS_H
+
+#include <stdbool.h>
+#include "error.h"
+#include "model.h"
+
+struct ar_seccomp_prog;
+
+/* hostname, domainname, sysctl (written under the container's /proc/sys). */
+int ar_process_setup_ns (const struct ar_spec *spec, ar_error **err);
+/* rlimits, personality, oomScoreAdj, ioPriority, scheduler. */
+int ar_process_setup_limits (const struct ar_process *p, const struct ar_personality *pers, ar_error **err);
+/* cwd, created when missing (as root, before the user switch). */
+int ar_process_setup_cwd (const struct ar_process *p, ar_error **err);
+/* args[0] through the process's PATH; runc's wording on failure. */
+int ar_process_lookup (const struct ar_process *p, char **path, ar_error **err);
+/* additionalGids, gid, uid (keeping capabilities across it), umask. */
+int ar_process_set_user (const struct ar_process *p, ar_error **err);
+/* The last steps: capabilities, no_new_privs, fd hygiene, seccomp, execve.
+ * Returns only on failure. preserve_fds: fds 3..3+n-1 stay open. */
+int ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog,
+                     bool seccomp_loaded, int preserve_fds, ar_error **err);
+
+/* PATH from an env array, or the default. */
+const char *ar_process_path_env (const struct ar_process *p);
+
+#endif

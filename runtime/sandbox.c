@@ -1,0 +1,678 @@
+/* The sandbox options, the host lookups and the agent bundle: see
+ * sandbox.h. The run itself (relay, container, signals, cleanup) is in
+ * cmd_sandbox.c, so that this file stays about the profile. */
+#include "config.h"
+#include "sandbox.h"
+#include "log.h"
+#include "spec.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef AR_PKGDATADIR
+#define AR_PKGDATADIR "/usr/local/share/agentrun"
+#endif
+#ifndef AR_SRCDIR
+#define AR_SRCDIR "."
+#endif
+
+const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
+  { "workspace", 'w', true, AR_SB_WORKSPACE },
+  { "out", 'o', true, AR_SB_OUT },
+  { "ro", 0, true, AR_SB_RO },
+  { "rw", 0, true, AR_SB_RW },
+  { "mask", 0, true, AR_SB_MASK },
+  { "allow", 'a', true, AR_SB_ALLOW },
+  { "no-network", 0, false, AR_SB_NO_NETWORK },
+  { "audit", 0, true, AR_SB_AUDIT },
+  { "env", 'e', true, AR_SB_ENV },
+  { "memory", 'm', true, AR_SB_MEMORY },
+  { "pids", 0, true, AR_SB_PIDS },
+  { "cpus", 0, true, AR_SB_CPUS },
+  { "bundle", 'b', true, AR_SB_BUNDLE },
+  { NULL, 0, false, 0 },
+};
+
+const char ar_sandbox_opts_help[] =
+  "  -w, --workspace DIR   read-write at its own path, the working directory (default: .)\n"
+  "  -o, --out DIR         another read-write folder\n"
+  "  --ro PATH, --rw PATH  bind a host path read-only / read-write at its own path\n"
+  "  --mask PATH           hide PATH (credential folders are always hidden)\n"
+  "  -a, --allow NAME[:PORT][=HOST:PORT]  an endpoint the sandbox may reach (port 443)\n"
+  "  --no-network          no endpoint at all, whatever --allow says\n"
+  "  --audit FILE          one JSON line per connection and refused lookup\n"
+  "  -e, --env NAME[=VALUE]  pass a variable (NAME alone: the caller's value)\n"
+  "  -m, --memory SIZE     memory limit (k, m, g)\n"
+  "  --pids N              process limit (default 4096)\n"
+  "  --cpus N              CPU limit (e.g. 1.5)\n"
+  "  -b, --bundle DIR      write the bundle there and exit, without running\n";
+
+/* System folders of the host an agent needs to run programs. */
+static const char *const sys_dirs[] = {
+  "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", NULL,
+};
+
+/* Variables kept from the caller (besides PATH, HOME, USER, SHELL set below). */
+static const char *const env_keep[] = { "TERM", "LANG", NULL };
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+void
+ar_sandbox_init (struct ar_sandbox *sb)
+{
+  memset (sb, 0, sizeof *sb);
+  sb->relay_pid = -1;
+  sb->stdout_fd = -1;
+  sb->stdin_fd = -1;
+  sb->prof.pids = AR_AGENT_DEFAULT_PIDS;
+}
+
+static void
+strv_free (char **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (v[i]);
+  free (v);
+}
+
+static void
+strv_add (char ***v, size_t *n, const char *s)
+{
+  *v = xrealloc (*v, (*n + 2) * sizeof **v);
+  (*v)[(*n)++] = xstrdup (s);
+  (*v)[*n] = NULL;
+}
+
+void
+ar_sandbox_free (struct ar_sandbox *sb)
+{
+  ar_agent_opts_free (&sb->prof);
+  strv_free (sb->env_args, sb->n_env_args);
+  strv_free (sb->link_name, sb->n_links);
+  strv_free (sb->link_target, sb->n_links);
+  free (sb->bundle_out);
+  free (sb->id);
+  free (sb->tmpdir);
+  memset (sb, 0, sizeof *sb);
+  sb->relay_pid = -1;
+  sb->stdout_fd = sb->stdin_fd = -1;
+}
+
+/* An existing host path, with symlinks resolved: binds land where the
+ * kernel would have gone, and the mount points we create are real folders. */
+static int
+host_path (const char *opt, const char *arg, char **out, ar_error **err)
+{
+  char buf[PATH_MAX];
+  if (!realpath (arg, buf))
+    return ar_err (err, errno, "%s %s: the bind source cannot be used", opt, arg);
+  *out = xstrdup (buf);
+  return 0;
+}
+
+static int
+add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable, ar_error **err)
+{
+  char *p;
+  if (host_path (opt, arg, &p, err) < 0)
+    return -1;
+  if (strcmp (p, "/") == 0)
+    {
+      free (p);
+      return ar_err (err, 0, "%s /: binding the whole host is what the sandbox is there to prevent", opt);
+    }
+  struct ar_agent_opts *o = &sb->prof;
+  o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
+  o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = p, .writable = writable };
+  return 0;
+}
+
+static int
+set_dir (const char *opt, const char *arg, char **slot, ar_error **err)
+{
+  char *p;
+  struct stat st;
+  if (host_path (opt, arg, &p, err) < 0)
+    return -1;
+  if (stat (p, &st) < 0 || !S_ISDIR (st.st_mode) || strcmp (p, "/") == 0)
+    {
+      ar_err (err, S_ISDIR (st.st_mode) ? 0 : ENOTDIR, "%s %s: needs a folder other than /", opt, p);
+      free (p);
+      return -1;
+    }
+  free (*slot);
+  *slot = p;
+  return 0;
+}
+
+int
+ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  unsigned long long v;
+  switch (id)
+    {
+    case AR_SB_WORKSPACE: return set_dir ("--workspace", arg, &o->workspace, err);
+    case AR_SB_OUT: return set_dir ("--out", arg, &o->out, err);
+    case AR_SB_RO: return add_bind (sb, "--ro", arg, false, err);
+    case AR_SB_RW: return add_bind (sb, "--rw", arg, true, err);
+    case AR_SB_MASK:
+      if (arg[0] != '/')
+        return ar_err (err, 0, "--mask %s: needs an absolute path", arg);
+      strv_add (&o->masks, &o->n_masks, arg);
+      return 0;
+    case AR_SB_ALLOW:
+      o->allow = xrealloc (o->allow, (o->n_allow + 1) * sizeof *o->allow);
+      if (ar_agent_parse_endpoint (arg, &o->allow[o->n_allow], err) < 0)
+        return -1;
+      o->n_allow++;
+      return 0;
+    case AR_SB_NO_NETWORK: o->no_network = true; return 0;
+    case AR_SB_AUDIT:
+      {
+        /* the relay and the netproxy write it; relative paths would land in their cwd */
+        char buf[PATH_MAX];
+        if (arg[0] == '/')
+          snprintf (buf, sizeof buf, "%s", arg);
+        else if (!getcwd (buf, sizeof buf) || strlen (buf) + strlen (arg) + 2 > sizeof buf)
+          return ar_err (err, errno, "--audit %s: cannot make the path absolute", arg);
+        else
+          strcat (strcat (buf, "/"), arg);
+        free (o->audit);
+        o->audit = xstrdup (buf);
+        return 0;
+      }
+    case AR_SB_ENV:
+      if (!arg[0] || arg[0] == '=')
+        return ar_err (err, 0, "--env %s: needs NAME or NAME=VALUE", arg);
+      strv_add (&sb->env_args, &sb->n_env_args, arg);
+      return 0;
+    case AR_SB_MEMORY:
+      o->has_memory = true;
+      return ar_agent_parse_size (arg, &o->memory, err);
+    case AR_SB_PIDS:
+      if (ar_opt_uint ("--pids", arg, 4194304, &v, err) < 0)
+        return -1;
+      if (v == 0)
+        return ar_err (err, 0, "--pids 0: nothing could run");
+      o->pids = (int64_t) v;
+      return 0;
+    case AR_SB_CPUS:
+      o->has_cpus = true;
+      return ar_agent_parse_cpus (arg, &o->cpu_quota, err);
+    case AR_SB_BUNDLE:
+      free (sb->bundle_out);
+      sb->bundle_out = xstrdup (arg);
+      return 0;
+    }
+  return ar_err (err, 0, "unknown sandbox option %d", id);
+}
+
+void
+ar_sandbox_set_args (struct ar_sandbox *sb, char **argv, int argc)
+{
+  strv_free (sb->prof.args, sb->prof.n_args);
+  sb->prof.args = NULL;
+  sb->prof.n_args = 0;
+  for (int i = 0; i < argc; i++)
+    strv_add (&sb->prof.args, &sb->prof.n_args, argv[i]);
+}
+
+/* ---- the host ---- */
+
+/* Who the agent runs as: the caller, or the sudo caller; never uid 0. Root
+ * without SUDO_UID gets nobody (65534): the sandbox holds no root to drop. */
+static int
+identity (struct ar_agent_opts *o, ar_error **err)
+{
+  o->uid = getuid ();
+  o->gid = getgid ();
+  if (geteuid () != 0 && o->uid != 0)
+    return 0;
+  const char *su = getenv ("SUDO_UID"), *sg = getenv ("SUDO_GID");
+  unsigned long long u, gv;
+  o->uid = o->gid = 65534;
+  if (!su || !sg)
+    return 0;
+  if (ar_opt_uint ("SUDO_UID", su, 0xfffffffeULL, &u, err) < 0
+      || ar_opt_uint ("SUDO_GID", sg, 0xfffffffeULL, &gv, err) < 0)
+    return -1;
+  if (u != 0 && gv != 0)
+    {
+      o->uid = (uid_t) u;
+      o->gid = (gid_t) gv;
+    }
+  return 0;
+}
+
+static bool
+usable_home (const char *h)
+{
+  return h && h[0] == '/' && h[1] && strcmp (h, "/nonexistent") != 0 && strlen (h) < PATH_MAX;
+}
+
+static void
+add_cred_home (struct ar_agent_opts *o, const char *h)
+{
+  if (!usable_home (h))
+    return;
+  for (size_t i = 0; i < o->n_cred_homes; i++)
+    if (strcmp (o->cred_homes[i], h) == 0)
+      return;
+  strv_add (&o->cred_homes, &o->n_cred_homes, h);
+}
+
+/* The home path: $HOME when it is a folder owned by the agent's uid (so a
+ * test or a wrapper can point it elsewhere; under sudo it is root's and
+ * fails that test), else the passwd entry, else /home/USER. Credential
+ * folders are masked under every home that could apply. */
+static void
+home_and_user (struct ar_agent_opts *o)
+{
+  struct passwd *pw = getpwuid (o->uid);
+  const char *env_home = getenv ("HOME");
+  struct stat st;
+  free (o->user);
+  o->user = xstrdup (pw ? pw->pw_name : "sandbox");
+  if (usable_home (env_home) && stat (env_home, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == o->uid)
+    o->home = xstrdup (env_home);
+  else if (pw && usable_home (pw->pw_dir))
+    o->home = xstrdup (pw->pw_dir);
+  else
+    o->home = xasprintf ("/home/%s", o->user);
+  add_cred_home (o, o->home);
+  if (pw)
+    add_cred_home (o, pw->pw_dir);
+  add_cred_home (o, env_home);
+  add_cred_home (o, "/root");
+}
+
+static void
+env_set (struct ar_agent_opts *o, const char *name, const char *value)
+{
+  size_t n = strlen (name);
+  cleanup_free char *kv = xasprintf ("%s=%s", name, value);
+  for (size_t i = 0; i < o->n_env; i++)
+    if (strncmp (o->env[i], name, n) == 0 && o->env[i][n] == '=')
+      {
+        free (o->env[i]);
+        o->env[i] = ar_steal_ptr (kv);
+        return;
+      }
+  strv_add (&o->env, &o->n_env, kv);
+}
+
+static void
+build_env (struct ar_sandbox *sb)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  struct passwd *pw = getpwuid (o->uid);
+  /* the caller's PATH names folders of its home that are not there */
+  env_set (o, "PATH", DEFAULT_PATH);
+  env_set (o, "HOME", o->home);
+  env_set (o, "USER", o->user);
+  const char *sh = pw && pw->pw_shell && pw->pw_shell[0] == '/' ? pw->pw_shell : "/bin/sh";
+  if (strstr (sh, "nologin") || strcmp (sh, "/bin/false") == 0 || strcmp (sh, "/usr/bin/false") == 0)
+    sh = "/bin/sh";
+  env_set (o, "SHELL", sh);
+  for (size_t i = 0; env_keep[i]; i++)
+    if (getenv (env_keep[i]))
+      env_set (o, env_keep[i], getenv (env_keep[i]));
+  if (o->terminal && !getenv ("TERM"))
+    env_set (o, "TERM", "xterm");
+  for (size_t i = 0; i < sb->n_env_args; i++)
+    {
+      char *eq = strchr (sb->env_args[i], '=');
+      if (eq)
+        {
+          cleanup_free char *name = strndup (sb->env_args[i], (size_t) (eq - sb->env_args[i]));
+          env_set (o, name, eq + 1);
+        }
+      else if (getenv (sb->env_args[i]))
+        env_set (o, sb->env_args[i], getenv (sb->env_args[i]));
+      else
+        ar_debug ("--env %s: not set in the caller's environment, left out", sb->env_args[i]);
+    }
+}
+
+/* Real folders are bound; symlinks (merged /usr) are recreated as symlinks. */
+static int
+scan_sys_dirs (struct ar_sandbox *sb, ar_error **err)
+{
+  for (size_t i = 0; sys_dirs[i]; i++)
+    {
+      struct stat st;
+      if (lstat (sys_dirs[i], &st) < 0)
+        {
+          if (errno == ENOENT)
+            continue;
+          return ar_err (err, errno, "system folder %s", sys_dirs[i]);
+        }
+      if (S_ISLNK (st.st_mode))
+        {
+          char t[PATH_MAX];
+          ssize_t n = readlink (sys_dirs[i], t, sizeof t - 1);
+          if (n < 0)
+            return ar_err (err, errno, "readlink %s", sys_dirs[i]);
+          t[n] = '\0';
+          strv_add (&sb->link_name, &sb->n_links, sys_dirs[i]);
+          sb->link_target = xrealloc (sb->link_target, (sb->n_links + 1) * sizeof *sb->link_target);
+          sb->link_target[sb->n_links - 1] = xstrdup (t);
+        }
+      else if (S_ISDIR (st.st_mode))
+        strv_add (&sb->prof.sys_dirs, &sb->prof.n_sys_dirs, sys_dirs[i]);
+    }
+  return 0;
+}
+
+static int
+read_small_file (const char *path, char **buf, size_t *len, ar_error **err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0)
+    return ar_err (err, errno, "open %s", path);
+  if (fstat (fd, &st) < 0)
+    return ar_err (err, errno, "stat %s", path);
+  if (!S_ISREG (st.st_mode) || st.st_size > 4 * 1024 * 1024)
+    return ar_err (err, 0, "%s: not a regular file under 4 MiB", path);
+  char *b = xmalloc0 ((size_t) st.st_size + 1);
+  size_t got = 0;
+  while (got < (size_t) st.st_size)
+    {
+      ssize_t r = read (fd, b + got, (size_t) st.st_size - got);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        {
+          free (b);
+          return ar_err (err, r < 0 ? errno : EIO, "read %s", path);
+        }
+      got += (size_t) r;
+    }
+  *buf = b;
+  *len = got;
+  return 0;
+}
+
+/* The agent seccomp profile: installed copy first, then the source tree.
+ * Missing means no sandbox: there is no run without it. */
+static int
+load_seccomp (struct ar_agent_opts *o, ar_error **err)
+{
+  const char *cands[] = { AR_PKGDATADIR "/seccomp/agent.json", AR_SRCDIR "/contrib/seccomp/agent.json" };
+  for (size_t i = 0; i < ARRAY_SIZE (cands); i++)
+    {
+      if (access (cands[i], F_OK) < 0)
+        continue;
+      ar_debug ("agent seccomp profile: %s", cands[i]);
+      return read_small_file (cands[i], &o->seccomp_json, &o->seccomp_len, err);
+    }
+  return ar_err (err, ENOENT, "seccomp step: the agent seccomp profile is missing (looked for %s and %s)",
+                 cands[0], cands[1]);
+}
+
+char *
+ar_sandbox_find_helper (const char *name, ar_error **err)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0)
+    {
+      self[n] = '\0';
+      char *slash = strrchr (self, '/');
+      if (slash)
+        {
+          *slash = '\0';
+          char *p = xasprintf ("%s/%s", self, name);
+          if (access (p, X_OK) == 0)
+            return p;
+          free (p);
+        }
+    }
+  const char *path = getenv ("PATH");
+  cleanup_free char *copy = xstrdup (path ? path : DEFAULT_PATH);
+  char *save = NULL;
+  for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    {
+      if (d[0] != '/')
+        continue;
+      char *p = xasprintf ("%s/%s", d, name);
+      if (access (p, X_OK) == 0)
+        return p;
+      free (p);
+    }
+  ar_err (err, ENOENT, "%s not found next to agentrun nor in PATH", name);
+  return NULL;
+}
+
+static int
+read_sysctl (const char *path, long *v)
+{
+  char buf[32] = "";
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read (fd, buf, sizeof buf - 1) <= 0)
+    return -1;
+  *v = strtol (buf, NULL, 10);
+  return 0;
+}
+
+int
+ar_sandbox_check_userns (ar_error **err)
+{
+  long v;
+  if (read_sysctl ("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0)
+    return ar_err (err, 0, "user namespace step: user namespaces are disabled on this host "
+                   "(user.max_user_namespaces = 0); allow them with: sysctl -w user.max_user_namespaces=15000");
+  if (geteuid () == 0)
+    return 0;   /* the two policies below only restrict unprivileged callers */
+  if (read_sysctl ("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 && v == 0)
+    return ar_err (err, 0, "user namespace step: unprivileged user namespaces are disabled "
+                   "(kernel.unprivileged_userns_clone = 0); allow them with: sysctl -w kernel.unprivileged_userns_clone=1, "
+                   "or run agentrun through sudo");
+  if (read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1)
+    return ar_err (err, 0, "user namespace step: AppArmor restricts unprivileged user namespaces "
+                   "(kernel.apparmor_restrict_unprivileged_userns = 1); give agentrun an AppArmor profile with "
+                   "\"userns,\" or set sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or run it through sudo");
+  return 0;
+}
+
+int
+ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  if (o->n_args == 0)
+    return ar_err (err, 0, "no command given (agentrun sandbox [options] -- CMD [ARGS])");
+  if (!o->workspace && set_dir ("workspace", ".", &o->workspace, err) < 0)
+    return -1;
+  if (identity (o, err) < 0)
+    return -1;
+  home_and_user (o);
+  if (!sb->no_terminal && sb->stdin_fd < 0 && isatty (STDIN_FILENO))
+    o->terminal = true;
+  build_env (sb);
+  if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
+    return -1;
+  if (ar_agent_assign_addrs (o, err) < 0)
+    return -1;
+  if (o->n_allow > 0 && !o->no_network)
+    {
+      if (!(o->netproxy = ar_sandbox_find_helper ("agentrun-netproxy", err)))
+        return ar_err_prefix (err, "network step: ");
+    }
+  return 0;
+}
+
+/* ---- the bundle ---- */
+
+/* Create path (absolute, inside the rootfs at rootfs_fd) as a folder, or as
+ * an empty file when is_file, with every component owned by the agent: the
+ * runtime, in the agent's user namespace, may only create mount points in
+ * folders owned by an id mapped there. Never follows a symlink. */
+static int
+mkpath_in (int rootfs_fd, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  cleanup_close int dfd = fcntl (rootfs_fd, F_DUPFD_CLOEXEC, 3);
+  char *save = NULL, *next;
+  if (dfd < 0)
+    return ar_err (err, errno, "dup rootfs fd");
+  for (char *c = strtok_r (copy, "/", &save); c; c = next)
+    {
+      next = strtok_r (NULL, "/", &save);
+      if (strcmp (c, ".") == 0 || strcmp (c, "..") == 0)
+        return ar_err (err, 0, "mount point %s: \".\" or \"..\" in the path", path);
+      if (!next && is_file)
+        {
+          int fd = openat (dfd, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+          if (fd < 0)
+            return errno == EEXIST ? 0 : ar_err (err, errno, "create mount point %s in the rootfs", path);
+          int r = fchown (fd, uid, gid);
+          close (fd);
+          return r < 0 ? ar_err (err, errno, "chown mount point %s", path) : 0;
+        }
+      if (mkdirat (dfd, c, 0755) == 0)
+        {
+          if (fchownat (dfd, c, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+            return ar_err (err, errno, "chown mount point %s", path);
+        }
+      else if (errno != EEXIST)
+        return ar_err (err, errno, "create mount point %s in the rootfs", path);
+      int nfd = openat (dfd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (nfd < 0)
+        {
+          /* a symlink of ours (merged-/usr /bin): the bind goes where it points */
+          if (errno == ELOOP || errno == ENOTDIR)
+            return 0;
+          return ar_err (err, errno, "open mount point %s in the rootfs", path);
+        }
+      close (dfd);
+      dfd = nfd;
+    }
+  return 0;
+}
+
+static bool
+is_file_path (const char *p)
+{
+  struct stat st;
+  return stat (p, &st) == 0 && !S_ISDIR (st.st_mode);
+}
+
+static int
+make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  if (mkdirat (bundle_fd, "rootfs", 0755) < 0)
+    return ar_err (err, errno, "create %s/rootfs", o->bundle);
+  if (fchownat (bundle_fd, "rootfs", o->uid, o->gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return ar_err (err, errno, "chown %s/rootfs", o->bundle);
+  cleanup_close int rfd = openat (bundle_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rfd < 0)
+    return ar_err (err, errno, "open %s/rootfs", o->bundle);
+  for (size_t i = 0; i < sb->n_links; i++)
+    if (symlinkat (sb->link_target[i], rfd, sb->link_name[i] + 1) < 0)
+      return ar_err (err, errno, "symlink %s in the rootfs", sb->link_name[i]);
+  static const char *const fixed[] = { "/proc", "/dev", "/tmp", "/run", NULL };
+  for (size_t i = 0; fixed[i]; i++)
+    if (mkpath_in (rfd, fixed[i], false, o->uid, o->gid, err) < 0)
+      return -1;
+  for (size_t i = 0; i < o->n_sys_dirs; i++)
+    if (mkpath_in (rfd, o->sys_dirs[i], false, o->uid, o->gid, err) < 0)
+      return -1;
+  if (mkpath_in (rfd, o->home, false, o->uid, o->gid, err) < 0
+      || mkpath_in (rfd, o->workspace, false, o->uid, o->gid, err) < 0
+      || (o->out && mkpath_in (rfd, o->out, false, o->uid, o->gid, err) < 0))
+    return -1;
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (mkpath_in (rfd, o->binds[i].path, is_file_path (o->binds[i].path), o->uid, o->gid, err) < 0)
+      return -1;
+  for (size_t i = 0; i < o->n_extra; i++)
+    if (mkpath_in (rfd, o->extra_dst[i], is_file_path (o->extra_src[i]), o->uid, o->gid, err) < 0)
+      return -1;
+  return 0;
+}
+
+static int
+write_new_file (int dfd, const char *dir, const char *name, const char *text, size_t len, mode_t mode,
+                ar_error **err)
+{
+  cleanup_close int fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0)
+    return ar_err (err, errno, "create %s/%s", dir, name);
+  for (size_t done = 0; done < len;)
+    {
+      ssize_t w = write (fd, text + done, len - done);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        return ar_err (err, errno, "write %s/%s", dir, name);
+      done += (size_t) w;
+    }
+  if (fchmod (fd, mode) < 0)   /* not subject to the umask */
+    return ar_err (err, errno, "chmod %s/%s", dir, name);
+  return 0;
+}
+
+static int
+open_bundle_dir (const char *dir, char **abs, ar_error **err)
+{
+  char buf[PATH_MAX];
+  /* 0711: the runtime may walk to rootfs/ and the bind sources as the
+   * agent's uid (its user namespace maps nothing else); nothing is listable */
+  if (mkdir (dir, 0711) < 0 && errno != EEXIST)
+    return ar_err (err, errno, "create bundle folder %s", dir);
+  if (!realpath (dir, buf))
+    return ar_err (err, errno, "bundle folder %s", dir);
+  int fd = open (buf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return ar_err (err, errno, "open bundle folder %s", buf);
+  static const char *const ours[] = { "config.json", "rootfs", "hosts", "resolv.conf" };
+  for (size_t i = 0; i < ARRAY_SIZE (ours); i++)
+    if (faccessat (fd, ours[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+      {
+        close (fd);
+        return ar_err (err, EEXIST, "bundle folder %s: %s", buf, ours[i]);
+      }
+  *abs = xstrdup (buf);
+  return fd;
+}
+
+int
+ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  free (o->bundle);
+  o->bundle = NULL;
+  cleanup_close int bfd = open_bundle_dir (dir, &o->bundle, err);
+  if (bfd < 0)
+    return -1;
+  free (o->relay_dir);
+  o->relay_dir = relay_dir ? xstrdup (relay_dir) : NULL;
+  cleanup_free char *json = NULL;
+  size_t len;
+  if (ar_agent_generate (o, &json, &len, err) < 0)
+    return -1;
+  /* our own output goes through the same parser and validator as any
+   * config: a profile the runtime would refuse is caught here */
+  struct ar_spec *spec = NULL;
+  if (ar_spec_parse (json, len, "agent config.json", &spec, err) < 0)
+    return ar_err_prefix (err, "agent profile: ");
+  ar_spec_free (spec);
+  cleanup_free char *hosts = ar_agent_hosts_text (o);
+  cleanup_free char *resolv = ar_agent_resolv_text (o);
+  if (write_new_file (bfd, o->bundle, "hosts", hosts, strlen (hosts), 0644, err) < 0
+      || write_new_file (bfd, o->bundle, "resolv.conf", resolv, strlen (resolv), 0644, err) < 0
+      || make_rootfs (sb, bfd, err) < 0
+      || write_new_file (bfd, o->bundle, "config.json", json, len, 0600, err) < 0)
+    return -1;
+  return 0;
+}

@@ -1,0 +1,70 @@
+/* `agentrun sandbox`: the agent profile (spec/agent.h) filled from the host
+ * (who is calling, which system folders exist, where the helpers are), its
+ * bundle written into a private folder, the relay started, the container
+ * run in the foreground, and everything removed afterwards.
+ * `agentrun spec --agent` and `agentrun check` share the options and the
+ * bundle writer, so the three commands produce the same confinement. */
+#ifndef AR_SANDBOX_H
+#define AR_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "agent.h"
+#include "cli.h"
+#include "error.h"
+
+/* Option ids of the sandbox options; commands that embed them use ids below
+ * AR_SB_OPT_BASE for their own. */
+enum {
+  AR_SB_OPT_BASE = 1000,
+  AR_SB_WORKSPACE, AR_SB_OUT, AR_SB_RO, AR_SB_RW, AR_SB_MASK, AR_SB_ALLOW, AR_SB_NO_NETWORK,
+  AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
+};
+/* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
+#define AR_SB_N_OPTS 13
+extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
+extern const char ar_sandbox_opts_help[];
+
+struct ar_sandbox {
+  struct ar_agent_opts prof;
+  char **env_args; size_t n_env_args;   /* --env as given */
+  char *bundle_out;                     /* --bundle DIR */
+  bool has_pids;
+  /* rootfs symlinks standing for host ones (merged-/usr: /bin -> usr/bin) */
+  char **link_name; char **link_target; size_t n_links;
+  /* run time */
+  char *id;                             /* sandbox-<random> */
+  char *tmpdir;                         /* the private folder holding everything */
+  pid_t relay_pid;
+  int stdout_fd;                        /* >= 0: the container's stdout goes there (check) */
+  int stdin_fd;                         /* >= 0: the container's stdin comes from there */
+  bool no_terminal;                     /* never a pty, even when stdin is a terminal (check) */
+};
+
+void ar_sandbox_init (struct ar_sandbox *sb);
+void ar_sandbox_free (struct ar_sandbox *sb);
+/* One parsed option (id from ar_sandbox_opts). */
+int ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err);
+/* The command to run (copied). */
+void ar_sandbox_set_args (struct ar_sandbox *sb, char **argv, int argc);
+/* Look the host up and complete the profile: identity, home, environment,
+ * system folders, helpers, seccomp profile. After this, prof is complete but
+ * for bundle and relay_dir. */
+int ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err);
+/* Write the bundle into dir (created 0700 if missing; must be empty otherwise):
+ * rootfs/ with its mount points, hosts, resolv.conf, config.json. relay_dir is
+ * where the relay's sockets will be. */
+int ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err);
+/* The whole run: private folder, bundle, relay, container in the foreground,
+ * signals forwarded, cleanup. *status is the command's exit status. */
+int ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_error **err);
+
+/* Host policies that forbid user namespaces: 0 when none, else -1 with a
+ * message saying what to change. */
+int ar_sandbox_check_userns (ar_error **err);
+/* A helper binary next to /proc/self/exe, else in PATH (absolute, caller frees). */
+char *ar_sandbox_find_helper (const char *name, ar_error **err);
+/* Remove a folder tree without following symlinks or crossing mounts. */
+int ar_sandbox_rmtree (const char *path, ar_error **err);
+
+#endif

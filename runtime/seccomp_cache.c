@@ -1,0 +1,305 @@
+/* The compiled-filter cache. Compiling a long allowlist with libseccomp costs
+ * milliseconds per container; the same profile compiled by the same libseccomp
+ * for the same architecture and kernel API level gives the same BPF, so it is
+ * kept under the state root, keyed by SHA-256 of a canonical serialisation.
+ * An entry is trusted only when it is a regular file owned by us, not group- or
+ * world-writable, of the exact size its header announces, carrying its own key
+ * and the SHA-256 of its instructions. Anything else is a miss. */
+#include "config.h"
+#include "seccomp_cache.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- SHA-256 (FIPS 180-4) ---- */
+
+static const uint32_t K[64] = {
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void
+sha256_block (uint32_t h[8], const unsigned char *p)
+{
+  uint32_t w[64], a, b, c, d, e, f, g, k, t1, t2;
+  int i;
+
+  for (i = 0; i < 16; i++)
+    w[i] = (uint32_t) p[4 * i] << 24 | (uint32_t) p[4 * i + 1] << 16 | (uint32_t) p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (; i < 64; i++)
+    {
+      uint32_t s0 = ROR (w[i - 15], 7) ^ ROR (w[i - 15], 18) ^ (w[i - 15] >> 3);
+      uint32_t s1 = ROR (w[i - 2], 17) ^ ROR (w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+  a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; k = h[7];
+  for (i = 0; i < 64; i++)
+    {
+      t1 = k + (ROR (e, 6) ^ ROR (e, 11) ^ ROR (e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+      t2 = (ROR (a, 2) ^ ROR (a, 13) ^ ROR (a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      k = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+  h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+}
+
+void
+ar_sha256 (const void *data, size_t len, unsigned char out[AR_SHA256_LEN])
+{
+  uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+  const unsigned char *p = data;
+  unsigned char tail[128] = { 0 };
+  size_t rest = len % 64, tail_len = rest < 56 ? 64 : 128, i;
+  uint64_t bits = (uint64_t) len * 8;
+
+  for (i = 0; i + 64 <= len; i += 64)
+    sha256_block (h, p + i);
+  memcpy (tail, p + i, rest);
+  tail[rest] = 0x80;
+  for (i = 0; i < 8; i++)
+    tail[tail_len - 1 - i] = (unsigned char) (bits >> (8 * i));
+  for (i = 0; i < tail_len; i += 64)
+    sha256_block (h, tail + i);
+  for (i = 0; i < 8; i++)
+    {
+      out[4 * i] = (unsigned char) (h[i] >> 24);
+      out[4 * i + 1] = (unsigned char) (h[i] >> 16);
+      out[4 * i + 2] = (unsigned char) (h[i] >> 8);
+      out[4 * i + 3] = (unsigned char) h[i];
+    }
+}
+
+/* ---- canonical serialisation of a profile ---- */
+
+struct buf { unsigned char *p; size_t len, cap; };
+
+static void
+put (struct buf *b, const void *data, size_t n)
+{
+  if (b->len + n > b->cap)
+    {
+      b->cap = (b->len + n) * 2 + 256;
+      b->p = xrealloc (b->p, b->cap);
+    }
+  memcpy (b->p + b->len, data, n);
+  b->len += n;
+}
+
+static void put_u64 (struct buf *b, uint64_t v) { put (b, &v, sizeof v); }
+
+/* Length-prefixed, with a distinct marker for NULL. */
+static void
+put_str (struct buf *b, const char *s)
+{
+  put_u64 (b, s ? strlen (s) : UINT64_MAX);
+  if (s)
+    put (b, s, strlen (s));
+}
+
+static void
+put_strv (struct buf *b, char *const *v, size_t n)
+{
+  size_t i;
+  put_u64 (b, n);
+  for (i = 0; i < n; i++)
+    put_str (b, v[i]);
+}
+
+void
+ar_seccomp_cache_key (const struct ar_seccomp *sc, unsigned char key[AR_SHA256_LEN])
+{
+  const struct scmp_version *v = seccomp_version ();
+  struct buf b = { 0 };
+  size_t i, j;
+
+  put_str (&b, "agentrun seccomp cache v1");
+  put_u64 (&b, ((uint64_t) v->major << 32) | ((uint64_t) v->minor << 16) | v->micro);
+  put_u64 (&b, seccomp_api_get ());
+  put_u64 (&b, seccomp_arch_native ());
+  put_str (&b, sc->default_action);
+  put_u64 (&b, sc->has_default_errno_ret ? sc->default_errno_ret : UINT64_MAX);
+  put_strv (&b, sc->architectures, sc->n_architectures);
+  put_strv (&b, sc->flags, sc->n_flags);
+  put_u64 (&b, sc->n_syscalls);
+  for (i = 0; i < sc->n_syscalls; i++)
+    {
+      const struct ar_seccomp_rule *r = &sc->syscalls[i];
+      put_strv (&b, r->names, r->n_names);
+      put_str (&b, r->action);
+      put_u64 (&b, r->has_errno_ret ? r->errno_ret : UINT64_MAX);
+      put_u64 (&b, r->n_args);
+      for (j = 0; j < r->n_args; j++)
+        {
+          put_u64 (&b, r->args[j].index);
+          put_u64 (&b, r->args[j].value);
+          put_u64 (&b, r->args[j].value_two);
+          put_u64 (&b, (uint64_t) r->args[j].op);
+        }
+    }
+  ar_sha256 (b.p, b.len, key);
+  free (b.p);
+}
+
+/* ---- entries on disk ---- */
+
+#define CACHE_DIR ".seccomp-cache"
+#define MAGIC "ARSCBPF1"
+
+struct entry_header {
+  char magic[8];
+  uint32_t n_insns;
+  uint32_t reserved;
+  unsigned char key[AR_SHA256_LEN];
+  unsigned char body_sha[AR_SHA256_LEN];
+};
+
+static void
+entry_name (const unsigned char key[AR_SHA256_LEN], char name[AR_SHA256_LEN * 2 + 8])
+{
+  size_t i;
+  for (i = 0; i < AR_SHA256_LEN; i++)
+    sprintf (name + 2 * i, "%02x", key[i]);
+  strcpy (name + 2 * AR_SHA256_LEN, ".bpf");
+}
+
+/* The cache directory, created if needed; it must be ours and private. */
+static int
+open_cache_dir (const char *state_root, bool create)
+{
+  cleanup_close int root = open (state_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
+  int fd;
+
+  if (root < 0)
+    return -1;
+  if (create && mkdirat (root, CACHE_DIR, 0700) < 0 && errno != EEXIST)
+    return -1;
+  fd = openat (root, CACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || st.st_uid != geteuid () || (st.st_mode & 022))
+    {
+      ar_debug ("seccomp cache: %s/" CACHE_DIR " is not private to us, not used", state_root);
+      close (fd);
+      errno = EPERM;
+      return -1;
+    }
+  return fd;
+}
+
+static int
+read_entry (int fd, const unsigned char key[AR_SHA256_LEN], struct ar_seccomp_prog **out)
+{
+  struct entry_header h;
+  unsigned char sha[AR_SHA256_LEN];
+  struct ar_seccomp_prog *prog;
+  struct stat st;
+  size_t body;
+
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 022))
+    return -1;
+  if (pread (fd, &h, sizeof h, 0) != (ssize_t) sizeof h || memcmp (h.magic, MAGIC, 8) != 0
+      || memcmp (h.key, key, AR_SHA256_LEN) != 0 || h.n_insns == 0 || h.n_insns > BPF_MAXINSNS)
+    return -1;
+  body = (size_t) h.n_insns * sizeof (struct sock_filter);
+  if ((size_t) st.st_size != sizeof h + body)
+    return -1;
+  prog = xmalloc0 (sizeof *prog);
+  prog->insns = xmalloc0 (body);
+  prog->len = h.n_insns;
+  prog->from_cache = true;
+  if (pread (fd, prog->insns, body, sizeof h) != (ssize_t) body
+      || (ar_sha256 (prog->insns, body, sha), memcmp (sha, h.body_sha, AR_SHA256_LEN) != 0))
+    {
+      ar_seccomp_prog_free (prog);
+      return -1;
+    }
+  *out = prog;
+  return 0;
+}
+
+int
+ar_seccomp_cache_load (const char *state_root, const unsigned char key[AR_SHA256_LEN], struct ar_seccomp_prog **out)
+{
+  cleanup_close int dir = open_cache_dir (state_root, false);
+  cleanup_close int fd = -1;
+  char name[AR_SHA256_LEN * 2 + 8];
+
+  if (dir < 0)
+    return -1;
+  entry_name (key, name);
+  fd = openat (dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (read_entry (fd, key, out) < 0)
+    {
+      ar_debug ("seccomp cache: entry %s is not valid, recompiling", name);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+write_all (int fd, const void *p, size_t n)
+{
+  const char *c = p;
+  while (n > 0)
+    {
+      ssize_t w = write (fd, c, n);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return -1;
+      c += w;
+      n -= (size_t) w;
+    }
+  return 0;
+}
+
+void
+ar_seccomp_cache_store (const char *state_root, const unsigned char key[AR_SHA256_LEN],
+                        const struct ar_seccomp_prog *prog)
+{
+  cleanup_close int dir = open_cache_dir (state_root, true);
+  cleanup_close int fd = -1;
+  struct entry_header h = { .n_insns = (uint32_t) prog->len };
+  size_t body = prog->len * sizeof (struct sock_filter);
+  char name[AR_SHA256_LEN * 2 + 8], tmp[64];
+
+  if (dir < 0)
+    {
+      ar_debug ("seccomp cache: cannot open %s/" CACHE_DIR ": %s", state_root, strerror (errno));
+      return;
+    }
+  memcpy (h.magic, MAGIC, 8);
+  memcpy (h.key, key, AR_SHA256_LEN);
+  ar_sha256 (prog->insns, body, h.body_sha);
+  entry_name (key, name);
+  snprintf (tmp, sizeof tmp, ".tmp.%d.%lx", (int) getpid (), (unsigned long) prog);
+  fd = openat (dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      ar_debug ("seccomp cache: create %s: %s", tmp, strerror (errno));
+      return;
+    }
+  if (write_all (fd, &h, sizeof h) < 0 || write_all (fd, prog->insns, body) < 0 || renameat (dir, tmp, dir, name) < 0)
+    {
+      ar_debug ("seccomp cache: writing %s: %s", name, strerror (errno));
+      unlinkat (dir, tmp, 0);
+    }
+}

@@ -1,0 +1,108 @@
+/* Re-exec from a sealed memfd copy of /proc/self/exe. */
+#include "config.h"
+#include "selfexe.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <linux/memfd.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+static bool
+already_sealed (void)
+{
+  cleanup_close int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  int seals = fcntl (fd, F_GET_SEALS);
+  return seals >= 0 && (seals & SEALS) == SEALS;
+}
+
+/* The command line again, from /proc/self/cmdline (callers only see their
+ * own slice of argv). */
+static char **
+own_argv (ar_error **err)
+{
+  cleanup_close int fd = open ("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  size_t cap = 4096, len = 0;
+  char *buf;
+
+  if (fd < 0)
+    return ar_err (err, errno, "open /proc/self/cmdline"), NULL;
+  buf = xmalloc0 (cap);
+  for (;;)
+    {
+      if (len + 2 >= cap)
+        buf = xrealloc (buf, cap *= 2);
+      ssize_t n = read (fd, buf + len, cap - len - 2);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          free (buf);
+          return ar_err (err, errno, "read /proc/self/cmdline"), NULL;
+        }
+      if (n == 0)
+        break;
+      len += (size_t) n;
+    }
+  buf[len] = '\0';
+  size_t argc = 0;
+  for (size_t i = 0; i < len; i++)
+    if (buf[i] == '\0')
+      argc++;
+  char **argv = xmalloc0 ((argc + 1) * sizeof *argv);
+  for (size_t i = 0, a = 0; a < argc; a++)
+    {
+      argv[a] = buf + i;
+      i += strlen (buf + i) + 1;
+    }
+  return argv;      /* buf lives as long as argv[0]: until exec */
+}
+
+int
+ar_selfexe_ensure_sealed (ar_error **err)
+{
+  char **argv;
+  extern char **environ;
+  cleanup_close int self = -1;
+  cleanup_close int mfd = -1;
+  struct stat st;
+
+  if (already_sealed ())
+    return 0;
+  self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (self < 0)
+    return ar_err (err, errno, "open /proc/self/exe");
+  if (fstat (self, &st) < 0)
+    return ar_err (err, errno, "stat /proc/self/exe");
+  mfd = memfd_create ("agentrun", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (mfd < 0)
+    return ar_err (err, errno, "memfd_create");
+  for (off_t left = st.st_size; left > 0;)
+    {
+      ssize_t n = sendfile (mfd, self, NULL, (size_t) left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return ar_err (err, n < 0 ? errno : EIO, "copy /proc/self/exe into a memfd");
+      left -= n;
+    }
+  if (fcntl (mfd, F_ADD_SEALS, SEALS) < 0)
+    return ar_err (err, errno, "seal the memfd copy of agentrun");
+  argv = own_argv (err);
+  if (!argv)
+    return -1;
+  /* MFD_CLOEXEC: execveat of a close-on-exec fd works (the kernel keeps the
+   * file), and the copy is not an fd in the new image. */
+  syscall (SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
+  int e = errno;
+  free (argv[0]);
+  free (argv);
+  return ar_err (err, e, "re-exec agentrun from its sealed copy");
+}

@@ -1,0 +1,209 @@
+/* Signal forwarding and the foreground wait loop. */
+#include "config.h"
+#include "signals.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+static void
+forwardable (sigset_t *set)
+{
+  sigfillset (set);
+  sigdelset (set, SIGKILL);
+  sigdelset (set, SIGSTOP);
+  /* Faults in the runtime itself must stay fatal. */
+  sigdelset (set, SIGSEGV);
+  sigdelset (set, SIGBUS);
+  sigdelset (set, SIGILL);
+  sigdelset (set, SIGFPE);
+  sigdelset (set, SIGABRT);
+  sigdelset (set, SIGSYS);
+}
+
+int
+ar_signals_block (sigset_t *old, ar_error **err)
+{
+  sigset_t set;
+  forwardable (&set);
+  if (sigprocmask (SIG_BLOCK, &set, old) < 0)
+    return ar_err (err, errno, "sigprocmask");
+  return 0;
+}
+
+void
+ar_signals_reset (void)
+{
+  sigset_t empty;
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal (s, SIG_DFL);
+  sigemptyset (&empty);
+  sigprocmask (SIG_SETMASK, &empty, NULL);
+}
+
+struct relay {
+  int master;
+  bool in_open;       /* stdin still readable */
+  bool out_open;      /* master still readable */
+  bool raw;
+  struct termios saved;
+};
+
+static void
+copy_winsize (int master)
+{
+  struct winsize ws;
+  /* A 0x0 terminal (no size known) must not override consoleSize. */
+  if (master >= 0 && ioctl (STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+    ioctl (master, TIOCSWINSZ, &ws);
+}
+
+static void
+relay_start (struct relay *r, int master)
+{
+  memset (r, 0, sizeof *r);
+  r->master = master;
+  if (master < 0)
+    return;
+  r->in_open = r->out_open = true;
+  if (isatty (STDIN_FILENO) && tcgetattr (STDIN_FILENO, &r->saved) == 0)
+    {
+      struct termios t = r->saved;
+      cfmakeraw (&t);
+      if (tcsetattr (STDIN_FILENO, TCSANOW, &t) == 0)
+        r->raw = true;
+    }
+  copy_winsize (master);
+}
+
+static void
+relay_stop (struct relay *r)
+{
+  if (r->raw)
+    tcsetattr (STDIN_FILENO, TCSANOW, &r->saved);
+}
+
+static int
+write_all (int fd, const char *buf, size_t len)
+{
+  while (len)
+    {
+      ssize_t n = write (fd, buf, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      buf += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}
+
+/* Move one buffer from -> to; false when from is done. */
+static bool
+pump (int from, int to)
+{
+  char buf[8192];
+  ssize_t n = read (from, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return true;
+  if (n <= 0)
+    return false;
+  return write_all (to, buf, (size_t) n) == 0;
+}
+
+static void
+drain_master (struct relay *r)
+{
+  if (r->master < 0 || !r->out_open)
+    return;
+  int fl = fcntl (r->master, F_GETFL);
+  if (fl >= 0)
+    fcntl (r->master, F_SETFL, fl | O_NONBLOCK);
+  while (pump (r->master, STDOUT_FILENO))
+    {
+      struct pollfd p = { .fd = r->master, .events = POLLIN };
+      if (poll (&p, 1, 0) <= 0)
+        break;
+    }
+}
+
+static int
+exit_status (pid_t pid, int *status, ar_error **err)
+{
+  int ws;
+  pid_t r;
+  do
+    r = waitpid (pid, &ws, 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return ar_err (err, errno, "waitpid %d", (int) pid);
+  *status = WIFEXITED (ws) ? WEXITSTATUS (ws) : 128 + WTERMSIG (ws);
+  return 0;
+}
+
+static void
+forward (int sfd, pid_t pid, int pidfd, int master)
+{
+  struct signalfd_siginfo si;
+  while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
+    {
+      if (si.ssi_signo == SIGCHLD)
+        continue;
+      if (si.ssi_signo == SIGWINCH && master >= 0)
+        {
+          copy_winsize (master);
+          continue;
+        }
+      if (syscall (SYS_pidfd_send_signal, pidfd, si.ssi_signo, NULL, 0) < 0)
+        kill (pid, 0); /* gone already: the pidfd will tell */
+    }
+}
+
+int
+ar_foreground_wait (pid_t pid, int pidfd, int master, int *status, ar_error **err)
+{
+  sigset_t set;
+  struct relay r;
+  cleanup_close int sfd = -1;
+
+  forwardable (&set);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0)
+    return ar_err (err, errno, "signalfd");
+  relay_start (&r, master);
+  for (;;)
+    {
+      struct pollfd p[4] = {
+        { .fd = pidfd, .events = POLLIN },
+        { .fd = sfd, .events = POLLIN },
+        { .fd = r.in_open ? STDIN_FILENO : -1, .events = POLLIN },
+        { .fd = r.out_open ? master : -1, .events = POLLIN },
+      };
+      if (poll (p, 4, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          relay_stop (&r);
+          return ar_err (err, errno, "poll");
+        }
+      if (p[1].revents)
+        forward (sfd, pid, pidfd, master);
+      if (p[2].revents && !pump (STDIN_FILENO, master))
+        r.in_open = false;
+      if (p[3].revents && !pump (master, STDOUT_FILENO))
+        r.out_open = false;
+      if (p[0].revents)
+        break;
+    }
+  drain_master (&r);
+  relay_stop (&r);
+  return exit_status (pid, status, err);
+}

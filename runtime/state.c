@@ -1,0 +1,510 @@
+/* State folder, locking and state.json for one container. */
+#include "config.h"
+#include "state.h"
+#include "util.h"
+#include "cgroups.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+int
+ar_root_ensure (const char *root, ar_error **err)
+{
+  cleanup_free char *copy = NULL;
+  struct stat st;
+
+  if (!root || !*root)
+    return ar_err (err, 0, "no state root: pass --root or set XDG_RUNTIME_DIR");
+  if (stat (root, &st) == 0)
+    {
+      if (!S_ISDIR (st.st_mode))
+        return ar_err (err, ENOTDIR, "state root %s", root);
+      return 0;
+    }
+  /* mkdir -p, each level 0700: the root holds other users' nothing. */
+  copy = xstrdup (root);
+  for (char *p = copy + 1; ; p++)
+    {
+      if (*p != '/' && *p != '\0')
+        continue;
+      char c = *p;
+      *p = '\0';
+      if (mkdir (copy, 0700) < 0 && errno != EEXIST)
+        return ar_err (err, errno, "create state root %s", copy);
+      *p = c;
+      if (c == '\0')
+        break;
+    }
+  return 0;
+}
+
+static int
+lock_dir (int dirfd, bool exclusive, const char *id, ar_error **err)
+{
+  struct stat st;
+  if (flock (dirfd, exclusive ? LOCK_EX : LOCK_SH) < 0)
+    return ar_err (err, errno, "lock state of container \"%s\"", id);
+  /* A delete that held the lock before us may have removed the folder. */
+  if (fstat (dirfd, &st) < 0)
+    return ar_err (err, errno, "stat state of container \"%s\"", id);
+  if (st.st_nlink == 0)
+    return ar_err (err, 0, "container \"%s\" does not exist", id);
+  return 0;
+}
+
+int
+ar_state_create (const char *root, const char *id, int *dirfd, ar_error **err)
+{
+  cleanup_close int rfd = -1;
+  cleanup_close int fd = -1;
+
+  if (ar_root_ensure (root, err) < 0)
+    return -1;
+  rfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rfd < 0)
+    return ar_err (err, errno, "open state root %s", root);
+  /* 0711: a container root in a user namespace must reach exec.fifo (which
+   * is its own, 0600); listing and every other file stay private. */
+  if (mkdirat (rfd, id, 0711) < 0)
+    {
+      if (errno == EEXIST)
+        return ar_err (err, 0, "container \"%s\" already exists", id);
+      return ar_err (err, errno, "create state folder %s/%s", root, id);
+    }
+  fd = openat (rfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return ar_err (err, errno, "open state folder %s/%s", root, id);
+  if (fchmod (fd, 0711) < 0)       /* past the umask */
+    return ar_err (err, errno, "chmod state folder %s/%s", root, id);
+  if (lock_dir (fd, true, id, err) < 0)
+    return -1;
+  *dirfd = ar_steal_fd (fd);
+  return 0;
+}
+
+int
+ar_state_open (const char *root, const char *id, bool exclusive, int *dirfd, ar_error **err)
+{
+  cleanup_free char *path = NULL;
+  cleanup_close int fd = -1;
+
+  if (!root || !*root)
+    return ar_err (err, 0, "no state root: pass --root or set XDG_RUNTIME_DIR");
+  path = xasprintf ("%s/%s", root, id);
+  fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    {
+      if (errno == ENOENT)
+        return ar_err (err, 0, "container \"%s\" does not exist", id);
+      return ar_err (err, errno, "open state folder %s", path);
+    }
+  if (lock_dir (fd, exclusive, id, err) < 0)
+    return -1;
+  *dirfd = ar_steal_fd (fd);
+  return 0;
+}
+
+int
+ar_state_remove (const char *root, const char *id, ar_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", root, id);
+  cleanup_close int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  DIR *d;
+  struct dirent *de;
+
+  if (fd < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "open state folder %s", path);
+  d = fdopendir (fd);
+  if (!d)
+    return ar_err (err, errno, "read state folder %s", path);
+  fd = -1;
+  while ((de = readdir (d)))
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (unlinkat (dirfd (d), de->d_name, 0) < 0 && errno != ENOENT)
+        {
+          int e = errno;
+          closedir (d);
+          return ar_err (err, e, "remove %s/%s", path, de->d_name);
+        }
+    }
+  closedir (d);
+  if (rmdir (path) < 0 && errno != ENOENT)
+    return ar_err (err, errno, "remove state folder %s", path);
+  return 0;
+}
+
+static void
+gen_str (yajl_gen g, const char *s)
+{
+  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+}
+
+static void
+gen_kv (yajl_gen g, const char *k, const char *v)
+{
+  gen_str (g, k);
+  gen_str (g, v ? v : "");
+}
+
+static void
+gen_annotations (yajl_gen g, const struct ar_cstate *st)
+{
+  gen_str (g, "annotations");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < st->n_annotations; i++)
+    gen_kv (g, st->annotations[i].key, st->annotations[i].value);
+  yajl_gen_map_close (g);
+}
+
+static char *
+gen_finish (yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  char *out;
+  yajl_gen_get_buf (g, &buf, &len);
+  out = xmalloc0 (len + 1);
+  memcpy (out, buf, len);
+  yajl_gen_free (g);
+  return out;
+}
+
+static char *
+internal_json (const struct ar_cstate *st)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (!g)
+    abort ();
+  yajl_gen_map_open (g);
+  gen_kv (g, "id", st->id);
+  gen_str (g, "pid");
+  yajl_gen_integer (g, st->pid);
+  gen_str (g, "pidStartTime");
+  yajl_gen_integer (g, (long long) st->pid_start);
+  gen_kv (g, "bundle", st->bundle);
+  gen_kv (g, "rootfs", st->rootfs);
+  gen_kv (g, "created", st->created);
+  gen_kv (g, "owner", st->owner);
+  if (st->cgroup_path)
+    gen_kv (g, "cgroupPath", st->cgroup_path);
+  gen_kv (g, "config", st->config_path);
+  gen_annotations (g, st);
+  yajl_gen_map_close (g);
+  return gen_finish (g);
+}
+
+int
+ar_cstate_write (int dirfd, const struct ar_cstate *st, ar_error **err)
+{
+  cleanup_free char *json = internal_json (st);
+  size_t len = strlen (json);
+  cleanup_close int fd = openat (dirfd, AR_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+  if (fd < 0)
+    return ar_err (err, errno, "write state of \"%s\": open " AR_STATE_FILE ".tmp", st->id);
+  for (size_t off = 0; off < len;)
+    {
+      ssize_t n = write (fd, json + off, len - off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return ar_err (err, errno, "write state of \"%s\"", st->id);
+      off += (size_t) n;
+    }
+  if (fsync (fd) < 0)
+    return ar_err (err, errno, "write state of \"%s\": fsync", st->id);
+  /* rename: a reader sees the old file or the whole new one. */
+  if (renameat (dirfd, AR_STATE_FILE ".tmp", dirfd, AR_STATE_FILE) < 0)
+    return ar_err (err, errno, "write state of \"%s\": rename", st->id);
+  return 0;
+}
+
+static char *
+get_str (yajl_val root, const char *key)
+{
+  const char *p[] = { key, NULL };
+  yajl_val v = yajl_tree_get (root, p, yajl_t_string);
+  return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
+}
+
+static long long
+get_int (yajl_val root, const char *key)
+{
+  const char *p[] = { key, NULL };
+  yajl_val v = yajl_tree_get (root, p, yajl_t_number);
+  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
+}
+
+static int
+read_small_file (int dirfd, const char *name, char **out, ar_error **err)
+{
+  cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  size_t cap = 4096, len = 0;
+  char *buf;
+
+  if (fd < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "open state file %s", name);
+  buf = xmalloc0 (cap);
+  for (;;)
+    {
+      if (len + 1 >= cap)
+        {
+          if (cap > (1 << 24))
+            {
+              free (buf);
+              return ar_err (err, EFBIG, "read state file %s", name);
+            }
+          cap *= 2;
+          buf = xrealloc (buf, cap);
+        }
+      ssize_t n = read (fd, buf + len, cap - len - 1);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int e = errno;
+          free (buf);
+          return ar_err (err, e, "read state file %s", name);
+        }
+      if (n == 0)
+        break;
+      len += (size_t) n;
+    }
+  buf[len] = '\0';
+  *out = buf;
+  return 1;
+}
+
+static void
+read_annotations (yajl_val root, struct ar_cstate *st)
+{
+  const char *p[] = { "annotations", NULL };
+  yajl_val ann = yajl_tree_get (root, p, yajl_t_object);
+  if (!ann)
+    return;
+  size_t n = YAJL_GET_OBJECT (ann)->len;
+  st->annotations = xmalloc0 (n * sizeof *st->annotations);
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_val v = YAJL_GET_OBJECT (ann)->values[i];
+      if (!YAJL_IS_STRING (v))
+        continue;
+      st->annotations[st->n_annotations].key = xstrdup (YAJL_GET_OBJECT (ann)->keys[i]);
+      st->annotations[st->n_annotations].value = xstrdup (YAJL_GET_STRING (v));
+      st->n_annotations++;
+    }
+}
+
+int
+ar_cstate_read (int dirfd, struct ar_cstate *st, ar_error **err)
+{
+  cleanup_free char *buf = NULL;
+  char errbuf[256] = "";
+  yajl_val root;
+  int r;
+
+  memset (st, 0, sizeof *st);
+  r = read_small_file (dirfd, AR_STATE_FILE, &buf, err);
+  if (r <= 0)
+    return r;
+  root = yajl_tree_parse (buf, errbuf, sizeof errbuf);
+  if (!root || !YAJL_IS_OBJECT (root))
+    {
+      yajl_tree_free (root);
+      return ar_err (err, 0, AR_STATE_FILE ": invalid JSON");
+    }
+  st->id = get_str (root, "id");
+  long long pid = get_int (root, "pid");
+  st->pid = pid > 0 && pid <= INT_MAX ? (pid_t) pid : 0;
+  long long start = get_int (root, "pidStartTime");
+  st->pid_start = start > 0 ? (unsigned long long) start : 0;
+  st->bundle = get_str (root, "bundle");
+  st->rootfs = get_str (root, "rootfs");
+  st->created = get_str (root, "created");
+  st->owner = get_str (root, "owner");
+  st->cgroup_path = get_str (root, "cgroupPath");
+  st->config_path = get_str (root, "config");
+  read_annotations (root, st);
+  yajl_tree_free (root);
+  if (!st->id || st->pid <= 0)
+    {
+      ar_cstate_clear (st);
+      return ar_err (err, 0, AR_STATE_FILE ": id or pid missing");
+    }
+  return 1;
+}
+
+void
+ar_cstate_clear (struct ar_cstate *st)
+{
+  free (st->id);
+  free (st->bundle);
+  free (st->rootfs);
+  free (st->created);
+  free (st->owner);
+  free (st->cgroup_path);
+  free (st->config_path);
+  for (size_t i = 0; i < st->n_annotations; i++)
+    {
+      free (st->annotations[i].key);
+      free (st->annotations[i].value);
+    }
+  free (st->annotations);
+  memset (st, 0, sizeof *st);
+}
+
+/* Field 22 of /proc/PID/stat; fields are counted after the last ')' since
+ * the command name may hold spaces and parentheses. */
+static int
+proc_stat_fields (pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+  char path[64], buf[1024];
+  ssize_t n;
+  int fd;
+
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  char *p = strrchr (buf, ')');
+  if (!p)
+    return -1;
+  p += 2;                       /* field 3: state */
+  char state;
+  int pp;
+  unsigned long long st;
+  if (sscanf (p, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+              &state, &pp, &st) != 3)
+    return -1;
+  if (state == 'Z' || state == 'X')
+    return -1;
+  if (ppid)
+    *ppid = pp;
+  if (start)
+    *start = st;
+  return 0;
+}
+
+unsigned long long
+ar_proc_start_time (pid_t pid)
+{
+  unsigned long long st = 0;
+  if (proc_stat_fields (pid, NULL, &st) < 0)
+    return 0;
+  return st;
+}
+
+pid_t
+ar_proc_ppid (pid_t pid)
+{
+  pid_t pp = 0;
+  if (proc_stat_fields (pid, &pp, NULL) < 0)
+    return 0;
+  return pp;
+}
+
+bool
+ar_cstate_alive (const struct ar_cstate *st)
+{
+  if (st->pid <= 0)
+    return false;
+  unsigned long long now = ar_proc_start_time (st->pid);
+  return now != 0 && now == st->pid_start;
+}
+
+int
+ar_cstate_pidfd (const struct ar_cstate *st)
+{
+  int fd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  if (fd < 0)
+    return -1;
+  /* Checked after opening: the pidfd pins the process we verified. */
+  if (!ar_cstate_alive (st))
+    {
+      close (fd);
+      errno = ESRCH;
+      return -1;
+    }
+  return fd;
+}
+
+const char *
+ar_cstate_status (int dirfd, const struct ar_cstate *st)
+{
+  struct stat sb;
+  if (!st->id)
+    return "creating";
+  if (!ar_cstate_alive (st))
+    return "stopped";
+  if (fstatat (dirfd, AR_STATE_FIFO, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+    return "created";
+  if (st->cgroup_path && ar_cgroup_is_frozen (st->cgroup_path))
+    return "paused";
+  return "running";
+}
+
+char *
+ar_cstate_to_json (const struct ar_cstate *st, const char *status, bool pretty)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (!g)
+    abort ();
+  if (pretty)
+    {
+      yajl_gen_config (g, yajl_gen_beautify, 1);
+      yajl_gen_config (g, yajl_gen_indent_string, "  ");
+    }
+  bool alive = strcmp (status, "stopped") != 0;
+  yajl_gen_map_open (g);
+  gen_kv (g, "ociVersion", AR_SPEC_VERSION);
+  gen_kv (g, "id", st->id);
+  gen_str (g, "pid");
+  yajl_gen_integer (g, alive ? st->pid : 0);
+  gen_kv (g, "status", status);
+  gen_kv (g, "bundle", st->bundle);
+  gen_kv (g, "rootfs", st->rootfs);
+  gen_kv (g, "created", st->created);
+  gen_kv (g, "owner", st->owner);
+  gen_annotations (g, st);
+  yajl_gen_map_close (g);
+  return gen_finish (g);
+}
+
+char *
+ar_cstate_hook_json (const struct ar_cstate *st, const char *id, const char *status)
+{
+  struct ar_state s = {
+    .oci_version = (char *) AR_SPEC_VERSION, .id = (char *) id, .status = (char *) status,
+    .pid = st->pid, .bundle = st->bundle, .annotations = st->annotations, .n_annotations = st->n_annotations,
+  };
+  return ar_state_to_json (&s);
+}
+
+char *
+ar_rfc3339_now (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}

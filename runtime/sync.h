@@ -1,0 +1,62 @@
+/* The create-time conversation between agentrun (parent) and the container's
+ * first child and init, over a SOCK_SEQPACKET socketpair: one message per
+ * step, an fd riding along where one is handed over. Private to container.c
+ * and init.c. */
+#ifndef AR_SYNC_H
+#define AR_SYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "error.h"
+#include "model.h"
+#include "namespaces.h"
+#include "hooks.h"
+
+enum ar_sync_type {
+  SYNC_GO = 1,        /* parent -> child: in the cgroup, go on */
+  SYNC_USERMAP,       /* child -> parent: user ns made, write its maps */
+  SYNC_USERMAP_ACK,
+  SYNC_PID,           /* child -> parent: value = init's pid */
+  SYNC_PID_ACK,       /* parent -> init: value = its pid as the host sees it */
+  SYNC_HOOKS,         /* init -> parent: mounts done, run prestart/createRuntime */
+  SYNC_HOOKS_ACK,
+  SYNC_PTY,           /* init -> parent: the pty master (fd) */
+  SYNC_SECCOMP_FD,    /* init -> parent: the seccomp listener (fd) */
+  SYNC_READY,         /* init -> parent: waiting for start is all that is left */
+  SYNC_COMMIT,        /* parent -> init: state written, wait on the fifo */
+  SYNC_ERROR,         /* init -> parent: text says what failed */
+};
+
+struct ar_sync_msg {
+  int32_t type;
+  int32_t value;
+  char text[3072];
+};
+
+int ar_sync_send (int sock, int type, int value, int fd, const char *text, ar_error **err);
+/* Returns 0 on EOF, 1 with a message. */
+int ar_sync_recv (int sock, struct ar_sync_msg *m, int *fd, ar_error **err);
+
+/* What the children need, prepared by the parent before clone. */
+struct ar_init_ctx {
+  const struct ar_spec *spec;
+  const char *id;
+  const char *bundle;
+  const char *rootfs;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+  int sock;                          /* the child end */
+  int state_fd;                      /* O_PATH of the state folder: exec.fifo */
+  int ns_fds[AR_NS_N];
+  unsigned long new_flags;
+  bool userns;                       /* new or joined */
+  struct ar_seccomp_prog *prog;
+  struct ar_hook_fds cc_hooks, sc_hooks;
+};
+
+/* Child side (init.c): never returns. */
+__attribute__ ((noreturn)) void ar_init_child1 (struct ar_init_ctx *c);
+
+#endif

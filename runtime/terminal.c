@@ -1,0 +1,137 @@
+/* Terminal: pty, console socket, fd passing. */
+#include "config.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO ('T', 0x41)
+#endif
+
+int
+ar_send_fd (int sock, int fd, const void *data, size_t len, ar_error **err)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  char dummy = 0;
+
+  if (!len)
+    {
+      iov.iov_base = &dummy;
+      iov.iov_len = 1;
+    }
+  memset (cbuf, 0, sizeof cbuf);
+  if (fd >= 0)
+    {
+      msg.msg_control = cbuf;
+      msg.msg_controllen = sizeof cbuf;
+      struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (c), &fd, sizeof (int));
+    }
+  for (;;)
+    {
+      if (sendmsg (sock, &msg, MSG_NOSIGNAL) >= 0)
+        return 0;
+      if (errno != EINTR)
+        return ar_err (err, errno, "sendmsg");
+    }
+}
+
+ssize_t
+ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))];
+  struct iovec iov = { .iov_base = data, .iov_len = cap };
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+  ssize_t n;
+
+  *fd = -1;
+  do
+    n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return ar_err (err, errno, "recvmsg");
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN (sizeof (int)))
+      memcpy (fd, CMSG_DATA (c), sizeof (int));
+  if (msg.msg_flags & MSG_CTRUNC)
+    {
+      if (*fd >= 0)
+        close (*fd);
+      *fd = -1;
+      return ar_err (err, 0, "recvmsg: control data truncated");
+    }
+  return n;
+}
+
+int
+ar_pty_open (int *master, int *slave, ar_error **err)
+{
+  cleanup_close int m = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  int unlock = 0;
+
+  if (m < 0)
+    return ar_err (err, errno, "open /dev/ptmx");
+  if (ioctl (m, TIOCSPTLCK, &unlock) < 0)
+    return ar_err (err, errno, "unlock pty");
+  int s = ioctl (m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0)
+    return ar_err (err, errno, "open pty peer");
+  *master = ar_steal_fd (m);
+  *slave = s;
+  return 0;
+}
+
+int
+ar_pty_set_size (int fd, const struct ar_console_size *sz, ar_error **err)
+{
+  struct winsize ws = { .ws_row = (unsigned short) sz->height, .ws_col = (unsigned short) sz->width };
+  if (ioctl (fd, TIOCSWINSZ, &ws) < 0)
+    return ar_err (err, errno, "set terminal size %ux%u", sz->width, sz->height);
+  return 0;
+}
+
+int
+ar_pty_make_stdio (int slave, ar_error **err)
+{
+  if (ioctl (slave, TIOCSCTTY, 0) < 0)
+    return ar_err (err, errno, "make the pty the controlling terminal");
+  for (int i = 0; i < 3; i++)
+    if (dup3 (slave, i, 0) < 0)
+      return ar_err (err, errno, "dup pty to fd %d", i);
+  return 0;
+}
+
+int
+ar_console_socket_send (const char *path, int master, ar_error **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  cleanup_close int s = -1;
+
+  if (strlen (path) >= sizeof addr.sun_path)
+    return ar_err (err, ENAMETOOLONG, "--console-socket %s", path);
+  strcpy (addr.sun_path, path);
+  s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return ar_err (err, errno, "--console-socket: socket");
+  if (connect (s, (struct sockaddr *) &addr, sizeof addr) < 0)
+    return ar_err (err, errno, "--console-socket: connect %s", path);
+  /* runc sends the pty's name as the payload; any name will do for readers. */
+  char name[64] = "/dev/ptmx";
+  int n = -1;
+  if (ioctl (master, TIOCGPTN, &n) == 0)
+    snprintf (name, sizeof name, "/dev/pts/%d", n);
+  if (ar_send_fd (s, master, name, strlen (name), err) < 0)
+    return ar_err_prefix (err, "--console-socket %s", path);
+  return 0;
+}

@@ -1,0 +1,26 @@
+/* process.terminal: a pty opened from the container's devpts, its master
+ * handed to --console-socket (SCM_RIGHTS, as runc does) or relayed by the
+ * runtime for a foreground run/exec. Also the fd-passing helpers. */
+#ifndef AR_TERMINAL_H
+#define AR_TERMINAL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "error.h"
+#include "model.h"
+
+/* Send one fd with a payload over a unix socket. */
+int ar_send_fd (int sock, int fd, const void *data, size_t len, ar_error **err);
+/* Receive a message; *fd gets the fd it carried or -1. Returns its length (0 on EOF). */
+ssize_t ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err);
+
+/* Open /dev/ptmx under the current root; the slave comes from TIOCGPTPEER,
+ * so no path is looked up twice. */
+int ar_pty_open (int *master, int *slave, ar_error **err);
+int ar_pty_set_size (int fd, const struct ar_console_size *sz, ar_error **err);
+/* Make slave the controlling terminal (the caller is a session leader) and stdio. */
+int ar_pty_make_stdio (int slave, ar_error **err);
+/* Connect to the console socket and send the master. */
+int ar_console_socket_send (const char *path, int master, ar_error **err);
+
+#endif

@@ -1,0 +1,95 @@
+/* The agent profile: sandbox options -> config.json text.
+ * Pure generation: everything that depends on the host (who is calling,
+ * which system paths are symlinks, where the helper binaries are) is looked
+ * up by the caller (runtime/sandbox.c) and handed in here, so the profile
+ * is one function of its inputs and `agentrun spec --agent` and
+ * `agentrun sandbox` cannot drift apart. */
+#ifndef AR_AGENT_H
+#define AR_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "error.h"
+
+#define AR_AGENT_DEFAULT_PIDS 4096
+#define AR_AGENT_DEFAULT_PORT 443
+#define AR_AGENT_DNS_ADDR "127.0.0.53"
+#define AR_AGENT_MAX_ENDPOINTS 250    /* 127.77.0.2 .. 127.77.0.251 */
+#define AR_AGENT_CPU_PERIOD 100000    /* microseconds */
+
+/* One --allow NAME[:PORT][=UPSTREAM_HOST:PORT]. */
+struct ar_agent_endpoint {
+  char *name;
+  int port;
+  char *upstream;            /* "HOST:PORT" or NULL (the relay connects to NAME:PORT) */
+  char addr[16];             /* loopback address inside the sandbox, set by ar_agent_assign_addrs */
+};
+
+/* A bind of a host path into the sandbox at the same path. */
+struct ar_agent_bind {
+  char *path;
+  bool writable;
+};
+
+struct ar_agent_opts {
+  char *bundle;                                 /* absolute bundle folder (holds hosts, resolv.conf) */
+  /* filesystem */
+  char *workspace;                              /* absolute, required */
+  char *out;                                    /* absolute or NULL */
+  struct ar_agent_bind *binds; size_t n_binds;  /* --ro / --rw, in command-line order */
+  char **masks; size_t n_masks;                 /* --mask, absolute */
+  /* the host's system folders: those that are symlinks are recreated as
+   * symlinks in the rootfs (by the caller), the others are bound read-only */
+  char **sys_dirs; size_t n_sys_dirs;
+  /* network */
+  struct ar_agent_endpoint *allow; size_t n_allow;
+  bool no_network;
+  char *netproxy;                               /* absolute path of agentrun-netproxy */
+  char *relay_dir;                              /* host folder with the relay's sockets */
+  char *audit;                                  /* --audit FILE (absolute) or NULL */
+  /* process */
+  char **args; size_t n_args;
+  char **env; size_t n_env;                     /* NAME=VALUE, already resolved */
+  bool terminal;
+  uid_t uid; gid_t gid;
+  char *home;                                   /* home path, both on the host and inside */
+  char **cred_homes; size_t n_cred_homes;       /* homes whose credential folders are masked */
+  char *user;                                   /* user name, for USER */
+  /* resources */
+  bool has_memory; int64_t memory;              /* bytes */
+  int64_t pids;                                 /* > 0 */
+  bool has_cpus; int64_t cpu_quota;             /* microseconds per AR_AGENT_CPU_PERIOD */
+  /* the agent seccomp profile, a JSON object (text of contrib/seccomp/agent.json) */
+  char *seccomp_json; size_t seccomp_len;
+  /* extra read-only file binds (host path -> container path), for `agentrun check` */
+  char **extra_src; char **extra_dst; size_t n_extra;
+};
+
+/* Parse "NAME[:PORT][=HOST:PORT]" into *ep (fields owned). */
+int ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error **err);
+/* "512m", "2G", "1048576" -> bytes. */
+int ar_agent_parse_size (const char *arg, int64_t *out, ar_error **err);
+/* "1.5" -> quota in microseconds per AR_AGENT_CPU_PERIOD. */
+int ar_agent_parse_cpus (const char *arg, int64_t *quota, ar_error **err);
+/* Give each endpoint its loopback address (127.77.0.2, .3, ... by order; the
+ * same NAME with two ports shares one address). */
+int ar_agent_assign_addrs (struct ar_agent_opts *o, ar_error **err);
+
+/* The texts of /etc/hosts and /etc/resolv.conf for the sandbox (caller frees). */
+char *ar_agent_hosts_text (const struct ar_agent_opts *o);
+char *ar_agent_resolv_text (const struct ar_agent_opts *o);
+
+/* The credential paths masked under one home (NULL-terminated, static). */
+extern const char *const ar_agent_cred_paths[];
+/* System files masked whatever the options. */
+extern const char *const ar_agent_sys_masks[];
+
+/* config.json text for the options (NUL-terminated, caller frees). The
+ * bundle layout it refers to: rootfs/ (root.path), hosts, resolv.conf. */
+int ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_error **err);
+
+void ar_agent_opts_free (struct ar_agent_opts *o);
+
+#endif

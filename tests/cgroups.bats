@@ -1,0 +1,344 @@
+#!/usr/bin/env bats
+# cgroups: paths, limits that bite from inside a container, update,
+# pause/resume, events, cleanup on delete; on this host's layout (hybrid
+# here) and on cgroup2 alone, mounted in a private mount namespace.
+# Every cgroup lives under a parent unique to the test, removed in teardown.
+
+load helpers
+
+CG=/sys/fs/cgroup
+
+setup() {
+  [ -d "$CG" ] || skip "no /sys/fs/cgroup"
+  PARENT="artest-$BATS_ROOT_PID-$BATS_TEST_NUMBER"
+  ID="cg$BATS_TEST_NUMBER-$$"
+  B=$BATS_TEST_TMPDIR/bundle
+}
+
+teardown() {
+  cleanup_containers
+  kill_tracked
+  local d
+  for d in "$CG"/*/"$PARENT" "$CG/agentrun/$ID" "$CG"/*/agentrun/"$ID"; do
+    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  true
+}
+
+# Every hierarchy's directory for cgroup path $1 that exists.
+cg_dirs() {
+  local d
+  for d in "$CG"/*/"${1#/}"; do
+    [ -d "$d" ] && echo "$d"
+  done
+  true
+}
+
+v1_mounted() { grep -q " $CG/$1 [^ ]* .* - cgroup " /proc/self/mountinfo; }
+
+need_v1() {
+  local c
+  for c in "$@"; do v1_mounted "$c" || skip "needs the v1 $c hierarchy mounted at $CG/$c"; done
+}
+
+# A busybox bundle under our own cgroup parent.
+bundle() {
+  make_bundle "$B" "$@"
+  config_edit "$B" ".linux.cgroupsPath = \"/$PARENT/c\""
+}
+
+# Start detached and wait until running.
+start_detached() {
+  ar run -d -b "$B" "$ID" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/run.err" || {
+    cat "$BATS_TEST_TMPDIR/run.err"
+    return 1
+  }
+}
+
+state_status() { ar state "$ID" | jq -r .status; }
+
+@test "cgroups: limits land in the v1 files of the container's cgroup, and delete removes every directory" {
+  need_v1 memory pids cpu
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.memory = {"limit": 67108864, "reservation": 33554432, "swappiness": 10}
+    | .linux.resources.pids = {"limit": 20} | .linux.resources.cpu = {"shares": 512, "quota": 50000, "period": 100000}'
+  start_detached
+  [ "$(cat $CG/memory/$PARENT/c/memory.limit_in_bytes)" = 67108864 ]
+  [ "$(cat $CG/memory/$PARENT/c/memory.soft_limit_in_bytes)" = 33554432 ]
+  [ "$(cat $CG/memory/$PARENT/c/memory.swappiness)" = 10 ]
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 20 ]
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.shares)" = 512 ]
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.cfs_quota_us)" = 50000 ]
+  pid=$(ar state "$ID" | jq -r .pid)
+  grep -qx "$pid" $CG/memory/$PARENT/c/cgroup.procs
+  # every hierarchy has the container, the unified half of a hybrid too
+  [ "$(cg_dirs "$PARENT/c" | wc -l)" -ge 3 ]
+  ar delete -f "$ID"
+  [ -z "$(cg_dirs "$PARENT/c")" ]
+  [ -z "$(cg_dirs "$PARENT")" ]   # the parent we made goes too
+}
+
+@test "cgroups: a process over the memory limit is OOM-killed inside the container" {
+  need_v1 memory
+  # read(1) keeps a line without newline in memory: 100 MB against 32 MB
+  bundle sh -c 'head -c 100000000 /dev/zero | (read -r x); echo "rc=$?"'
+  config_edit "$B" '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
+  run ar run -b "$B" "$ID"
+  [[ "$output" == *"rc=137"* ]] || { echo "$output"; false; }
+}
+
+@test "cgroups: the same process completes without the limit (the OOM test can fail)" {
+  bundle sh -c 'head -c 100000000 /dev/zero | (read -r x); echo "rc=$?"'
+  run ar run -b "$B" "$ID"
+  [[ "$output" == *"rc=1"* ]] || { echo "$output"; false; }
+}
+
+@test "cgroups: a fork over pids.max fails inside the container" {
+  need_v1 pids
+  bundle sh -c 'i=0; while [ $i -lt 12 ]; do sleep 2 & i=$((i+1)); done; wait; echo end'
+  config_edit "$B" '.linux.resources.pids = {"limit": 5}'
+  run ar run -b "$B" "$ID"
+  [[ "$output" == *"can't fork"* || "$output" == *"Resource temporarily unavailable"* ]] || { echo "$output"; false; }
+  [[ "$output" == *end* ]]
+}
+
+@test "cgroups: update changes live limits (flags and --resources -)" {
+  need_v1 memory pids cpu
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 20}'
+  start_detached
+  ar update --memory 128m --memory-swap 256m --pids-limit 7 --cpu-shares 300 "$ID"
+  [ "$(cat $CG/memory/$PARENT/c/memory.limit_in_bytes)" = 134217728 ]
+  [ "$(cat $CG/memory/$PARENT/c/memory.memsw.limit_in_bytes)" = 268435456 ]
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 7 ]
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.shares)" = 300 ]
+  echo '{"pids": {"limit": 9}, "cpu": {"quota": 20000, "period": 100000}}' | ar update --resources - "$ID"
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 9 ]
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.cfs_quota_us)" = 20000 ]
+  # lowering the limit below memsw needs the other write order
+  ar update --memory 32m --memory-swap 32m "$ID"
+  [ "$(cat $CG/memory/$PARENT/c/memory.memsw.limit_in_bytes)" = 33554432 ]
+  run ar update --memory lots "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--memory"* ]]
+  run ar update --resources - "$ID" <<<'{"devices": [{"allow": true, "access": "rwm"}]}'
+  [ "$status" -ne 0 ]
+  [[ "$output" == *devices* ]]
+}
+
+@test "cgroups: the new pids limit bites after update" {
+  need_v1 pids
+  bundle sh -c 'sleep 3; i=0; while [ $i -lt 8 ]; do sleep 2 & i=$((i+1)); done; wait; echo end'
+  start_detached
+  ar update --pids-limit 3 "$ID"
+  for _ in $(seq 50); do [ "$(state_status)" = stopped ] && break; sleep 0.2; done
+  [ "$(state_status)" = stopped ]
+  grep -q '^max [1-9]' "$CG/pids/$PARENT/c/pids.events"
+}
+
+@test "cgroups: pause freezes every process and state says paused; resume thaws" {
+  bundle sleep 100
+  start_detached
+  ar pause "$ID"
+  [ "$(state_status)" = paused ]
+  if v1_mounted freezer; then
+    [ "$(cat $CG/freezer/$PARENT/c/freezer.state)" = FROZEN ]
+  fi
+  if [ -f "$CG/unified/$PARENT/c/cgroup.events" ] && ! v1_mounted freezer; then
+    grep -q "frozen 1" "$CG/unified/$PARENT/c/cgroup.events"
+  fi
+  run ar pause "$ID"
+  [ "$status" -ne 0 ]
+  ar resume "$ID"
+  [ "$(state_status)" = running ]
+  run ar resume "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not paused"* ]]
+}
+
+@test "cgroups: kill --all and delete -f leave no cgroup behind after SIGKILL" {
+  bundle sh -c 'sleep 100 & sleep 100 & wait'
+  start_detached
+  [ -n "$(cg_dirs "$PARENT/c")" ]
+  ar kill --all "$ID" KILL
+  ar delete -f "$ID"
+  [ -z "$(cg_dirs "$PARENT/c")" ]
+}
+
+@test "cgroups: events --stats prints runc-style JSON" {
+  need_v1 memory pids
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.pids = {"limit": 50}'
+  start_detached
+  run ar events --stats "$ID"
+  [ "$status" -eq 0 ]
+  echo "$output" | jq -e '.type == "stats" and .id == "'"$ID"'"'
+  echo "$output" | jq -e '.data.memory.usage.usage > 0'
+  echo "$output" | jq -e '.data.pids.current >= 1 and .data.pids.limit == 50'
+  echo "$output" | jq -e '.data.cpu.usage.total > 0'
+}
+
+@test "cgroups: events streams stats at --interval and an oom event on OOM kill" {
+  need_v1 memory
+  bundle sh -c 'sleep 1; head -c 100000000 /dev/zero | (read -r x); sleep 100'
+  config_edit "$B" '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
+  start_detached
+  timeout 4 "$AGENTRUN" --root "$ROOT" events --interval 500ms "$ID" >"$BATS_TEST_TMPDIR/ev" || true
+  cat "$BATS_TEST_TMPDIR/ev"
+  [ "$(jq -r 'select(.type == "stats") | .id' <"$BATS_TEST_TMPDIR/ev" | wc -l)" -ge 3 ]
+  jq -e -s 'map(select(.type == "oom")) | length >= 1' <"$BATS_TEST_TMPDIR/ev"
+}
+
+@test "cgroups: default path is agentrun/<id>, relative paths go under agentrun/" {
+  need_v1 memory
+  make_bundle "$B" sleep 100
+  config_edit "$B" 'del(.linux.cgroupsPath)'
+  start_detached
+  [ -d "$CG/memory/agentrun/$ID" ]
+  ar delete -f "$ID"
+  [ ! -d "$CG/memory/agentrun/$ID" ]
+  config_edit "$B" ".linux.cgroupsPath = \"$ID-rel\""
+  start_detached
+  [ -d "$CG/memory/agentrun/$ID-rel" ]
+  ar delete -f "$ID"
+  [ ! -d "$CG/memory/agentrun/$ID-rel" ]
+}
+
+@test "cgroups: paths that leave the hierarchy are refused" {
+  bundle true
+  config_edit "$B" '.linux.cgroupsPath = "/a/../../etc"'
+  run ar run -b "$B" "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *cgroupsPath* ]]
+}
+
+@test "cgroups: --cgroup-manager disabled creates no cgroup" {
+  bundle sleep 100
+  "$AGENTRUN" --root "$ROOT" --cgroup-manager disabled run -d -b "$B" "$ID" </dev/null >/dev/null
+  [ -z "$(cg_dirs "$PARENT/c")" ]
+  run ar pause "$ID"
+  [ "$status" -ne 0 ]
+}
+
+@test "cgroups: --systemd-cgroup fails clearly without systemd as PID 1" {
+  [ ! -d /run/systemd/system ] || skip "systemd is PID 1 here"
+  bundle true
+  config_edit "$B" '.linux.cgroupsPath = "system.slice:agentrun:x"'
+  run "$AGENTRUN" --root "$ROOT" --systemd-cgroup run -b "$B" "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"systemd is not running as PID 1"* ]]
+  # the systemd form under cgroupfs is a mistake, said as such
+  run ar run -b "$B" "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--systemd-cgroup"* ]]
+}
+
+@test "cgroups: a controller that is not mounted is an error naming it (net_cls)" {
+  v1_mounted net_cls && skip "net_cls is mounted here"
+  bundle true
+  config_edit "$B" '.linux.resources.network = {"classID": 1048577}'
+  run ar run -b "$B" "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *net_cls* ]]
+  [ -z "$(cg_dirs "$PARENT/c")" ]
+}
+
+@test "cgroups: kernel memory is ignored with a warning" {
+  need_v1 memory
+  bundle true
+  config_edit "$B" '.linux.resources.memory = {"kernel": 1048576}'
+  run ar run -b "$B" "$ID"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"memory.kernel is ignored"* ]]
+}
+
+@test "cgroups: v1 device rules: a denied device cannot be created or opened" {
+  need_v1 devices
+  bundle sh -c 'cat /dev/null && echo null-ok; mknod /tmp/loop b 7 0; head -c1 /tmp/loop >/dev/null; echo done'
+  config_edit "$B" '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]'
+  run ar run -b "$B" "$ID"
+  [[ "$output" == *null-ok* ]]
+  [[ "$output" == *"Operation not permitted"* ]] || { echo "$output"; false; }
+}
+
+@test "cgroups: hugetlb limits and unified keys go to the cgroup2 half on a hybrid host" {
+  [ -f $CG/unified/cgroup.controllers ] || skip "not a hybrid layout"
+  grep -qw hugetlb $CG/unified/cgroup.controllers || skip "hugetlb is not bound to cgroup2 here"
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+  start_detached
+  [ "$(cat $CG/unified/$PARENT/c/hugetlb.2MB.max)" = 4194304 ]
+  ar delete -f "$ID"
+  config_edit "$B" '.linux.resources.unified = {"hugetlb.2MB.max": "8388608"}'
+  start_detached
+  [ "$(cat $CG/unified/$PARENT/c/hugetlb.2MB.max)" = 8388608 ]
+}
+
+# --- cgroup2 alone, in a private mount namespace -------------------------
+
+# Run the rest of the arguments as a script in a private mount namespace
+# where /sys/fs/cgroup is cgroup2 (the same hierarchy the host shows at
+# /sys/fs/cgroup/unified on a hybrid host).
+in_v2() {
+  need_cmd unshare
+  unshare -m --propagation private sh -euc '
+    mount -t cgroup2 none /sys/fs/cgroup
+    ar() { "$AGENTRUN" --root "$ROOT" "$@"; }
+    '"$1" 
+}
+
+@test "cgroups v2: create, freeze, device eBPF, hugetlb and delete on cgroup2 alone" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  export AGENTRUN ROOT B ID PARENT
+  bundle sh -c 'cat /dev/null && echo null-ok; mknod /tmp/loop b 7 0; head -c1 /tmp/loop >/dev/null; sleep 100'
+  config_edit "$B" '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]'
+  hp=false
+  grep -qw hugetlb "$CG/unified/cgroup.controllers" 2>/dev/null && hp=true
+  if $hp; then config_edit "$B" '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 2097152}]'; fi
+  run in_v2 '
+    ar run -d -b "$B" "$ID" </dev/null >"$B/out" 2>&1
+    d=/sys/fs/cgroup/$PARENT/c
+    test -d "$d"
+    pid=$(ar state "$ID" | jq -r .pid)
+    grep -qx "$pid" "$d/cgroup.procs"
+    if '"$hp"'; then test "$(cat "$d/hugetlb.2MB.max")" = 2097152; fi
+    ar pause "$ID"
+    test "$(ar state "$ID" | jq -r .status)" = paused
+    grep -q "frozen 1" "$d/cgroup.events"
+    ar resume "$ID"
+    test "$(ar state "$ID" | jq -r .status)" = running
+    ar events --stats "$ID" | jq -e ".type == \"stats\""
+    sleep 0.5
+    ar delete -f "$ID"
+    test ! -d "$d"
+    test ! -d "/sys/fs/cgroup/$PARENT"
+    cat "$B/out"
+    echo v2-ok'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *v2-ok* ]]
+}
+
+@test "cgroups v2: the device eBPF program denies what the rules deny" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  export AGENTRUN ROOT B ID PARENT
+  bundle sh -c 'cat /dev/null && echo null-ok; mknod /tmp/loop b 7 0; head -c1 /tmp/loop >/dev/null; echo done'
+  config_edit "$B" '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]'
+  run in_v2 'ar run -b "$B" "$ID" 2>&1'
+  echo "$output"
+  [[ "$output" == *null-ok* ]]
+  [[ "$output" == *"Operation not permitted"* ]]
+  [[ "$output" == *done* ]]
+}
+
+@test "cgroups v2: a limit whose controller cgroup2 lacks is an error naming it" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  grep -qw memory "$CG/unified/cgroup.controllers" 2>/dev/null && skip "memory is bound to cgroup2 here"
+  export AGENTRUN ROOT B ID PARENT
+  bundle true
+  config_edit "$B" '.linux.resources.memory = {"limit": 33554432}'
+  run in_v2 'ar run -b "$B" "$ID" 2>&1'
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"memory controller is not available"* ]]
+  [ -z "$(cg_dirs "$PARENT")" ]
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# OCI hooks: the six stages in order, their namespaces, the state on stdin,
+# args and env as given, timeouts, and the failure rule of each stage.
+
+load helpers
+
+setup() {
+  B=$BATS_TEST_TMPDIR/bundle
+  LOG=$B/rootfs/hooklog          # the same file seen from the host and, after pivot_root, as /hooklog
+  make_bundle "$B" sh -c 'echo process >>/hooklog; readlink /proc/self/ns/mnt >/ns-container'
+  config_edit "$B" '.root.readonly = false'
+  # A hook that appends its first argument to the file named by its second.
+  HOOK=$BATS_TEST_TMPDIR/hook.sh
+  printf '#!/bin/sh\necho "$1" >>"$2"\n' >"$HOOK"
+  chmod +x "$HOOK"
+}
+
+teardown() {
+  cleanup_containers
+  kill_tracked
+}
+
+# add_hook STAGE JSON: append a hook object to a stage.
+add_hook() {
+  config_edit "$B" '.hooks[$s] += [$h]' --arg s "$1" --argjson h "$2"
+}
+
+# A hook running the shell script $1 with sh -c (args[0] is argv[0]).
+sh_hook() {
+  jq -cn --arg c "$1" '{path: "/bin/sh", args: ["sh", "-c", $c]}'
+}
+
+@test "all six stages run in order, several hooks per stage in listed order" {
+  local st n
+  for st in prestart createRuntime createContainer poststart poststop; do
+    for n in 1 2; do
+      add_hook "$st" "$(jq -cn --arg p "$HOOK" --arg a "$st-$n" --arg l "$LOG" '{path:$p, args:[$p, $a, $l]}')"
+    done
+  done
+  # startContainer runs after pivot_root: the log is /hooklog there.
+  for n in 1 2; do
+    add_hook startContainer "$(jq -cn --arg p "$HOOK" --arg a "startContainer-$n" '{path:$p, args:[$p, $a, "/hooklog"]}')"
+  done
+  run ar run --bundle "$B" hk-order
+  [ "$status" -eq 0 ]
+  run cat "$LOG"
+  [ "${lines[*]}" = "prestart-1 prestart-2 createRuntime-1 createRuntime-2 createContainer-1 createContainer-2 startContainer-1 startContainer-2 process poststart-1 poststart-2 poststop-1 poststop-2" ] ||
+    [ "${lines[*]}" = "prestart-1 prestart-2 createRuntime-1 createRuntime-2 createContainer-1 createContainer-2 startContainer-1 startContainer-2 poststart-1 poststart-2 process poststop-1 poststop-2" ]
+}
+
+@test "createContainer and startContainer run in the container's mount namespace, createRuntime in the runtime's" {
+  add_hook createRuntime "$(sh_hook "readlink /proc/self/ns/mnt >$B/ns-createRuntime")"
+  add_hook createContainer "$(sh_hook "readlink /proc/self/ns/mnt >$B/rootfs/ns-createContainer")"
+  add_hook startContainer "$(sh_hook "readlink /proc/self/ns/mnt >/ns-startContainer")"
+  run ar run --bundle "$B" hk-ns
+  [ "$status" -eq 0 ]
+  local c
+  c=$(cat "$B/rootfs/ns-container")
+  [ -n "$c" ]
+  [ "$(cat "$B/rootfs/ns-createContainer")" = "$c" ]
+  [ "$(cat "$B/rootfs/ns-startContainer")" = "$c" ]
+  [ "$(cat "$B/ns-createRuntime")" != "$c" ]
+  [ "$(cat "$B/ns-createRuntime")" = "$(readlink /proc/self/ns/mnt)" ]
+}
+
+@test "stdin carries the state: id, pid, bundle, status per stage" {
+  add_hook createRuntime "$(sh_hook "cat >$B/state-createRuntime")"
+  add_hook poststop "$(sh_hook "cat >$B/state-poststop")"
+  run ar run --bundle "$B" hk-state
+  [ "$status" -eq 0 ]
+  local s=$B/state-createRuntime
+  [ "$(jq -r .id "$s")" = hk-state ]
+  [ "$(jq -r .status "$s")" = creating ]
+  [ "$(jq -r .pid "$s")" -gt 0 ]
+  [ "$(jq -r .bundle "$s")" = "$(cd "$B" && pwd -P)" ] || [ "$(jq -r .bundle "$s")" = "$B" ]
+  [ "$(jq -r .ociVersion "$s")" != null ]
+  [ "$(jq -r .id "$B/state-poststop")" = hk-state ]
+  [ "$(jq -r .status "$B/state-poststop")" = stopped ]
+}
+
+@test "args and env are passed exactly as given (args[0] is argv[0], no inherited env)" {
+  add_hook createRuntime "$(jq -cn --arg o "$B/out" \
+    '{path:"/bin/sh", args:["my-argv0", "-c", "echo \"$0|$1|$FOO|${PATH-unset}\" >\($o)", "first"], env:["FOO=bar baz"]}')"
+  run ar run --bundle "$B" hk-args
+  [ "$status" -eq 0 ]
+  [ "$(cat "$B/out")" = "my-argv0|first|bar baz|unset" ]
+}
+
+@test "hook output goes to the runtime's log, not /dev/null" {
+  add_hook createRuntime "$(sh_hook 'echo out-from-hook; echo err-from-hook >&2')"
+  run ar --log "$BATS_TEST_TMPDIR/runtime.log" run --bundle "$B" hk-out
+  [ "$status" -eq 0 ]
+  grep -q out-from-hook "$BATS_TEST_TMPDIR/runtime.log"
+  grep -q err-from-hook "$BATS_TEST_TMPDIR/runtime.log"
+}
+
+@test "a hook that outlives its timeout is killed, create fails naming it, nothing is left" {
+  add_hook createRuntime "$(jq -cn --arg p "$B/hook-pid" '{path:"/bin/sh", args:["sh","-c","echo $$ >\($p); exec sleep 60"], timeout:1}')"
+  local t0=$SECONDS
+  run ar create --bundle "$B" hk-timeout
+  [ "$status" -ne 0 ]
+  [ $((SECONDS - t0)) -lt 20 ]
+  [[ "$output" == *"/bin/sh"* && "$output" == *createRuntime* && "$output" == *"timed out after 1 s"* ]]
+  local pid
+  pid=$(cat "$B/hook-pid")
+  track_pid "$pid"
+  ! kill -0 "$pid" 2>/dev/null
+  run ar state hk-timeout
+  [ "$status" -ne 0 ]
+  [ ! -e "$ROOT/hk-timeout" ]
+}
+
+@test "failing prestart, createRuntime or createContainer hook: create fails and is undone" {
+  local st
+  for st in prestart createRuntime createContainer; do
+    config_edit "$B" 'del(.hooks)'
+    add_hook "$st" "$(sh_hook 'exit 3')"
+    run ar create --bundle "$B" "hk-fail-$st"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"$st"* && "$output" == *"status 3"* ]]
+    run ar state "hk-fail-$st"
+    [ "$status" -ne 0 ]
+    [ ! -e "$ROOT/hk-fail-$st" ]
+    [ ! -e "$LOG" ]                  # the process never ran
+  done
+}
+
+@test "a missing hook executable is an error naming it" {
+  add_hook createRuntime '{"path":"/nonexistent/hook"}'
+  run ar create --bundle "$B" hk-missing
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/nonexistent/hook"* ]]
+  [ ! -e "$ROOT/hk-missing" ]
+}
+
+@test "failing startContainer hook: the process never runs and the container is stopped" {
+  add_hook startContainer "$(sh_hook 'exit 4')"
+  run ar run --bundle "$B" hk-fail-start
+  [ "$status" -ne 0 ]
+  [ ! -e "$LOG" ]
+}
+
+@test "failing poststart and poststop hooks are warnings only" {
+  add_hook poststart "$(sh_hook 'exit 5')"
+  add_hook poststop "$(sh_hook 'exit 6')"
+  run ar run --bundle "$B" hk-fail-post
+  [ "$status" -eq 0 ]
+  [[ "$output" == *poststart* && "$output" == *"status 5"* ]]
+  [[ "$output" == *poststop* && "$output" == *"status 6"* ]]
+  grep -q process "$LOG"
+  [ ! -e "$ROOT/hk-fail-post" ]
+}
+
+@test "a poststop hook failing on delete leaves delete successful" {
+  add_hook poststop "$(sh_hook 'exit 7')"
+  # Not through `run`: the created process holds stdout until it is started.
+  ar create --bundle "$B" hk-delete >/dev/null 2>&1 </dev/null
+  ar start hk-delete
+  local i; for i in $(seq 50); do grep -q process "$LOG" 2>/dev/null && break; sleep 0.1; done
+  run ar delete -f hk-delete
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"status 7"* ]]
+  [ ! -e "$ROOT/hk-delete" ]
+}

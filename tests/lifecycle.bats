@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# create / start / state / kill / delete / run / list / ps on busybox bundles.
+
+load helpers
+
+setup() { B=$BATS_TEST_TMPDIR/b; }
+teardown() { cleanup_containers; kill_tracked; }
+
+status_of() { ar state "$1" | jq -r .status; }
+
+@test "lifecycle: create waits, start execs, state follows every phase, delete removes" {
+  make_bundle "$B" sh -c 'echo started >/dev/shm/x; sleep 100'
+  run ar create -b "$B" c1
+  [ "$status" -eq 0 ]
+  [ "$(status_of c1)" = created ]
+  pid=$(ar state c1 | jq -r .pid)
+  [ "$pid" -gt 1 ]
+  # the init waits: it has not exec'd sleep yet (still our binary's image)
+  [ "$(readlink /proc/$pid/exe)" != "$(readlink -f $B/rootfs/bin/busybox)" ]
+  [ "$(ar state c1 | jq -r .bundle)" = "$(cd "$B" && pwd -P)" ]
+  [ "$(ar state c1 | jq -r .rootfs)" = "$(cd "$B/rootfs" && pwd -P)" ]
+  ar state c1 | jq -e '.created | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T.*\\.[0-9]{9}Z$")'
+  run ar start c1
+  [ "$status" -eq 0 ]
+  [ "$(status_of c1)" = running ]
+  run ar start c1
+  [ "$status" -ne 0 ]
+  run ar delete c1
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not stopped"* ]]
+  ar kill c1 KILL
+  for i in $(seq 50); do [ "$(status_of c1)" = stopped ] && break; sleep 0.1; done
+  [ "$(status_of c1)" = stopped ]
+  [ "$(ar state c1 | jq -r .pid)" = 0 ]
+  ar delete c1
+  [ ! -e "$ROOT/c1" ]
+  run ar state c1
+  [ "$status" -ne 0 ]
+}
+
+@test "lifecycle: run returns the exit status, 128+N on signal" {
+  make_bundle "$B" sh -c 'exit 7'
+  run ar run -b "$B" r1
+  [ "$status" -eq 7 ]
+  [ ! -e "$ROOT/r1" ]
+  config_edit "$B" '.process.args = ["sh","-c","kill -TERM $$; sleep 5"]'
+  run ar run -b "$B" r2
+  [ "$status" -eq 143 ]
+}
+
+@test "lifecycle: run forwards signals to the container" {
+  make_bundle "$B" sh -c 'trap "echo got-term; exit 42" TERM; while :; do sleep 0.1; done'
+  ar run -b "$B" r3 >"$BATS_TEST_TMPDIR/out" 2>&1 &
+  rp=$!
+  track_pid $rp
+  for i in $(seq 50); do [ "$(ar state r3 2>/dev/null | jq -r .status)" = running ] && break; sleep 0.1; done
+  sleep 0.3
+  kill -TERM $rp
+  wait $rp || st=$?
+  [ "${st:-0}" -eq 42 ]
+  grep -q got-term "$BATS_TEST_TMPDIR/out"
+}
+
+@test "lifecycle: run --keep leaves a stopped container, -d detaches" {
+  make_bundle "$B" true
+  ar run --keep -b "$B" k1
+  [ "$(status_of k1)" = stopped ]
+  ar delete k1
+  config_edit "$B" '.process.args = ["sleep","100"]'
+  ar run -d -b "$B" d1
+  [ "$(status_of d1)" = running ]
+  ar delete -f d1
+  [ ! -e "$ROOT/d1" ]
+}
+
+@test "lifecycle: the runtime is not the container's init and leaves after create" {
+  make_bundle "$B" sleep 100
+  ar create -b "$B" --pid-file "$BATS_TEST_TMPDIR/pid" p1
+  pid=$(cat "$BATS_TEST_TMPDIR/pid")
+  [ "$pid" = "$(ar state p1 | jq -r .pid)" ]
+  ar start p1
+  sleep 0.2
+  [ "$(cat /proc/$pid/comm)" = sleep ]
+  # pid 1 inside is the container process itself
+  [ "$(grep NSpid /proc/$pid/status | awk '{print $NF}')" = 1 ]
+}
+
+@test "lifecycle: kill by name, SIG name and number; --all" {
+  make_bundle "$B" sh -c 'trap "exit 3" USR1; while :; do sleep 0.1; done'
+  for sig in USR1 SIGUSR1 10; do
+    ar run -d -b "$B" "k-$sig"
+    sleep 0.3
+    ar kill "k-$sig" "$sig"
+    for i in $(seq 50); do [ "$(status_of k-$sig)" = stopped ] && break; sleep 0.1; done
+    [ "$(status_of k-$sig)" = stopped ]
+  done
+  config_edit "$B" '.process.args = ["sh","-c","sleep 100 & sleep 100"]'
+  ar run -d -b "$B" kall
+  ar kill --all kall KILL
+  for i in $(seq 50); do [ "$(status_of kall)" = stopped ] && break; sleep 0.1; done
+  [ "$(status_of kall)" = stopped ]
+  run ar kill kall KILL
+  [ "$status" -ne 0 ]
+}
+
+@test "lifecycle: delete -f kills a running container and cleans a half state" {
+  make_bundle "$B" sleep 100
+  ar run -d -b "$B" f1
+  pid=$(ar state f1 | jq -r .pid)
+  ar delete -f f1
+  [ ! -e "$ROOT/f1" ]
+  ! kill -0 "$pid" 2>/dev/null || [ "$(awk '{print $3}' /proc/$pid/stat)" = Z ]
+  mkdir -p "$ROOT/half"
+  run ar delete half
+  [ "$status" -ne 0 ]
+  ar delete -f half
+  [ ! -e "$ROOT/half" ]
+}
+
+@test "lifecycle: list and ps, table and json" {
+  make_bundle "$B" sh -c 'sleep 100 & sleep 100'
+  ar run -d -b "$B" l1
+  ar create -b "$B" l2
+  run ar list -q
+  [ "${lines[0]}" = l1 ] && [ "${lines[1]}" = l2 ]
+  ar list --format json | jq -e 'length == 2 and (map(.status) | sort == ["created","running"])'
+  run ar list
+  [[ "${lines[0]}" == ID* ]]
+  sleep 0.3
+  n=$(ar ps --format json l1 | jq length)
+  [ "$n" -eq 3 ]
+  ar ps --format json l1 | jq -e --argjson p "$(ar state l1 | jq .pid)" 'index($p) != null'
+  run ar ps l1
+  [[ "${lines[0]}" == *PID* ]]
+  [ "${#lines[@]}" -eq 4 ]
+}
+
+@test "lifecycle: commands on one id are serialised by a lock" {
+  make_bundle "$B" sleep 100
+  ar run -d -b "$B" s1
+  # hold the state folder lock as another command would
+  exec {fd}<"$ROOT/s1"
+  flock -x $fd
+  ( ar delete -f s1; echo done >"$BATS_TEST_TMPDIR/deleted" ) &
+  track_pid $!
+  sleep 0.5
+  [ ! -e "$BATS_TEST_TMPDIR/deleted" ]
+  flock -u $fd
+  exec {fd}<&-
+  for i in $(seq 50); do [ -e "$BATS_TEST_TMPDIR/deleted" ] && break; sleep 0.1; done
+  [ -e "$BATS_TEST_TMPDIR/deleted" ]
+  [ ! -e "$ROOT/s1" ]
+}
+
+@test "lifecycle: 50 run cycles leave mounts, processes and state entries as they were" {
+  make_bundle "$B" true
+  m0=$(count_mounts)
+  p0=$(ls /proc | grep -c '^[0-9]')
+  for i in $(seq 50); do ar run -b "$B" "leak$i"; done
+  [ "$(ls "$ROOT" | wc -l)" -eq 0 ]
+  [ "$(count_mounts)" -eq "$m0" ]
+  p1=$(ls /proc | grep -c '^[0-9]')
+  # other work on the machine may start a few processes; 50 leaked inits would show
+  [ $((p1 - p0)) -lt 10 ]
+}
+
+@test "lifecycle: --root is created 0700 when missing" {
+  make_bundle "$B" true
+  r=$BATS_TEST_TMPDIR/newroot/sub
+  "$AGENTRUN" --root "$r" run -b "$B" n1
+  [ "$(stat -c %a "$r")" = 700 ]
+}

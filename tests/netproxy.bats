@@ -1,0 +1,237 @@
+#!/usr/bin/env bats
+# agentrun-netproxy end to end: an upstream on host loopback, the relay in a
+# temp dir, a "container" made with `unshare --net sleep` (its pid is the
+# container's init), the hook fed a state JSON, clients run inside with nsenter.
+
+load helpers
+
+PYCLIENT='
+import socket, sys
+kind, where, data = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+host, port = where.rsplit(":", 1)
+out = b""
+try:
+    s = socket.create_connection((host, int(port)), timeout=5)
+    s.sendall(data); s.shutdown(socket.SHUT_WR)
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        out += b
+except ConnectionRefusedError:
+    out = b"<refused>"
+except (ConnectionResetError, BrokenPipeError):
+    out += b"<reset>"
+except OSError as e:
+    out = ("<%s>" % e.strerror).encode()
+sys.stdout.write(out.decode(errors="replace"))
+'
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+wait_for() {
+  local i
+  for i in $(seq 50); do "$@" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
+inside() { nsenter --net=/proc/$CPID/ns/net "$@"; }
+tcp() { inside python3 -c "$PYCLIENT" tcp "$@"; }
+
+start_echo() {
+  ECHO_PORT=$(free_port)
+  socat TCP-LISTEN:"$ECHO_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT"
+}
+
+start_relay() {
+  : >"$T/relay.err"
+  "$RELAY" --dir "$T/s" --audit "$T/relay.log" "$@" 2>"$T/relay.err" &
+  RELAY_PID=$!
+  track_pid $RELAY_PID
+  wait_for grep -q listening "$T/relay.err"
+}
+
+start_container() {
+  unshare --net sleep 1000 &
+  CPID=$!
+  track_pid $CPID
+  wait_for bash -c "[ \"\$(readlink /proc/$CPID/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]"
+}
+
+state() { echo "{\"ociVersion\":\"1.2.0\",\"id\":\"t1\",\"status\":\"creating\",\"pid\":$CPID,\"bundle\":\"/x\"}"; }
+
+# The hook with the api.test route (and any extra arguments).
+hook() {
+  state | "$NETPROXY" --audit "$T/np.log" \
+    --route "api.test:443=127.77.0.2=$T/s/api.test:443.sock" "$@"
+}
+
+# The server left behind holds the netns: find it through that.
+server_pids() {
+  local ns p
+  ns=$(stat -L -c %i /proc/$CPID/ns/net 2>/dev/null || echo "$NETNS_INO")
+  for p in /proc/[0-9]*; do
+    [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ns" ] && [ "${p#/proc/}" != "$CPID" ] \
+      && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+setup() {
+  need_cmd socat python3 jq nsenter unshare
+  [ -x "$NETPROXY" ] && [ -x "$RELAY" ] || skip "netproxy binaries not built"
+  T=$BATS_TEST_TMPDIR
+  start_echo
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  start_container
+  NETNS_INO=$(stat -L -c %i /proc/$CPID/ns/net)
+}
+
+teardown() {
+  local p
+  for p in $(server_pids); do kill -9 "$p" 2>/dev/null || true; done
+  kill_tracked
+}
+
+@test "netproxy: the allowed endpoint works from inside, end to end" {
+  run hook
+  [ "$status" -eq 0 ]
+  run tcp 127.77.0.2:443 "hello from inside"
+  [ "$output" = "hello from inside" ]
+  wait_for grep -q '"outcome":"ok"' "$T/np.log"
+  run jq -r 'select(.event=="connection") | "\(.container) \(.endpoint) \(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/np.log"
+  [ "$output" = "t1 api.test:443 17 17 ok" ]
+  jq -e 'select(.event=="connection") | .time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T")' "$T/np.log"
+}
+
+@test "netproxy: other addresses, ports and the host's loopback are not reachable" {
+  hook
+  run tcp 127.77.0.2:444 x
+  [ "$output" = "<refused>" ]
+  run tcp 127.77.0.3:443 x
+  [ "$output" = "<refused>" ]
+  run tcp "127.0.0.1:$ECHO_PORT" x
+  [ "$output" = "<refused>" ]
+  run tcp 10.1.2.3:443 x
+  [[ "$output" == "<Network is unreachable>" ]]
+}
+
+@test "netproxy: the DNS stub answers allowed names, refuses the rest, logs refusals" {
+  need_cmd busybox
+  hook
+  run inside busybox nslookup api.test 127.0.0.53
+  [[ "$output" == *"Address: 127.77.0.2"* ]]
+  run inside busybox nslookup -type=AAAA API.TEST 127.0.0.53
+  [[ "$output" != *"NXDOMAIN"* ]]
+  [[ "$output" != *"127.77"* ]]
+  run inside busybox nslookup evil.test 127.0.0.53
+  [[ "$output" == *"NXDOMAIN"* ]]
+  wait_for grep -q dns-refused "$T/np.log"
+  run jq -r 'select(.outcome=="dns-refused") | .endpoint' "$T/np.log"
+  [[ "$output" == *"evil.test"* ]]
+  # And over TCP: a 2-byte length prefix, then the same answer.
+  run inside python3 -c '
+import socket, struct
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\x03api\x04test\x00" + struct.pack(">HH", 1, 1)
+s = socket.create_connection(("127.0.0.53", 53), timeout=5)
+s.sendall(struct.pack(">H", len(q)) + q)
+n = struct.unpack(">H", s.recv(2))[0]; r = s.recv(n)
+print(r[:2].hex(), r[3] & 15, struct.unpack(">H", r[6:8])[0], ".".join(map(str, r[-4:])))'
+  [ "$output" = "1234 0 1 127.77.0.2" ]
+}
+
+@test "netproxy: the server exits when the container's init exits" {
+  hook
+  [ -n "$(server_pids)" ]
+  kill -9 "$CPID"
+  wait_for test -z "$(server_pids)"
+}
+
+@test "netproxy: a dead relay fails fast and logged; a restarted one works again" {
+  hook
+  kill -TERM "$RELAY_PID"; wait "$RELAY_PID" || true
+  local t0=$SECONDS
+  run tcp 127.77.0.2:443 x
+  [[ "$output" == "<reset>" || "$output" == "" ]]
+  [ $((SECONDS - t0)) -le 2 ]
+  wait_for grep -q relay-down "$T/np.log"
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  run tcp 127.77.0.2:443 "back again"
+  [ "$output" = "back again" ]
+}
+
+@test "netproxy: the hook fails with one clear message when a relay is missing" {
+  run hook --route "b.test:443=127.77.0.3=$T/s/b.test:443.sock"
+  [ "$status" -ne 0 ]
+  [[ "$output" == "agentrun-netproxy: relay for b.test:443 at $T/s/b.test:443.sock: No such file or directory" ]]
+  [ -z "$(server_pids)" ]
+}
+
+@test "netproxy: the hook fails when the address is taken or the pid is gone" {
+  hook
+  run hook
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"bind 127.77.0.2:443: Address already in use"* ]]
+  run bash -c "echo '{\"ociVersion\":\"1.2.0\",\"id\":\"x\",\"status\":\"creating\",\"pid\":999999999}' | '$NETPROXY' --route 'a.b:1=127.77.0.2=/x'"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"pidfd_open 999999999"* ]]
+  run bash -c "echo 'not json' | '$NETPROXY' --route 'a.b:1=127.77.0.2=/x'"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"invalid JSON"* ]]
+}
+
+@test "netproxy: the SNI check refuses another name through the whole chain" {
+  need_cmd openssl
+  openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=api.test -days 1 \
+    -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null
+  local p; p=$(free_port)
+  openssl s_server -quiet -accept "127.0.0.1:$p" -cert "$T/cert.pem" -key "$T/key.pem" \
+    -naccept 100 </dev/null >/dev/null 2>&1 &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$p"
+  kill "$RELAY_PID"; wait "$RELAY_PID" || true
+  start_relay --sni-check --allow "api.test:443=127.0.0.1:$p"
+  hook
+  run bash -c "echo | timeout 10 nsenter --net=/proc/$CPID/ns/net openssl s_client -connect 127.77.0.2:443 -servername api.test 2>&1"
+  [[ "$output" == *"Server certificate"* ]]
+  run bash -c "echo | timeout 10 nsenter --net=/proc/$CPID/ns/net openssl s_client -connect 127.77.0.2:443 -servername evil.test 2>&1"
+  [[ "$output" != *"Server certificate"* ]]
+  wait_for grep -q sni-mismatch "$T/relay.log"
+}
+
+@test "netproxy: the CONNECT proxy allows wildcard routes and answers 403 otherwise" {
+  kill "$RELAY_PID"; wait "$RELAY_PID" || true
+  # A wildcard that numeric hosts match, so the relay needs no DNS in CI.
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT" --allow "*.0.0.1:$ECHO_PORT=connect"
+  hook --connect-proxy --route "*.0.0.1:$ECHO_PORT=connect=$T/s/*.0.0.1:$ECHO_PORT.sock"
+  run tcp 127.77.0.1:3128 $'CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n'
+  [[ "$output" == "HTTP/1.1 403 Forbidden"* ]]
+  [[ "$output" == *"evil.test:443 is not on the allowlist"* ]]
+  run tcp 127.77.0.1:3128 "CONNECT 127.0.0.1:$ECHO_PORT HTTP/1.1"$'\r\nHost: x\r\n\r\nping'
+  [[ "$output" == "HTTP/1.1 200 Connection established"* ]]
+  [[ "$output" == *"ping" ]]
+  wait_for grep -q connect-denied "$T/np.log"
+}
+
+@test "netproxy: a client that never reads does not stall the others" {
+  hook
+  inside python3 - <<'PY'
+import socket, time
+# One connection whose reader sleeps while the echo fills every buffer.
+stuck = socket.create_connection(("127.77.0.2", 443), timeout=5)
+stuck.setblocking(False)
+sent = 0
+try:
+    for _ in range(4000):
+        sent += stuck.send(b"x" * 65536)
+except BlockingIOError:
+    pass
+assert sent > 1 << 20, sent
+t = time.time()
+for i in range(20):
+    s = socket.create_connection(("127.77.0.2", 443), timeout=5)
+    s.sendall(b"ok%d" % i); s.shutdown(socket.SHUT_WR)
+    assert s.recv(100) == b"ok%d" % i
+assert time.time() - t < 5
+PY
+}

@@ -1,0 +1,332 @@
+#!/usr/bin/env bats
+# podman 4.3 driving the runtime under test (agentrun by default; prove the
+# suite itself with TEST_RUNTIME=/usr/sbin/runc). Each file gets its own
+# podman store, config and image: see tests/clients/podman.bash.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load clients/podman
+
+setup_file() { podman_setup_file; }
+teardown_file() { podman_teardown_file; }
+teardown() { podman_teardown; }
+
+# The pid of a running container's init, as podman knows it.
+ctr_pid() { pm inspect --format '{{.State.Pid}}' "$1"; }
+
+# The host path of a container's cgroup in one v1 controller.
+ctr_cgroup() {
+  local pid=$1 ctrl=$2 rel
+  rel=$(awk -F: -v c="$ctrl" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' "/proc/$pid/cgroup")
+  [ -n "$rel" ] || return 1
+  echo "/sys/fs/cgroup/$ctrl$rel"
+}
+
+@test "podman: run --rm prints, exits 0 and leaves no container" {
+  run pm run --rm "$IMAGE" echo hello from the container
+  [ "$status" -eq 0 ]
+  [ "$output" = "hello from the container" ]
+  run pm ps -a -q
+  [ -z "$output" ]
+}
+
+@test "podman: run -i passes stdin through" {
+  run sh -c "echo piped-in | podman --runtime '$PODMAN_RUNTIME' run -i --rm '$IMAGE' cat"
+  [ "$status" -eq 0 ]
+  [ "$output" = piped-in ]
+}
+
+@test "podman: the process's own exit code is podman's" {
+  run pm run --rm "$IMAGE" sh -c 'exit 42'
+  [ "$status" -eq 42 ]
+  run pm run --rm "$IMAGE" false
+  [ "$status" -eq 1 ]
+}
+
+@test "podman: a missing command exits 127" {
+  run -127 pm run --rm "$IMAGE" /no/such/binary
+  run -127 pm run --rm "$IMAGE" no-such-command-in-path
+}
+
+@test "podman: a file that is not executable exits 126" {
+  run pm run --rm "$IMAGE" /etc/passwd
+  [ "$status" -eq 126 ]
+}
+
+@test "podman: run -d, then exec sees the same container" {
+  local cid pid
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  run pm exec "$cid" sh -c 'cat /proc/1/cmdline | tr "\0" " "'
+  [ "$status" -eq 0 ]
+  [ "$output" = "sleep 1000 " ]
+  # exec's process shares the init's namespaces
+  pid=$(ctr_pid "$cid")
+  run pm exec "$cid" readlink /proc/self/ns/pid
+  [ "$output" = "$(readlink /proc/$pid/ns/pid)" ]
+  run pm exec "$cid" readlink /proc/self/ns/mnt
+  [ "$output" = "$(readlink /proc/$pid/ns/mnt)" ]
+  # its exit code, env, user and workdir
+  run pm exec "$cid" sh -c 'exit 5'
+  [ "$status" -eq 5 ]
+  run pm exec -e GREETING=hi "$cid" sh -c 'echo $GREETING'
+  [ "$output" = hi ]
+  run pm exec -u 65534 -w /tmp "$cid" sh -c 'echo $(id -u) $(pwd)'
+  [ "$output" = "65534 /tmp" ]
+  run -127 pm exec "$cid" /no/such/binary
+}
+
+@test "podman: exec -i passes stdin through" {
+  local cid
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  run sh -c "echo via-exec | podman --runtime '$PODMAN_RUNTIME' exec -i '$cid' cat"
+  [ "$status" -eq 0 ]
+  [ "$output" = via-exec ]
+}
+
+@test "podman: exec -t gets a terminal" {
+  need_cmd script
+  local cid
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  run script -qec "podman --runtime '$PODMAN_RUNTIME' exec -t '$cid' sh -c 'tty; stty size'" /dev/null
+  [ "$status" -eq 0 ]
+  [[ "$output" == */dev/pts/* ]]
+  # without -t, no terminal
+  run pm exec "$cid" tty
+  [ "$status" -ne 0 ]
+}
+
+@test "podman: run -t gets a terminal through the console socket" {
+  need_cmd script
+  run script -qec "podman --runtime '$PODMAN_RUNTIME' run --rm -t '$IMAGE' sh -c 'tty; exit 3'" /dev/null
+  [ "$status" -eq 3 ]
+  [[ "$output" == */dev/pts/0* ]]
+}
+
+@test "podman: logs has stdout and stderr" {
+  local cid
+  cid=$(pm run -d "$IMAGE" sh -c 'echo to-stdout; echo to-stderr >&2')
+  run pm wait "$cid"
+  [ "$output" = 0 ]
+  run pm logs "$cid"
+  [[ "$output" == *to-stdout* ]]
+  [[ "$output" == *to-stderr* ]]
+}
+
+@test "podman: stop sends SIGTERM to the init" {
+  local cid
+  cid=$(pm run -d "$IMAGE" sh -c 'trap "exit 7" TERM; echo ready; while :; do sleep 0.1; done')
+  until pm logs "$cid" | grep -q ready; do sleep 0.1; done
+  run pm stop -t 10 "$cid"
+  [ "$status" -eq 0 ]
+  run pm inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$cid"
+  [ "$output" = "exited 7" ]
+}
+
+@test "podman: stop falls back to SIGKILL" {
+  local cid start
+  # sleep as pid 1 has no handler, so SIGTERM does nothing
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  start=$SECONDS
+  run pm stop -t 1 "$cid"
+  [ "$status" -eq 0 ]
+  [ $((SECONDS - start)) -lt 10 ]
+  run pm inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$cid"
+  [ "$output" = "exited 137" ]
+}
+
+@test "podman: kill delivers the signal asked for" {
+  local cid
+  cid=$(pm run -d "$IMAGE" sh -c 'trap "exit 9" USR1; echo ready; while :; do sleep 0.1; done')
+  until pm logs "$cid" | grep -q ready; do sleep 0.1; done
+  run pm kill -s USR1 "$cid"
+  [ "$status" -eq 0 ]
+  run pm wait "$cid"
+  [ "$output" = 9 ]
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  run pm kill "$cid"
+  [ "$status" -eq 0 ]
+  run pm wait "$cid"
+  [ "$output" = 137 ]
+}
+
+@test "podman: rm -f removes a running container and its process" {
+  local cid pid
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  pid=$(ctr_pid "$cid")
+  [ -d "/proc/$pid" ]
+  run pm rm -f -t 0 "$cid"
+  [ "$status" -eq 0 ]
+  run pm ps -a -q --no-trunc
+  [[ "$output" != *"$cid"* ]]
+  ! kill -0 "$pid" 2>/dev/null
+  # the runtime forgot it too
+  [ ! -e "$PT/rstate/$cid" ]
+}
+
+@test "podman: inspect reports the live state" {
+  local cid pid
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  run pm inspect --format '{{.State.Status}} {{.State.Running}} {{.OCIRuntime}}' "$cid"
+  [ "$output" = "running true $PODMAN_RUNTIME" ]
+  pid=$(ctr_pid "$cid")
+  [ "$pid" -gt 1 ]
+  grep -q sleep "/proc/$pid/cmdline"
+  run pm container exists "$cid"
+  [ "$status" -eq 0 ]
+}
+
+@test "podman: top lists the container's processes" {
+  local cid
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  run pm top "$cid" pid comm args
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"sleep 1000"* ]]
+  # pid as the container sees it
+  [[ "${lines[1]}" =~ ^1[[:space:]] ]]
+}
+
+@test "podman: pause freezes and unpause thaws" {
+  local cid pid freezer
+  cid=$(pm run -d "$IMAGE" sleep 1000)
+  pid=$(ctr_pid "$cid")
+  run pm pause "$cid"
+  [ "$status" -eq 0 ]
+  run pm inspect --format '{{.State.Status}}' "$cid"
+  [ "$output" = paused ]
+  freezer=$(ctr_cgroup "$pid" freezer)
+  [ "$(cat "$freezer/freezer.state")" = FROZEN ]
+  run pm unpause "$cid"
+  [ "$status" -eq 0 ]
+  run pm inspect --format '{{.State.Status}}' "$cid"
+  [ "$output" = running ]
+  [ "$(cat "$freezer/freezer.state")" = THAWED ]
+  run pm exec "$cid" true
+  [ "$status" -eq 0 ]
+}
+
+@test "podman: --network none leaves only a private loopback" {
+  run pm run --rm --network none "$IMAGE" sh -c 'ls /sys/class/net; readlink /proc/self/ns/net'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = lo ]
+  [ "${#lines[@]}" -eq 2 ]
+  [ "${lines[1]}" != "$(readlink /proc/self/ns/net)" ]
+}
+
+@test "podman: --read-only makes the root read-only" {
+  run pm run --rm --read-only "$IMAGE" touch /newfile
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Read-only file system"* ]]
+  # podman still mounts a writable /tmp
+  run pm run --rm --read-only "$IMAGE" touch /tmp/ok
+  [ "$status" -eq 0 ]
+  run pm run --rm "$IMAGE" touch /newfile
+  [ "$status" -eq 0 ]
+}
+
+@test "podman: --cap-drop all leaves no capabilities" {
+  run pm run --rm --cap-drop all "$IMAGE" grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 5 ]
+  [ "$(echo "$output" | awk '{ print $2 }' | sort -u)" = 0000000000000000 ]
+  run pm run --rm --cap-drop all "$IMAGE" chown 65534 /tmp
+  [ "$status" -ne 0 ]
+  # the default set has CAP_CHOWN, so the check above means something
+  run pm run --rm "$IMAGE" chown 65534 /tmp
+  [ "$status" -eq 0 ]
+}
+
+@test "podman: --security-opt no-new-privileges sets NoNewPrivs" {
+  run pm run --rm --security-opt no-new-privileges "$IMAGE" grep NoNewPrivs /proc/self/status
+  [[ "$output" =~ NoNewPrivs:[[:space:]]+1 ]]
+  run pm run --rm "$IMAGE" grep NoNewPrivs /proc/self/status
+  [[ "$output" =~ NoNewPrivs:[[:space:]]+0 ]]
+}
+
+@test "podman: --security-opt seccomp=FILE applies the profile" {
+  local prof=$BATS_TEST_TMPDIR/seccomp.json
+  cat >"$prof" <<'EOS'
+{ "defaultAction": "SCMP_ACT_ALLOW",
+  "syscalls": [ { "names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1 } ] }
+EOS
+  run pm run --rm --security-opt "seccomp=$prof" "$IMAGE" mkdir /tmp/d
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Operation not permitted"* ]]
+  run pm run --rm --security-opt "seccomp=$prof" "$IMAGE" grep '^Seccomp:' /proc/self/status
+  [[ "$output" =~ Seccomp:[[:space:]]+2 ]]
+  run pm run --rm "$IMAGE" mkdir /tmp/d
+  [ "$status" -eq 0 ]
+  # podman's default profile is applied too
+  run pm run --rm "$IMAGE" grep '^Seccomp:' /proc/self/status
+  [[ "$output" =~ Seccomp:[[:space:]]+2 ]]
+  run pm run --rm --security-opt seccomp=unconfined "$IMAGE" grep '^Seccomp:' /proc/self/status
+  [[ "$output" =~ Seccomp:[[:space:]]+0 ]]
+}
+
+@test "podman: --memory, --pids-limit and --cpus land in the container's cgroups" {
+  local cid pid cg
+  cid=$(pm run -d --memory 64m --pids-limit 50 --cpus 0.5 "$IMAGE" sleep 1000)
+  pid=$(ctr_pid "$cid")
+  cg=$(ctr_cgroup "$pid" memory)
+  [[ "$cg" == *"$cid"* ]]
+  [ "$(cat "$cg/memory.limit_in_bytes")" -eq $((64 * 1024 * 1024)) ]
+  cg=$(ctr_cgroup "$pid" pids)
+  [ "$(cat "$cg/pids.max")" = 50 ]
+  cg=$(ctr_cgroup "$pid" cpu)
+  local quota period
+  quota=$(cat "$cg/cpu.cfs_quota_us")
+  period=$(cat "$cg/cpu.cfs_period_us")
+  [ $((quota * 2)) -eq "$period" ]
+}
+
+@test "podman: --pids-limit is enforced" {
+  run pm run --rm --pids-limit 5 "$IMAGE" sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 5 & done; wait'
+  [[ "$output" == *"Resource temporarily unavailable"* || "$output" == *"can't fork"* ]]
+}
+
+@test "podman: --user, --workdir and -e" {
+  run pm run --rm --user 65534:65534 --workdir /tmp -e AGENT_VAR=set-by-test "$IMAGE" \
+    sh -c 'echo $(id -u):$(id -g) $(pwd) $AGENT_VAR'
+  [ "$status" -eq 0 ]
+  [ "$output" = "65534:65534 /tmp set-by-test" ]
+}
+
+@test "podman: -v binds a host directory, :ro read-only" {
+  local vol=$BATS_TEST_TMPDIR/vol
+  mkdir -p "$vol"
+  echo from-host >"$vol/in"
+  run pm run --rm -v "$vol:/data" "$IMAGE" sh -c 'cat /data/in; echo from-ctr >/data/out'
+  [ "$status" -eq 0 ]
+  [ "$output" = from-host ]
+  [ "$(cat "$vol/out")" = from-ctr ]
+  run pm run --rm -v "$vol:/data:ro" "$IMAGE" touch /data/nope
+  [ "$status" -ne 0 ]
+  [ ! -e "$vol/nope" ]
+}
+
+@test "podman: --tmpfs mounts a tmpfs" {
+  run pm run --rm --tmpfs /scratch:size=1m "$IMAGE" sh -c 'grep " /scratch " /proc/mounts; echo x >/scratch/f && cat /scratch/f'
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == "tmpfs /scratch tmpfs "* ]]
+  [ "${lines[1]}" = x ]
+}
+
+@test "podman: --cgroups=disabled runs without a cgroup of its own" {
+  is_runc && skip "runc has no --cgroup-manager disabled (podman refuses it)"
+  local cid pid
+  cid=$(pm run -d --cgroups=disabled "$IMAGE" sleep 1000)
+  pid=$(ctr_pid "$cid")
+  run cat "/proc/$pid/cgroup"
+  [[ "$output" != *"$cid"* ]]
+  run pm exec "$cid" echo still-usable
+  [ "$output" = still-usable ]
+}
+
+@test "podman: the runtime is found by name through contrib's [engine.runtimes]" {
+  is_runc && skip "checks the agentrun entry of contrib/containers.conf"
+  run podman --runtime agentrun info --format '{{.Host.OCIRuntime.Path}}'
+  [ "$status" -eq 0 ]
+  [ -x "$output" ]
+  run podman --runtime agentrun run --rm "$IMAGE" echo by-name
+  [ "$status" -eq 0 ]
+  [ "$output" = by-name ]
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# agentrun-relay alone: Unix sockets on one side, a TCP upstream started by
+# the test on host loopback on the other.
+
+load helpers
+
+# A client that sends its data, half-closes, and prints all it gets back.
+PYCLIENT='
+import socket, sys
+kind, where, data = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+if kind == "unix":
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(where)
+else:
+    host, port = where.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=5)
+out = b""
+try:
+    s.sendall(data); s.shutdown(socket.SHUT_WR)
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        out += b
+except (ConnectionResetError, BrokenPipeError):
+    out += b"<reset>"
+sys.stdout.write(out.decode(errors="replace"))
+'
+client() { python3 -c "$PYCLIENT" "$@"; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_for() { # wait_for CMD...: up to 5 s
+  local i
+  for i in $(seq 50); do "$@" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
+
+start_echo() {
+  ECHO_PORT=$(free_port)
+  socat TCP-LISTEN:"$ECHO_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT"
+}
+
+start_relay() {
+  "$RELAY" --dir "$T/s" --audit "$T/audit.log" "$@" 2>"$T/relay.err" &
+  RELAY_PID=$!
+  track_pid $RELAY_PID
+  wait_for grep -q listening "$T/relay.err"
+}
+
+setup() {
+  need_cmd socat python3 jq
+  [ -x "$RELAY" ] || skip "agentrun-relay not built"
+  T=$BATS_TEST_TMPDIR
+  start_echo
+}
+
+teardown() { kill_tracked; }
+
+@test "relay: one socket per route, mode 0660, echo through it" {
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT" --allow "b.test:80=127.0.0.1:$ECHO_PORT"
+  [ "$(stat -c %a "$T/s/api.test:443.sock")" = 660 ]
+  [ -S "$T/s/b.test:80.sock" ]
+  run client unix "$T/s/api.test:443.sock" "hello relay"
+  [ "$status" -eq 0 ]
+  [ "$output" = "hello relay" ]
+  wait_for grep -q '"outcome":"ok"' "$T/audit.log"
+  run jq -r 'select(.endpoint=="api.test:443") | "\(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/audit.log"
+  [ "$output" = "11 11 ok" ]
+}
+
+@test "relay: half-close and a large transfer keep every byte" {
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  head -c 20000000 /dev/urandom >"$T/big"
+  python3 - "$T/s/api.test:443.sock" "$T/big" <<'PY'
+import socket, sys, hashlib, threading
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+data = open(sys.argv[2], "rb").read()
+def send():
+    s.sendall(data); s.shutdown(socket.SHUT_WR)
+t = threading.Thread(target=send); t.start()
+h, n = hashlib.sha256(), 0
+while True:
+    b = s.recv(1 << 20)
+    if not b: break
+    h.update(b); n += len(b)
+t.join()
+assert n == len(data), (n, len(data))
+assert h.digest() == hashlib.sha256(data).digest()
+PY
+}
+
+@test "relay: upstream refused is logged and the client sees the end" {
+  local dead; dead=$(free_port)
+  start_relay --allow "down.test:443=127.0.0.1:$dead"
+  run client unix "$T/s/down.test:443.sock" "x"
+  [ "$output" = "" ] || [ "$output" = "<reset>" ]
+  wait_for grep -q upstream-refused "$T/audit.log"
+}
+
+@test "relay: SIGTERM removes the sockets and exits 0" {
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  kill -TERM "$RELAY_PID"
+  run wait "$RELAY_PID"
+  [ "$status" -eq 0 ]
+  [ ! -e "$T/s/api.test:443.sock" ]
+}
+
+@test "relay: SIGTERM lets an open connection finish within the grace period" {
+  start_relay --grace 5 --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  python3 - "$T/s/api.test:443.sock" "$RELAY_PID" <<'PY'
+import socket, sys, os, signal, time
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+s.sendall(b"before"); assert s.recv(100) == b"before"
+os.kill(int(sys.argv[2]), signal.SIGTERM); time.sleep(0.3)
+s.sendall(b"after"); assert s.recv(100) == b"after"
+s.close()
+PY
+  run wait "$RELAY_PID"
+  [ "$status" -eq 0 ]
+}
+
+@test "relay: a live relay's socket is not stolen, a stale one is replaced" {
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  run "$RELAY" --dir "$T/s" --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"another relay is listening there"* ]]
+  kill -9 "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null || true
+  [ -S "$T/s/api.test:443.sock" ]
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  run client unix "$T/s/api.test:443.sock" "again"
+  [ "$output" = "again" ]
+}
+
+@test "relay: bad arguments say what is wrong" {
+  run "$RELAY" --dir "$T/s"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no route"* ]]
+  run "$RELAY" --dir "$T/s" --allow "../../etc:443"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"bad host name"* ]]
+  run "$RELAY" --dir "$T/s" --allow "*.x.test:443"
+  [[ "$output" == *"wildcard needs '=connect'"* ]]
+  echo '{"routes":[{"name":"a.test","port":70000}]}' >"$T/bad.json"
+  run "$RELAY" --dir "$T/s" --config "$T/bad.json"
+  [[ "$output" == *"port out of range"* ]]
+}
+
+@test "relay: routes from a JSON config" {
+  echo "{\"routes\":[{\"name\":\"api.test\",\"port\":443,\"upstream\":\"127.0.0.1:$ECHO_PORT\"}]}" >"$T/r.json"
+  start_relay --config "$T/r.json"
+  run client unix "$T/s/api.test:443.sock" "json"
+  [ "$output" = "json" ]
+}
+
+start_tls() {
+  need_cmd openssl
+  openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=api.test -days 1 \
+    -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null
+  TLS_PORT=$(free_port)
+  openssl s_server -quiet -accept "127.0.0.1:$TLS_PORT" -cert "$T/cert.pem" -key "$T/key.pem" \
+    -naccept 100 </dev/null >/dev/null 2>&1 &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$TLS_PORT"
+}
+
+@test "relay --sni-check: the right SNI passes, another name and plain bytes are refused" {
+  start_tls
+  start_relay --sni-check --allow "api.test:443=127.0.0.1:$TLS_PORT"
+  run bash -c "echo | timeout 10 openssl s_client -unix '$T/s/api.test:443.sock' -servername api.test 2>&1"
+  [[ "$output" == *"CONNECTED"* ]]
+  [[ "$output" == *"Server certificate"* ]]
+  run bash -c "echo | timeout 10 openssl s_client -unix '$T/s/api.test:443.sock' -servername evil.test 2>&1"
+  [[ "$output" != *"Server certificate"* ]]
+  wait_for grep -q sni-mismatch "$T/audit.log"
+  run jq -r 'select(.outcome=="sni-mismatch") | .detail' "$T/audit.log"
+  [ "$output" = "server_name evil.test" ]
+  run client unix "$T/s/api.test:443.sock" "GET / HTTP/1.0"
+  [ "$output" = "" ] || [ "$output" = "<reset>" ]
+  wait_for grep -q sni-not-tls "$T/audit.log"
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# linux.seccomp: every action, errno values, every operator, architectures,
+# unknown names, notify through tests/seccomp-notify-agent, the filter cache
+# and the agent profile (contrib/seccomp/agent.json), in busybox containers.
+
+load helpers
+
+AGENT_BIN=$BUILDDIR/tests/seccomp-notify-agent
+PROFILE=$SRCDIR/contrib/seccomp/agent.json
+
+setup() {
+  B=$BATS_TEST_TMPDIR/bundle
+}
+
+teardown() {
+  cleanup_containers
+  kill_tracked
+}
+
+# bundle_with SECCOMP_JSON ARGS...: a busybox bundle running ARGS under the profile.
+bundle_with() {
+  local sc=$1; shift
+  make_bundle "$B" "$@"
+  config_edit "$B" '.linux.seccomp = $sc | .root.readonly = false' --argjson sc "$sc"
+}
+
+# A profile allowing everything but RULES (a JSON array).
+allow_but() {
+  jq -cn --argjson r "$1" '{defaultAction: "SCMP_ACT_ALLOW", syscalls: $r}'
+}
+
+MKDIR='mkdir /m; echo "rc=$?"; [ -d /m ] && echo made || echo absent'
+
+@test "ERRNO with errnoRet returns that errno; without it, EPERM" {
+  bundle_with "$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":28}]')" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-errno
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+  [[ "$output" == *"rc=1"* && "$output" == *absent* ]]
+
+  rm -rf "$B"
+  bundle_with "$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO"}]')" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-eperm
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Operation not permitted"* && "$output" == *absent* ]]
+}
+
+@test "defaultErrnoRet is what a default-deny profile returns" {
+  local sc
+  sc=$(jq -c '.defaultErrnoRet = 42 | .syscalls[0].names -= ["mkdir","mkdirat"]' "$PROFILE")
+  bundle_with "$sc" sh -c "$MKDIR; echo still-running"
+  run ar run --bundle "$B" sc-deferrno
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No message of desired type"* ]]   # ENOMSG = 42
+  [[ "$output" == *absent* && "$output" == *still-running* ]]
+}
+
+@test "KILL, KILL_THREAD, KILL_PROCESS and TRAP end the caller with SIGSYS" {
+  local act
+  for act in SCMP_ACT_KILL SCMP_ACT_KILL_THREAD SCMP_ACT_KILL_PROCESS SCMP_ACT_TRAP; do
+    rm -rf "$B"
+    bundle_with "$(allow_but "[{\"names\":[\"sync\"],\"action\":\"$act\"}]")" sh -c 'sync; echo "sync=$?"'
+    run ar run --bundle "$B" "sc-${act,,}"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"sync=159"* ]]   # 128 + SIGSYS
+  done
+}
+
+@test "TRACE without a tracer fails the call with ENOSYS; LOG and ALLOW let it through" {
+  bundle_with "$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_TRACE"}]')" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-trace
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Function not implemented"* && "$output" == *absent* ]]
+
+  local sc
+  sc=$(jq -c '.syscalls[0].names += ["mkdir","mkdirat"] | .syscalls += [{names:["sync"],action:"SCMP_ACT_LOG"}]' "$PROFILE")
+  rm -rf "$B"
+  bundle_with "$sc" sh -c "$MKDIR; sync; echo sync=\$?"
+  run ar run --bundle "$B" sc-log
+  [ "$status" -eq 0 ]
+  [[ "$output" == *made* && "$output" == *"sync=0"* ]]
+}
+
+# kill(pid, 0) inside the container: ENOMSG (42) when the rule matches, else
+# success for pid 1 or ESRCH for pids that do not exist.
+probe_kill() {
+  local rule=$1; shift
+  local script='for p in '"$*"'; do kill -0 $p 2>/dev/null && echo "$p:ok" || { kill -0 $p 2>&1 | grep -q "desired type" && echo "$p:hit" || echo "$p:miss"; }; done'
+  rm -rf "$B"
+  bundle_with "$(allow_but "[$rule]")" sh -c "$script"
+  run ar run --bundle "$B" "sc-op-$RANDOM"
+  [ "$status" -eq 0 ]
+  echo "$output" | tr '\n' ' '
+}
+
+rule() {  # rule OP VALUE [VALUETWO] [INDEX]
+  jq -cn --arg op "$1" --argjson v "$2" --argjson v2 "${3:-0}" --argjson i "${4:-0}" \
+    '{names:["kill"], action:"SCMP_ACT_ERRNO", errnoRet:42, args:[{index:$i, value:$v, valueTwo:$v2, op:$op}]}'
+}
+
+@test "each of the seven operators compares as documented" {
+  local out
+  out=$(probe_kill "$(rule SCMP_CMP_EQ 7)" 7 6 1);           [ "$out" = "7:hit 6:miss 1:ok " ]
+  out=$(probe_kill "$(rule SCMP_CMP_NE 1)" 1 9);             [ "$out" = "1:ok 9:hit " ]
+  out=$(probe_kill "$(rule SCMP_CMP_LT 5)" 4 5);             [ "$out" = "4:hit 5:miss " ]
+  out=$(probe_kill "$(rule SCMP_CMP_LE 5)" 5 6);             [ "$out" = "5:hit 6:miss " ]
+  out=$(probe_kill "$(rule SCMP_CMP_GT 5)" 6 5 1);           [ "$out" = "6:hit 5:miss 1:ok " ]
+  out=$(probe_kill "$(rule SCMP_CMP_GE 5)" 5 4);             [ "$out" = "5:hit 4:miss " ]
+  out=$(probe_kill "$(rule SCMP_CMP_MASKED_EQ 240 16)" 15 16 31 32); [ "$out" = "15:miss 16:hit 31:hit 32:miss " ]
+}
+
+@test "args: distinct indexes AND in one rule, a repeated index ORs" {
+  local r out
+  r='{"names":["kill"],"action":"SCMP_ACT_ERRNO","errnoRet":42,"args":[{"index":0,"value":5,"op":"SCMP_CMP_GE"},{"index":1,"value":0,"op":"SCMP_CMP_EQ"}]}'
+  out=$(probe_kill "$r" 6 4);  [ "$out" = "6:hit 4:miss " ]
+  r='{"names":["kill"],"action":"SCMP_ACT_ERRNO","errnoRet":42,"args":[{"index":0,"value":3,"op":"SCMP_CMP_EQ"},{"index":0,"value":7,"op":"SCMP_CMP_EQ"}]}'
+  out=$(probe_kill "$r" 3 7 5);  [ "$out" = "3:hit 7:hit 5:miss " ]
+}
+
+@test "architectures: listed ones compile, unknown to libseccomp is an error with its JSON path" {
+  local sc
+  sc=$(jq -cn '{defaultAction:"SCMP_ACT_ALLOW", architectures:["SCMP_ARCH_X86_64","SCMP_ARCH_X86","SCMP_ARCH_X32"],
+        syscalls:[{names:["mkdir","mkdirat"],action:"SCMP_ACT_ERRNO",errnoRet:28}]}')
+  bundle_with "$sc" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-arch
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+
+  config_edit "$B" '.linux.seccomp.architectures = ["SCMP_ARCH_X86_64", "SCMP_ARCH_NOSUCH"]'
+  run ar run --bundle "$B" sc-arch-bad
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.seccomp.architectures[1]"* ]]
+  [ ! -e "$ROOT/sc-arch-bad" ]
+}
+
+@test "a syscall name unknown to libseccomp is skipped, the rest of the rule applies" {
+  bundle_with "$(allow_but '[{"names":["no_such_syscall_at_all","mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":28}]')" sh -c "$MKDIR"
+  run ar --debug run --bundle "$B" sc-unknown
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+  [[ "$output" == *no_such_syscall_at_all* ]]   # the debug line naming what was skipped
+}
+
+@test "unknown action, operator or flag: error naming the JSON path, nothing created" {
+  bundle_with "$(allow_but '[{"names":["sync"],"action":"SCMP_ACT_ERRNO"},{"names":["mkdir"],"action":"SCMP_ACT_BOGUS"}]')" true
+  run ar run --bundle "$B" sc-badact
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.seccomp.syscalls[1].action"* ]]
+  [ ! -e "$ROOT/sc-badact" ]
+
+  config_edit "$B" '.linux.seccomp.syscalls[1] = {names:["mkdir"], action:"SCMP_ACT_ERRNO", args:[{index:0, value:1, op:"SCMP_CMP_BOGUS"}]}'
+  run ar run --bundle "$B" sc-badop
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.seccomp.syscalls[1].args[0].op"* ]]
+
+  config_edit "$B" '.linux.seccomp.syscalls |= .[0:1] | .linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_BOGUS"]'
+  run ar run --bundle "$B" sc-badflag
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.seccomp.flags[0]"* ]]
+}
+
+@test "flags LOG, SPEC_ALLOW, TSYNC are accepted and the filter still applies" {
+  local sc
+  sc=$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":28}]' |
+       jq -c '.flags = ["SECCOMP_FILTER_FLAG_LOG","SECCOMP_FILTER_FLAG_SPEC_ALLOW","SECCOMP_FILTER_FLAG_TSYNC"]')
+  bundle_with "$sc" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-flags
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+}
+
+@test "a profile that denies execve fails with a clear message" {
+  bundle_with "$(allow_but '[{"names":["execve"],"action":"SCMP_ACT_ERRNO"}]')" true
+  run ar run --bundle "$B" sc-noexec
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"seccomp profile denies execve"* ]]
+  [ ! -e "$ROOT/sc-noexec" ]
+}
+
+@test "SCMP_ACT_NOTIFY: the agent gets the state and the fd, and answers mkdir for the container" {
+  [ -x "$AGENT_BIN" ] || skip "tests/seccomp-notify-agent not built"
+  local sock=$BATS_TEST_TMPDIR/agent.sock state=$BATS_TEST_TMPDIR/agent-state.json
+  "$AGENT_BIN" "$sock" "$state" &
+  track_pid $!
+  local i; for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  local sc
+  sc=$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_NOTIFY"}]' |
+       jq -c --arg p "$sock" '.listenerPath = $p | .listenerMetadata = "agent-meta"')
+  bundle_with "$sc" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-notify
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"rc=0"* && "$output" == *absent* ]]   # success, yet nothing was made
+  [ "$(jq -r '.fds[0]' "$state")" = seccompFd ]
+  [ "$(jq -r '.metadata' "$state")" = agent-meta ]
+  [ "$(jq -r '.state.id' "$state")" = sc-notify ]
+  [ "$(jq -r '.pid' "$state")" -gt 0 ]
+  [ "$(jq -r '.ociVersion' "$state")" != null ]
+}
+
+@test "SCMP_ACT_NOTIFY: the agent's errno reaches the container" {
+  [ -x "$AGENT_BIN" ] || skip "tests/seccomp-notify-agent not built"
+  local sock=$BATS_TEST_TMPDIR/agent.sock
+  "$AGENT_BIN" "$sock" "$BATS_TEST_TMPDIR/st.json" 28 &
+  track_pid $!
+  local i; for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  bundle_with "$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_NOTIFY"}]' | jq -c --arg p "$sock" '.listenerPath = $p')" sh -c "$MKDIR"
+  run ar run --bundle "$B" sc-notify-errno
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No space left on device"* ]]
+}
+
+@test "the compiled filter is cached under the state root and reused" {
+  bundle_with "$(cat "$PROFILE")" true
+  run ar --debug run --bundle "$B" sc-cache1
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"seccomp: compiled a filter"* ]]
+  local f
+  f=$(ls "$ROOT"/.seccomp-cache/*.bpf)
+  [ "$(stat -c %a "$f")" = 600 ]
+  run ar --debug run --bundle "$B" sc-cache2
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"from the cache"* ]]
+  # A damaged entry is ignored and rewritten, never loaded.
+  printf 'garbage' >"$f"
+  run ar --debug run --bundle "$B" sc-cache3
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"seccomp: compiled a filter"* ]]
+}
+
+# The agent profile, probed from inside with the static syscall prober
+# (the script is a file: make_bundle splits arguments on newlines).
+@test "agent profile: denies namespaces, mount, keys, io_uring, bpf, TIOCSTI; ordinary commands work" {
+  [ -x "$AGENT_BIN" ] || skip "tests/seccomp-notify-agent not built"
+  make_bundle "$B" sh /probe.sh
+  cat >"$B/rootfs/probe.sh" <<'EOF'
+    P=/probe
+    echo "keyctl $($P --syscall 250 0 0)"; echo "add_key $($P --syscall 248 0 0 0 0 0)"
+    echo "io_uring_setup $($P --syscall 425 1 0)"; echo "bpf $($P --syscall 321 0 0 0)"
+    echo "userfaultfd $($P --syscall 323 0)"; echo "perf_event_open $($P --syscall 298 0 0 0 0 0)"
+    echo "open_by_handle_at $($P --syscall 304 0 0 0)"; echo "setns $($P --syscall 308 0 0)"
+    echo "unshare_user $($P --syscall 272 0x10000000)"; echo "unshare_files $($P --syscall 272 0x400)"
+    echo "clone_newuser $($P --syscall 56 0x10000011 0 0 0 0)"; echo "clone3 $($P --syscall 435 0 0)"
+    echo "tiocsti $($P --syscall 16 0 0x5412 0)"; echo "tiocsti_high $($P --syscall 16 0 0x100005412 0)"
+    echo "tioclinux $($P --syscall 16 0 0x541c 0)"; echo "tcgets $($P --syscall 16 0 0x5401 0)"
+    echo "personality_query $($P --syscall 135 0xffffffff)"; echo "personality_norandom $($P --syscall 135 0x40000)"
+    echo "init_module $($P --syscall 175 0 0 0)"; echo "pivot_root $($P --syscall 155 0 0)"
+    unshare -U true 2>/dev/null; echo "unshare-U rc=$?"
+    mount -t tmpfs none /mnt 2>/dev/null; echo "mount rc=$?"
+    mkdir /tmp/d && echo hello >/tmp/d/f && cat /tmp/d/f | wc -c && ls /tmp/d
+EOF
+  # EPERM (1) is also what the kernel says to a process without capabilities:
+  # turn the profile's EPERMs into ENOMSG (42) so a denial is seccomp's doing.
+  config_edit "$B" '.linux.seccomp = ($p[0] | .defaultErrnoRet = 42 | (.syscalls[] | select(.errnoRet == 1) | .errnoRet) = 42)
+                    | .root.readonly = false' --slurpfile p "$PROFILE"
+  cp "$AGENT_BIN" "$B/rootfs/probe"
+  run ar run --bundle "$B" sc-agent
+  echo "$output"
+  [ "$status" -eq 0 ]
+  local c
+  for c in keyctl add_key io_uring_setup bpf userfaultfd perf_event_open open_by_handle_at setns unshare_user \
+           clone_newuser tiocsti tiocsti_high tioclinux personality_norandom init_module pivot_root; do
+    [[ "$output" == *"$c errno 42"* ]] || { echo "not denied: $c"; false; }
+  done
+  [[ "$output" == *"clone3 errno 38"* ]]        # ENOSYS, so libc falls back to clone
+  [[ "$output" == *"unshare_files ok"* ]]
+  [[ "$output" == *"tcgets errno 25"* ]]        # allowed through to the kernel: ENOTTY
+  [[ "$output" == *"personality_query ok"* ]]
+  [[ "$output" == *"unshare-U rc=1"* ]]
+  [[ "$output" != *"mount rc=0"* ]]
+  [[ "$output" == *$'6\nf'* ]]                   # ordinary commands work
+}
