@@ -2,6 +2,7 @@
 # Seccomp profiles: the agent profile, installed for `agentrun spec --agent` users and podman.
 seccompdir = $(datadir)/agentrun/seccomp
 dist_seccomp_DATA = contrib/seccomp/agent.json
+EXTRA_DIST += contrib/seccomp/README.md
 # Client snippets (issue 8): podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
 clientsdir = $(datadir)/agentrun
 dist_clients_DATA = contrib/containers.conf

@@ -1,7 +1,7 @@
 /* Running one stage of OCI hooks. Each hook is forked and executed with its
  * path, args and env exactly as given (args[0] is argv[0]); the container
- * state JSON is written to its stdin through a pipe; its stdout and stderr go
- * to the runtime's log (or stderr); a timeout kills it with SIGKILL. Hooks run
+ * state JSON is written to its stdin through a pipe; its stdout and stderr are
+ * read through a pipe and logged line by line (so a JSON log stays JSON); a timeout kills it with SIGKILL. Hooks run
  * one after another in listed order and the first failure stops the stage. */
 #include "config.h"
 #include "hooks.h"
@@ -103,28 +103,79 @@ ms_left (const struct timespec *deadline)
   return ms < 0 ? 0 : ms;
 }
 
-/* Feed stdin and wait for the exit (or the deadline). Returns 0 when it
- * exited (status in *si), 1 on timeout, -1 on error. */
+/* The hook's output, a line at a time, into the runtime's log: with
+ * --log-format json each line must become a JSON object, never raw bytes. */
+struct outbuf { char buf[4096]; size_t len; };
+
+static void
+out_flush (struct outbuf *o, const struct job *j, bool all)
+{
+  char *start = o->buf, *nl;
+  while ((nl = memchr (start, '\n', o->len - (size_t) (start - o->buf))) || (all && start < o->buf + o->len))
+    {
+      size_t n = nl ? (size_t) (nl - start) : o->len - (size_t) (start - o->buf);
+      ar_log (AR_LOG_INFO, "hook %s (%s): %.*s", j->h->path, j->stage, (int) n, start);
+      start += n + (nl ? 1 : 0);
+    }
+  o->len -= (size_t) (start - o->buf);
+  memmove (o->buf, start, o->len);
+  if (o->len == sizeof o->buf)      /* a line longer than the buffer: log it in pieces */
+    out_flush (o, j, true);
+}
+
+/* Read what is there; close the pipe at EOF. */
+static void
+out_read (int *out_r, struct outbuf *o, const struct job *j)
+{
+  for (;;)
+    {
+      ssize_t r = read (*out_r, o->buf + o->len, sizeof o->buf - o->len);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        {
+          if (r == 0 || errno != EAGAIN)
+            ar_closep (out_r);
+          return;
+        }
+      o->len += (size_t) r;
+      out_flush (o, j, false);
+    }
+}
+
+/* Feed stdin, log the output and wait for the exit (or the deadline). Returns
+ * 0 when it exited (status in *si), 1 on timeout, -1 on error. */
 static int
-supervise (int pidfd, int *in_w, const char *state, const struct job *j, siginfo_t *si, ar_error **err)
+supervise (int pidfd, int *in_w, int *out_r, const char *state, const struct job *j, siginfo_t *si,
+           ar_error **err)
 {
   size_t off = 0, len = strlen (state);
   struct timespec deadline;
   bool timed = j->h->has_timeout && j->h->timeout > 0;
+  struct outbuf o = { .len = 0 };
+  int rc;
 
   clock_gettime (CLOCK_MONOTONIC, &deadline);
   deadline.tv_sec += timed ? j->h->timeout : 0;
   for (;;)
     {
-      struct pollfd p[2] = { { pidfd, POLLIN, 0 }, { *in_w, POLLOUT, 0 } };
-      int n = poll (p, *in_w >= 0 ? 2 : 1, timed ? (int) ms_left (&deadline) : -1);
+      struct pollfd p[3] = { { pidfd, POLLIN, 0 }, { *out_r, POLLIN, 0 }, { *in_w, POLLOUT, 0 } };
+      int n = poll (p, 3, timed ? (int) ms_left (&deadline) : -1);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        return ar_err (err, errno, "hook %s (%s): poll", j->h->path, j->stage);
+        {
+          rc = ar_err (err, errno, "hook %s (%s): poll", j->h->path, j->stage);
+          break;
+        }
       if (n == 0)
-        return 1;
-      if (*in_w >= 0 && p[1].revents)
+        {
+          rc = 1;
+          break;
+        }
+      if (*out_r >= 0 && p[1].revents)
+        out_read (out_r, &o, j);
+      if (*in_w >= 0 && p[2].revents)
         {
           ssize_t w = write (*in_w, state + off, len - off);
           if (w > 0)
@@ -137,10 +188,18 @@ supervise (int pidfd, int *in_w, const char *state, const struct job *j, siginfo
         {
           memset (si, 0, sizeof *si);
           if (syscall (SYS_waitid, P_PIDFD, pidfd, si, WEXITED, NULL) < 0)
-            return ar_err (err, errno, "hook %s (%s): waitid", j->h->path, j->stage);
-          return 0;
+            rc = ar_err (err, errno, "hook %s (%s): waitid", j->h->path, j->stage);
+          else
+            rc = 0;
+          break;
         }
     }
+  /* What the hook wrote before it exited (a child it left behind may still
+   * hold the pipe: take only what is there now). */
+  if (*out_r >= 0)
+    out_read (out_r, &o, j);
+  out_flush (&o, j, true);
+  return rc;
 }
 
 static int
@@ -165,8 +224,8 @@ report (const struct job *j, int rc, const siginfo_t *si, int err_pipe, ar_error
 static int
 run_job (const struct job *j, const char *state, ar_error **err)
 {
-  cleanup_close int in_r = -1, in_w = -1, ep_r = -1, ep_w = -1, pidfd = -1;
-  int pipes[2], out = ar_log_fd () >= 0 ? ar_log_fd () : STDERR_FILENO, rc;
+  cleanup_close int in_r = -1, in_w = -1, ep_r = -1, ep_w = -1, out_r = -1, out_w = -1, pidfd = -1;
+  int pipes[2], rc;
   sigset_t pipe_set, old, pending;
   bool was_pending;
   siginfo_t si;
@@ -178,6 +237,11 @@ run_job (const struct job *j, const char *state, ar_error **err)
   if (pipe2 (pipes, O_CLOEXEC) < 0)
     return ar_err (err, errno, "hook %s (%s): pipe", j->h->path, j->stage);
   ep_r = pipes[0], ep_w = pipes[1];
+  if (pipe2 (pipes, O_CLOEXEC) < 0)
+    return ar_err (err, errno, "hook %s (%s): pipe for output", j->h->path, j->stage);
+  out_r = pipes[0], out_w = pipes[1];
+  if (fcntl (out_r, F_SETFL, O_NONBLOCK) < 0)
+    return ar_err (err, errno, "hook %s (%s): output pipe", j->h->path, j->stage);
   sigemptyset (&pipe_set);
   sigaddset (&pipe_set, SIGPIPE);
   sigprocmask (SIG_BLOCK, &pipe_set, &old);
@@ -188,11 +252,12 @@ run_job (const struct job *j, const char *state, ar_error **err)
   if (pid < 0)
     rc = ar_err (err, errno, "hook %s (%s): fork", j->h->path, j->stage);
   else if (pid == 0)
-    child_exec (j, in_r, out, ep_w);
+    child_exec (j, in_r, out_w, ep_w);
   else
     {
       ar_closep (&in_r);
       ar_closep (&ep_w);
+      ar_closep (&out_w);
       pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
       if (pidfd < 0)
         {
@@ -203,7 +268,7 @@ run_job (const struct job *j, const char *state, ar_error **err)
       else if (fcntl (in_w, F_SETFL, O_NONBLOCK) < 0)
         rc = ar_err (err, errno, "hook %s (%s): stdin pipe", j->h->path, j->stage);
       else
-        rc = supervise (pidfd, &in_w, state, j, &si, err);
+        rc = supervise (pidfd, &in_w, &out_r, state, j, &si, err);
       if (rc != 0 && pidfd >= 0)
         {
           /* Timeout or error: kill its process group (the pgid is the unreaped
@@ -273,7 +338,16 @@ ar_hooks_open (const struct ar_hooks *hooks, enum ar_hook_stage stage, struct ar
   for (i = 0; i < hooks->n[stage]; i++)
     {
       const char *path = hooks->stage[stage][i].path;
-      int fd = open (path, O_PATH | O_CLOEXEC);
+      int fd;
+
+      /* startContainer paths resolve in the container (runtime-spec): -1
+       * makes ar_hooks_run_fds execve the path where it runs, after pivot_root. */
+      if (stage == AR_HOOK_START_CONTAINER)
+        {
+          out->fds[out->n++] = -1;
+          continue;
+        }
+      fd = open (path, O_PATH | O_CLOEXEC);
       if (fd < 0)
         {
           int e = errno;

@@ -14,10 +14,14 @@ const char *ar_hook_stage_name (enum ar_hook_stage stage);   /* "createRuntime",
 /* Run the hooks of one stage in the calling process's namespaces. */
 int ar_hooks_run (const struct ar_hooks *hooks, enum ar_hook_stage stage, const char *state_json, ar_error **err);
 
-/* For createContainer/startContainer, which run inside the container's mount
- * namespace while their paths resolve in the runtime's: open every hook
- * executable of the stage now (O_PATH|O_CLOEXEC), run them later with
- * ar_hooks_run_fds (execveat with AT_EMPTY_PATH). */
+/* For createContainer and startContainer, which run inside the container's
+ * mount namespace. createContainer paths resolve in the runtime's namespace:
+ * ar_hooks_open opens them now (O_PATH|O_CLOEXEC) and ar_hooks_run_fds runs
+ * them later with execveat(fd, "", AT_EMPTY_PATH). startContainer paths
+ * resolve in the container's namespace (runtime-spec config.md), so for that
+ * stage ar_hooks_open opens nothing (fds are -1) and ar_hooks_run_fds execs
+ * the path where it runs. A script run through an fd gets /dev/fd/N as its
+ * path: it needs /dev/fd (and /proc) where it runs; ELF hooks need nothing. */
 struct ar_hook_fds { int *fds; size_t n; };
 int ar_hooks_open (const struct ar_hooks *hooks, enum ar_hook_stage stage, struct ar_hook_fds *out, ar_error **err);
 int ar_hooks_run_fds (const struct ar_hooks *hooks, enum ar_hook_stage stage, const struct ar_hook_fds *fds,

@@ -2,7 +2,6 @@
  * network namespace, binds one listener per endpoint, proves every relay
  * answers, and leaves behind one server process that lives as long as the
  * container's init. It exits 0 only once that server is listening. */
-#define _GNU_SOURCE
 #include "config.h"
 #include "server.h"
 #include "state.h"

@@ -21,6 +21,8 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,6 +76,22 @@ ar_sandbox_rmtree (const char *path, ar_error **err)
 
 /* ---- the private folder and the relay ---- */
 
+/* Where the private folder goes: the user's runtime folder, else a tmpfs
+ * (the bundle is written and removed on every run: on a disk-backed /tmp
+ * that is most of the start-up time), else /tmp. Root does not write into
+ * a user's XDG_RUNTIME_DIR. */
+static const char *
+private_base (void)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  struct statfs sf;
+  if (geteuid () != 0 && xdg && xdg[0] == '/' && access (xdg, W_OK | X_OK) == 0)
+    return xdg;
+  if (statfs ("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC && access ("/dev/shm", W_OK | X_OK) == 0)
+    return "/dev/shm";
+  return "/tmp";
+}
+
 static int
 make_tmpdir (struct ar_sandbox *sb, ar_error **err)
 {
@@ -81,9 +99,7 @@ make_tmpdir (struct ar_sandbox *sb, ar_error **err)
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     return ar_err (err, errno, "getrandom");
   sb->id = xasprintf ("sandbox-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
-  const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  const char *base = geteuid () != 0 && xdg && xdg[0] == '/' && access (xdg, W_OK | X_OK) == 0 ? xdg : "/tmp";
-  char *t = xasprintf ("%s/agentrun-%s-XXXXXX", base, sb->id);
+  char *t = xasprintf ("%s/agentrun-%s-XXXXXX", private_base (), sb->id);
   if (!mkdtemp (t))
     {
       ar_err (err, errno, "create the sandbox folder %s", t);
@@ -125,6 +141,7 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
       argv[n++] = e->upstream ? xasprintf ("%s:%d=%s", e->name, e->port, e->upstream)
                               : xasprintf ("%s:%d", e->name, e->port);
     }
+  cleanup_free char *errlog = xasprintf ("%s/relay.err", sb->tmpdir);
   pid_t parent = getpid ();
   pid_t pid = fork ();
   if (pid == 0)
@@ -134,8 +151,10 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
       setpgid (0, 0);
       if (prctl (PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid () != parent)
         _exit (127);
+      /* its chatter goes to a file of ours, shown if it fails to start */
       int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
-      if (nul < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0)
+      int log = open (errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (nul < 0 || log < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (log, 2) < 0)
         _exit (127);
       sigprocmask (SIG_SETMASK, origmask, NULL);
       execv (relay, argv);
@@ -182,9 +201,15 @@ wait_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
       pid_t w = waitpid (sb->relay_pid, &st, WNOHANG);
       if (w == sb->relay_pid)
         {
+          char msg[512] = "";
+          cleanup_free char *errlog = xasprintf ("%s/relay.err", sb->tmpdir);
+          cleanup_close int fd = open (errlog, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+          ssize_t n = fd >= 0 ? read (fd, msg, sizeof msg - 1) : 0;
+          msg[n > 0 ? n : 0] = '\0';
+          msg[strcspn (msg, "\n")] = '\0';
           sb->relay_pid = -1;
-          return ar_err (err, 0, "network step: agentrun-relay exited (status %d) before its sockets were ready",
-                         WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st));
+          return ar_err (err, 0, "network step: agentrun-relay exited (status %d) before its sockets were ready: %s",
+                         WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st), msg);
         }
       if (now_ms () > deadline)
         return ar_err (err, ETIMEDOUT, "network step: agentrun-relay sockets in %s", relay_dir);
@@ -346,6 +371,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   bundle = xasprintf ("%s/bundle", sb->tmpdir);
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
   bool net = sb->prof.n_allow > 0 && !sb->prof.no_network;
+  sb->runtime_validates = true;
   if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
     goto out;
   if (net && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
@@ -411,7 +437,9 @@ sandbox_usage (FILE *f)
 {
   fprintf (f, "usage: agentrun sandbox [options] -- CMD [ARGS]\n"
               "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
-              "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n\n%s",
+              "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
+              "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
+              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s",
            ar_sandbox_opts_help);
 }
 

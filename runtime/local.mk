@@ -20,6 +20,8 @@ libagentrun_a_SOURCES = \
 	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \
+	runtime/fault.c runtime/fault.h \
+	runtime/copyup.c runtime/copyup.h \
 	$(HOOKS_SOURCES) \
 	runtime/commands.h
 

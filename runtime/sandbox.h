@@ -39,6 +39,8 @@ struct ar_sandbox {
   int stdout_fd;                        /* >= 0: the container's stdout goes there (check) */
   int stdin_fd;                         /* >= 0: the container's stdin comes from there */
   bool no_terminal;                     /* never a pty, even when stdin is a terminal (check) */
+  bool runtime_validates;               /* the bundle goes straight to the runtime, which parses
+                                           and validates it: no need to do it twice */
 };
 
 void ar_sandbox_init (struct ar_sandbox *sb);

@@ -122,8 +122,9 @@ ar_seccomp_validate (const struct ar_seccomp *sc, ar_error **err)
     return ar_err (err, 0, LABEL ": linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
   for (i = 0; i < sc->n_architectures; i++)
     if (ar_seccomp_arch_value (sc->architectures[i], &v) < 0)
-      return ar_err (err, 0, LABEL ": linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
-                     sc->architectures[i] ? sc->architectures[i] : "");
+      return ar_err (err, 0, LABEL ": linux.seccomp.architectures[%zu]: architecture \"%s\" unknown to libseccomp %u.%u.%u",
+                     i, sc->architectures[i] ? sc->architectures[i] : "", seccomp_version ()->major,
+                     seccomp_version ()->minor, seccomp_version ()->micro);
   for (i = 0; i < sc->n_flags; i++)
     if (ar_seccomp_flag_value (sc->flags[i], &f) < 0)
       return ar_err (err, 0, LABEL ": linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, sc->flags[i] ? sc->flags[i] : "");

@@ -56,13 +56,13 @@ const char *const ar_personality_domains[] = { "LINUX", "LINUX32", NULL };
 const char *const ar_time_clocks[] = { "monotonic", "boottime", NULL };
 
 const char *const ar_mount_options[] = {
-  "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec", "idmap", "iversion", "lazytime",
-  "loud", "mand", "noatime", "nodev", "nodiratime", "noexec", "noiversion", "nolazytime", "nomand",
+  "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec", "idmap", "lazytime",
+  "loud", "mand", "noatime", "nodev", "nodiratime", "noexec", "nolazytime", "nomand",
   "norelatime", "nostrictatime", "nosuid", "nosymfollow", "private", "ratime", "rbind", "rdev", "rdiratime",
   "relatime", "remount", "rexec", "ridmap", "rnoatime", "rnodev", "rnodiratime", "rnoexec", "rnorelatime",
   "rnostrictatime", "rnosuid", "rnosymfollow", "ro", "rprivate", "rrelatime", "rro", "rrw", "rshared",
   "rslave", "rstrictatime", "rsuid", "rsymfollow", "runbindable", "rw", "shared", "silent", "slave",
-  "strictatime", "suid", "symfollow", "sync", "tmpcopyup", "unbindable", NULL,
+  "strictatime", "suid", "symfollow", "sync", "unbindable", NULL,
 };
 
 const char *const ar_hook_stage_names[] = {

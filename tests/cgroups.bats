@@ -34,7 +34,7 @@ cg_dirs() {
   true
 }
 
-v1_mounted() { grep -q " $CG/$1 [^ ]* .* - cgroup " /proc/self/mountinfo; }
+v1_mounted() { awk -v m="$CG/$1" '$5 == m && / - cgroup /' /proc/self/mountinfo | grep -q .; }
 
 need_v1() {
   local c
@@ -276,12 +276,14 @@ state_status() { ar state "$ID" | jq -r .status; }
 
 # --- cgroup2 alone, in a private mount namespace -------------------------
 
-# Run the rest of the arguments as a script in a private mount namespace
-# where /sys/fs/cgroup is cgroup2 (the same hierarchy the host shows at
-# /sys/fs/cgroup/unified on a hybrid host).
+# Run $1 as a script in a private mount namespace where /sys/fs/cgroup is
+# cgroup2 alone (the same hierarchy the host shows at /sys/fs/cgroup/unified
+# on a hybrid host). The v1 mounts are unmounted there, not just covered, so
+# the namespace looks like a pure v2 host to everything that reads mountinfo.
 in_v2() {
   need_cmd unshare
   unshare -m --propagation private sh -euc '
+    umount -R /sys/fs/cgroup
     mount -t cgroup2 none /sys/fs/cgroup
     ar() { "$AGENTRUN" --root "$ROOT" "$@"; }
     '"$1" 

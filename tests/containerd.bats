@@ -60,12 +60,20 @@ run_detached() {
   [ "$status" -eq 42 ]
 }
 
-@test "containerd: a missing command fails the run" {
+@test "containerd: a missing or non-executable command fails the run with runc's words" {
+  # the same words as runc's (case aside), which CRI clients show to users
   run crun_ --rm "$CIMAGE" t-missing /no/such/binary
   [ "$status" -ne 0 ]
-  [[ "$output" == *"no such file or directory"* || "$output" == *"not found"* ]]
+  echo "$output" | grep -qi "no such file or directory"
+  run crun_ --rm "$CIMAGE" t-notinpath no-such-command
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -qi 'executable file not found in \$PATH'
+  run crun_ --rm "$CIMAGE" t-noexec /etc/passwd
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -qi "permission denied"
   run c containers ls -q
   [[ "$output" != *t-missing* ]]
+  [[ "$output" != *t-noexec* ]]
 }
 
 @test "containerd: run -d, then exec with its own exec id" {

@@ -43,7 +43,8 @@ status_of() { ar state "$1" | jq -r .status; }
   run ar run -b "$B" r1
   [ "$status" -eq 7 ]
   [ ! -e "$ROOT/r1" ]
-  config_edit "$B" '.process.args = ["sh","-c","kill -TERM $$; sleep 5"]'
+  # pid 1 of a pid namespace ignores default-handled signals: share the host's
+  config_edit "$B" '.process.args = ["sh","-c","kill -TERM $$; sleep 5"] | .linux.namespaces |= map(select(.type != "pid"))'
   run ar run -b "$B" r2
   [ "$status" -eq 143 ]
 }
@@ -118,7 +119,7 @@ status_of() { ar state "$1" | jq -r .status; }
 }
 
 @test "lifecycle: list and ps, table and json" {
-  make_bundle "$B" sh -c 'sleep 100 & sleep 100'
+  make_bundle "$B" sh -c 'sleep 100 & sleep 100 & wait'
   ar run -d -b "$B" l1
   ar create -b "$B" l2
   run ar list -q

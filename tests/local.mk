@@ -15,15 +15,19 @@ tests_seccomp_notify_agent_CFLAGS = -Wall -Wextra -Werror -std=gnu11 -O2 -g   # 
 # with clang straight from the sources, not from the gcc-built libraries.
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I$(top_builddir) -I$(top_srcdir)/spec -I$(top_srcdir)/netproxy $(YAJL_CFLAGS)
+	-I$(top_builddir) -iquote $(top_srcdir)/spec -iquote $(top_srcdir)/netproxy -iquote $(top_srcdir)/runtime \
+	$(YAJL_CFLAGS)
 FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c json.c names.c parse.c parse_linux.c \
 	parse_resources.c free.c validate.c validate_linux.c state.c)
 # Targets of other folders are wired when their sources exist.
 FUZZ_TARGETS = tests/fuzz/fuzz_config \
 	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_dns.c),$(if $(wildcard $(srcdir)/netproxy/dns.c),tests/fuzz/fuzz_dns)) \
 	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_sni.c),$(if $(wildcard $(srcdir)/netproxy/sni.c),tests/fuzz/fuzz_sni))
-EXTRA_DIST += tests/fuzz
 CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
+# issue 10: the seccomp section through ar_seccomp_compile (never loaded), netproxy routes.
+FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
+CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
+FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c log.c)
 .PHONY: fuzz fuzz-smoke
 
 if HAVE_CLANG
@@ -36,6 +40,14 @@ tests/fuzz/fuzz_dns: $(srcdir)/tests/fuzz/fuzz_dns.c $(srcdir)/netproxy/dns.c co
 tests/fuzz/fuzz_sni: $(srcdir)/tests/fuzz/fuzz_sni.c $(srcdir)/netproxy/sni.c config.h
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_sni.c $(srcdir)/netproxy/sni.c
+tests/fuzz/fuzz_seccomp: $(srcdir)/tests/fuzz/fuzz_seccomp.c $(FUZZ_SECCOMP_SRCS) $(FUZZ_SPEC_SRCS) config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -iquote $(top_srcdir)/runtime -o $@ $(srcdir)/tests/fuzz/fuzz_seccomp.c \
+	  $(FUZZ_SECCOMP_SRCS) $(FUZZ_SPEC_SRCS) $(SECCOMP_LIBS) $(YAJL_LIBS)
+tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c $(srcdir)/spec/error.c config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c \
+	  $(srcdir)/spec/error.c $(YAJL_LIBS)
 fuzz: $(FUZZ_TARGETS)
 # Each target runs FUZZ_SECONDS on a scratch copy of its seed corpus (the
 # committed seeds stay as they are); a crash stops make with its reproducer.
@@ -52,3 +64,9 @@ else
 fuzz fuzz-smoke:
 	@echo "fuzz targets need clang (not found by configure)"; exit 1
 endif
+
+# issue 10: `make bench` runs agentrun side by side with crun, runc, bubblewrap,
+# netproxy and podman; writes tests/bench/results.md and results.png.
+.PHONY: bench
+bench: all
+	AGENTRUN_BUILDDIR=$(abs_builddir) AGENTRUN_SRCDIR=$(abs_srcdir) $(SHELL) $(srcdir)/tests/bench/run.sh

@@ -89,6 +89,7 @@ setup() {
 
 teardown() {
   local p
+  cleanup_containers
   for p in $(server_pids); do kill -9 "$p" 2>/dev/null || true; done
   kill_tracked
 }
@@ -234,4 +235,33 @@ for i in range(20):
     assert s.recv(100) == b"ok%d" % i
 assert time.time() - t < 5
 PY
+}
+
+@test "netproxy: server fds return to their baseline after 500 connections" {
+  hook
+  local s; s=$(server_pids | head -1)
+  local before; before=$(ls /proc/$s/fd | wc -l)
+  inside python3 -c '
+import socket
+for i in range(500):
+    s = socket.create_connection(("127.77.0.2", 443), timeout=5)
+    s.sendall(b"x"); s.shutdown(socket.SHUT_WR); assert s.recv(10) == b"x"; s.close()'
+  wait_for bash -c "[ \$(ls /proc/$s/fd | wc -l) -eq $before ]"
+}
+
+@test "netproxy: as a createRuntime hook of a real agentrun container" {
+  need_cmd busybox
+  [ -x "$AGENTRUN" ] || skip "agentrun not built"
+  make_bundle "$T/b" sh -c 'echo through-the-hook | nc 127.77.0.2 443'
+  local hooks
+  hooks=$(jq -n --arg p "$NETPROXY" --arg s "$T/s/api.test:443.sock" --arg a "$T/np.log" \
+    '{createRuntime: [{path: $p, args: ["agentrun-netproxy", "--audit", $a,
+      "--route", ("api.test:443=127.77.0.2=" + $s)]}]}')
+  config_edit "$T/b" '.hooks = $h | .linux.namespaces |= (map(select(.type != "network")) + [{type: "network"}])' \
+    --argjson h "$hooks"
+  run timeout 30 "$AGENTRUN" --root "$ROOT" run --bundle "$T/b" np1
+  echo "$output"
+  [ "$status" -eq 0 ] || skip "agentrun run does not work here yet: $output"
+  [[ "$output" == *"through-the-hook"* ]]
+  jq -e 'select(.container=="np1" and .outcome=="ok")' "$T/np.log"
 }

@@ -43,9 +43,17 @@ ctr_cgroup() {
   [ "$status" -eq 1 ]
 }
 
-@test "podman: a missing command exits 127" {
+@test "podman: a missing command exits 127 and leaves nothing behind" {
   run -127 pm run --rm "$IMAGE" /no/such/binary
+  # podman deletes the half-made container with `delete --force`, which must
+  # not fail for a container the runtime already cleaned up
+  [[ "$output" != *"after creation failed"* ]]
   run -127 pm run --rm "$IMAGE" no-such-command-in-path
+  [[ "$output" != *"after creation failed"* ]]
+  run pm ps -a -q
+  [ -z "$output" ]
+  run ls "$PT/rstate"
+  [ -z "$output" ]
 }
 
 @test "podman: a file that is not executable exits 126" {
@@ -73,6 +81,7 @@ ctr_cgroup() {
   run pm exec -u 65534 -w /tmp "$cid" sh -c 'echo $(id -u) $(pwd)'
   [ "$output" = "65534 /tmp" ]
   run -127 pm exec "$cid" /no/such/binary
+  run -126 pm exec "$cid" /etc/passwd
 }
 
 @test "podman: exec -i passes stdin through" {
@@ -290,6 +299,41 @@ EOS
   [ "$output" = "65534:65534 /tmp set-by-test" ]
 }
 
+@test "podman: --hostname, --sysctl and --ulimit" {
+  run pm run --rm --hostname agentbox --sysctl net.ipv4.ip_forward=1 --sysctl kernel.shm_rmid_forced=1 \
+    --ulimit nofile=512:512 --ulimit nproc=1024:1024 "$IMAGE" \
+    sh -c 'hostname; cat /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/shm_rmid_forced; ulimit -n; ulimit -u'
+  [ "$status" -eq 0 ]
+  [ "${lines[*]}" = "agentbox 1 1 512 1024" ]
+  # namespaced: the host's values are untouched
+  [ "$(hostname)" != agentbox ]
+}
+
+@test "podman: --uidmap runs in a user namespace" {
+  run pm run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 "$IMAGE" \
+    sh -c 'cat /proc/self/uid_map /proc/self/gid_map; id -u; touch /tmp/f && stat -c %u /tmp/f'
+  [ "$status" -eq 0 ]
+  [ "$(echo ${lines[0]})" = "0 100000 65536" ]
+  [ "$(echo ${lines[1]})" = "0 100000 65536" ]
+  [ "${lines[2]}" = 0 ]
+  [ "${lines[3]}" = 0 ]
+}
+
+@test "podman: --init runs podman's init as pid 1" {
+  run pm run --rm --init "$IMAGE" cat /proc/1/cmdline
+  [ "$status" -eq 0 ]
+  [[ "$output" == *podman-init* ]]
+}
+
+@test "podman: --device adds the device node" {
+  [ -c /dev/fuse ] || skip "no /dev/fuse on this machine"
+  run pm run --rm --device /dev/fuse "$IMAGE" stat -c '%t:%T' /dev/fuse
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(stat -c '%t:%T' /dev/fuse)" ]
+  run pm run --rm "$IMAGE" test -e /dev/fuse
+  [ "$status" -ne 0 ]
+}
+
 @test "podman: -v binds a host directory, :ro read-only" {
   local vol=$BATS_TEST_TMPDIR/vol
   mkdir -p "$vol"
@@ -303,11 +347,20 @@ EOS
   [ ! -e "$vol/nope" ]
 }
 
-@test "podman: --tmpfs mounts a tmpfs" {
+@test "podman: --tmpfs mounts a tmpfs, with the image's content copied up" {
   run pm run --rm --tmpfs /scratch:size=1m "$IMAGE" sh -c 'grep " /scratch " /proc/mounts; echo x >/scratch/f && cat /scratch/f'
   [ "$status" -eq 0 ]
   [[ "${lines[0]}" == "tmpfs /scratch tmpfs "* ]]
   [ "${lines[1]}" = x ]
+  # podman marks its tmpfs mounts tmpcopyup: what the image had there is
+  # copied in, and writes stay in the tmpfs
+  run pm run --rm --tmpfs /srv/seed "$IMAGE" sh -c \
+    'grep -c " /srv/seed tmpfs " /proc/mounts; cat /srv/seed/sub/hello; echo changed >/srv/seed/sub/hello'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1 ]
+  [ "${lines[1]}" = seeded ]
+  run pm run --rm "$IMAGE" cat /srv/seed/sub/hello
+  [ "$output" = seeded ]
 }
 
 @test "podman: --cgroups=disabled runs without a cgroup of its own" {

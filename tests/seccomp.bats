@@ -131,6 +131,17 @@ rule() {  # rule OP VALUE [VALUETWO] [INDEX]
   [ "$status" -ne 0 ]
   [[ "$output" == *"linux.seccomp.architectures[1]"* ]]
   [ ! -e "$ROOT/sc-arch-bad" ]
+
+  # A name the spec knows but libseccomp 2.5 does not (loongarch64 came in
+  # 2.6): refused with its path, never silently dropped.
+  case "$(pkg-config --modversion libseccomp 2>/dev/null)" in
+    2.5.*)
+      config_edit "$B" '.linux.seccomp.architectures = ["SCMP_ARCH_X86_64", "SCMP_ARCH_LOONGARCH64"]'
+      run ar run --bundle "$B" sc-arch-loong
+      [ "$status" -ne 0 ]
+      [[ "$output" == *"linux.seccomp.architectures[1]"* ]]
+      [ ! -e "$ROOT/sc-arch-loong" ] ;;
+  esac
 }
 
 @test "a syscall name unknown to libseccomp is skipped, the rest of the rule applies" {

@@ -19,7 +19,7 @@ RUNC_IDS=()
   run "$AGENTRUN" spec --bundle "$b"
   [ "$status" -eq 0 ]
   c=$b/config.json
-  run "$AGENTRUN" validate --bundle "$b"
+  run "$AGENTRUN" validate --config "$c"
   [ "$output" = "ok" ]
   [ "$(jq -r .ociVersion "$c")" = "1.3.0" ]
   [ "$(jq -r .hostname "$c")" = "agentrun" ]
@@ -51,7 +51,7 @@ RUNC_IDS=()
   mkdir -p "$b"
   "$AGENTRUN" spec --rootless --bundle "$b"
   c=$b/config.json
-  run "$AGENTRUN" validate --bundle "$b"
+  run "$AGENTRUN" validate --config "$c"
   [ "$output" = "ok" ]
   [ "$(jq -c '[.linux.namespaces[].type] | sort' "$c")" = '["ipc","mount","pid","user","uts"]' ]
   [ "$(jq -c '.linux.uidMappings' "$c")" = "[{\"containerID\":0,\"hostID\":$(id -u),\"size\":1}]" ]
@@ -151,10 +151,10 @@ runc_run() {
   mkdir -p "$b"
   "$AGENTRUN" spec --bundle "$b"
   config_edit "$b" '.process.capabilities.bounding = $caps' --argjson caps "$("$AGENTRUN" features | jq -c .linux.capabilities)"
-  run "$AGENTRUN" validate --bundle "$b"
+  run "$AGENTRUN" validate --config "$b/config.json"
   [ "$output" = "ok" ]
   config_edit "$b" '.process.capabilities.bounding += ["CAP_NOT_A_CAP"]'
-  run "$AGENTRUN" validate --bundle "$b"
+  run "$AGENTRUN" validate --config "$b/config.json"
   [ "$status" -eq 1 ]
 }
 

@@ -7,12 +7,18 @@ load helpers
 
 CONFIGS=$SRCDIR/tests/configs
 
-# validate_file FILE: run agentrun validate on FILE as a bundle's config.json.
+# validate_file FILE: validate FILE alone (copied as config.json, --config).
 validate_file() {
   local b=$BATS_TEST_TMPDIR/b
   mkdir -p "$b"
   cp "$1" "$b/config.json"
-  run "$AGENTRUN" validate --bundle "$b"
+  run "$AGENTRUN" validate --config "$b/config.json"
+}
+
+# spec_bundle DIR: a bundle with agentrun's default config and an empty rootfs.
+spec_bundle() {
+  mkdir -p "$1/rootfs"
+  "$AGENTRUN" spec --bundle "$1"
 }
 
 @test "validate: committed valid configs say ok" {
@@ -28,7 +34,7 @@ validate_file() {
 
 @test "validate: runc spec output (generated now) says ok" {
   need_cmd runc
-  mkdir -p "$BATS_TEST_TMPDIR/runc"
+  mkdir -p "$BATS_TEST_TMPDIR/runc/rootfs"
   (cd "$BATS_TEST_TMPDIR/runc" && runc spec)
   run "$AGENTRUN" validate --bundle "$BATS_TEST_TMPDIR/runc"
   [ "$status" -eq 0 ]
@@ -37,7 +43,7 @@ validate_file() {
 
 @test "validate: runc spec --rootless output (generated now) says ok" {
   need_cmd runc
-  mkdir -p "$BATS_TEST_TMPDIR/runc"
+  mkdir -p "$BATS_TEST_TMPDIR/runc/rootfs"
   (cd "$BATS_TEST_TMPDIR/runc" && runc spec --rootless)
   run "$AGENTRUN" validate --bundle "$BATS_TEST_TMPDIR/runc"
   [ "$status" -eq 0 ]
@@ -46,7 +52,7 @@ validate_file() {
 
 @test "validate: crun spec output (generated now) says ok" {
   need_cmd crun
-  mkdir -p "$BATS_TEST_TMPDIR/crun"
+  mkdir -p "$BATS_TEST_TMPDIR/crun/rootfs"
   (cd "$BATS_TEST_TMPDIR/crun" && crun spec)
   run "$AGENTRUN" validate --bundle "$BATS_TEST_TMPDIR/crun"
   [ "$status" -eq 0 ]
@@ -84,8 +90,7 @@ validate_file() {
 
 @test "validate: a 20 MiB config is refused before parsing" {
   local b=$BATS_TEST_TMPDIR/big
-  mkdir -p "$b"
-  "$AGENTRUN" spec --bundle "$b"
+  spec_bundle "$b"
   # A valid document padded with a 20 MiB annotation.
   head -c $((20 * 1024 * 1024)) /dev/zero | tr '\0' a >"$b/pad"
   jq --rawfile p "$b/pad" '.annotations = {"pad": $p}' "$b/config.json" >"$b/c" && mv "$b/c" "$b/config.json"
@@ -112,8 +117,7 @@ validate_file() {
 
 @test "validate: ociVersion 1.0.0 to 1.3.x accepted, others refused" {
   local b=$BATS_TEST_TMPDIR/v v
-  mkdir -p "$b"
-  "$AGENTRUN" spec --bundle "$b"
+  spec_bundle "$b"
   for v in 1.0.0 1.0.2-dev 1.1.0 1.2.1 1.3.0 1.3.7 1.3.0+build.1; do
     config_edit "$b" '.ociVersion = $v' --arg v "$v"
     run "$AGENTRUN" validate --bundle "$b"
@@ -129,8 +133,7 @@ validate_file() {
 
 @test "validate: unknown fields are ignored, null counts as absent" {
   local b=$BATS_TEST_TMPDIR/u
-  mkdir -p "$b"
-  "$AGENTRUN" spec --bundle "$b"
+  spec_bundle "$b"
   config_edit "$b" '.zzz = {"a": [1]} | .process.newThing = 1 | .linux.future = "x" | .domainname = null'
   run "$AGENTRUN" validate --bundle "$b"
   [ "$status" -eq 0 ]
@@ -139,8 +142,7 @@ validate_file() {
 
 @test "validate: user namespace with mappings is accepted, joined one without" {
   local b=$BATS_TEST_TMPDIR/userns
-  mkdir -p "$b"
-  "$AGENTRUN" spec --bundle "$b"
+  spec_bundle "$b"
   config_edit "$b" '.linux.namespaces += [{"type": "user"}] |
     .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
     .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
@@ -160,8 +162,7 @@ validate_file() {
 
 @test "validate: container ids" {
   local b=$BATS_TEST_TMPDIR/id
-  mkdir -p "$b"
-  "$AGENTRUN" spec --bundle "$b"
+  spec_bundle "$b"
   for id in a abc-DEF_0.1+2 "$(printf 'x%.0s' $(seq 1024))"; do
     run "$AGENTRUN" validate --bundle "$b" "$id"
     [ "$status" -eq 0 ] || { echo "$id: $output"; return 1; }
@@ -181,4 +182,23 @@ validate_file() {
   [ "$status" -eq 1 ]
   [ ! -e "$BATS_TEST_TMPDIR/state" ]
   [ "$(ls "$b")" = "config.json" ]
+}
+
+@test "validate: a bundle is checked as create checks it: rootfs, mount namespace, capabilities" {
+  local b=$BATS_TEST_TMPDIR/full
+  spec_bundle "$b"
+  run "$AGENTRUN" validate --bundle "$b"
+  [ "$output" = "ok" ]
+  rmdir "$b/rootfs"
+  run "$AGENTRUN" validate --bundle "$b"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"rootfs $b/rootfs: No such file or directory"* ]]
+  # --config alone judges only the file.
+  run "$AGENTRUN" validate --config "$b/config.json"
+  [ "$output" = "ok" ]
+  mkdir "$b/rootfs"
+  config_edit "$b" '.linux.namespaces |= map(select(.type != "mount"))'
+  run "$AGENTRUN" validate --bundle "$b"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"config.json: linux.namespaces: a mount namespace is required"* ]]
 }

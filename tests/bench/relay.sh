@@ -82,7 +82,7 @@ elif cmd == "hold":    # open N connections, say so, and wait
         s = socket.create_connection((host, port)); s.sendall(b"x"); s.recv(1); socks.append(s)
     print("open", flush=True); sys.stdin.read()
 PY
-py() { python3 "$T/tool.py" "$@"; }
+py() { exec python3 "$T/tool.py" "$@"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { local i; for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.05; done; return 1; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -98,8 +98,8 @@ server_pids() {
 }
 
 SINK=$(free_port); ECHO=$(free_port)
-py sink "$SINK" & PIDS+=($!)
-py echo "$ECHO" & PIDS+=($!)
+(py sink "$SINK") & PIDS+=($!)
+(py echo "$ECHO") & PIDS+=($!)
 wait_port "$SINK"; wait_port "$ECHO"
 "$RELAY" --dir "$T/s" --allow "sink.test:443=127.0.0.1:$SINK" --allow "echo.test:80=127.0.0.1:$ECHO" \
   2>/dev/null & RELAY_PID=$!; PIDS+=($RELAY_PID)
@@ -119,7 +119,7 @@ sleep 0.3
 
 printf 'bulk: %s bytes, median of %s runs\n' "$BYTES" "$RUNS"
 for i in $(seq "$RUNS"); do
-  py send 127.0.0.1 "$SINK" "$BYTES" >>"$T/direct"
+  (py send 127.0.0.1 "$SINK" "$BYTES") >>"$T/direct"
   $IN python3 "$T/tool.py" send 127.77.0.2 443 "$BYTES" >>"$T/agentrun"
   $IN python3 "$T/tool.py" send 127.77.0.4 443 "$BYTES" >>"$T/socat"
 done

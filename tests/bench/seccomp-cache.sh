@@ -42,7 +42,7 @@ int main (int argc, char **argv)
 }
 C
 # shellcheck disable=SC2046
-"$CC" -O2 -I"$BUILDDIR" -I"$SRCDIR/spec" -I"$SRCDIR/runtime" -o "$tmp/drv" "$tmp/drv.c" \
+"$CC" -O2 -I"$BUILDDIR" -iquote "$SRCDIR/spec" -iquote "$SRCDIR/runtime" -o "$tmp/drv" "$tmp/drv.c" \
   "$BUILDDIR/libagentrun.a" "$BUILDDIR/libarspec.a" $(pkg-config --libs libseccomp yajl libcap)
 
 # A minimal config.json around the profile.

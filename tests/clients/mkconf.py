@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Write a TOML config made of a contrib snippet plus a test's own settings.
 
-usage: mkconf.py SNIPPET OUT [TABLE.KEY=JSON | TABLE.KEY+=JSON]...
+usage: mkconf.py SNIPPET OUT [TABLE.KEY=JSON | TABLE.KEY+=JSON | TABLE.KEY^=JSON]...
 
 The snippet is parsed (so a broken snippet fails the test that uses it) and
 written back with the settings merged in: `=` sets a key, `+=` appends to a
-list. Tests load this file instead of a hand copy of the snippet, because
+list, `^=` puts in front of it. Tests load this file instead of a hand copy of the snippet, because
 podman reads exactly one file when CONTAINERS_CONF is set and TOML forbids
 repeating a table such as [engine].
 """
@@ -14,13 +14,14 @@ import sys
 import tomllib
 
 
-def set_path(doc, dotted, value, append):
+def set_path(doc, dotted, value, how):
     *tables, key = dotted.split(".")
     for t in tables:
         doc = doc.setdefault(t, {})
-    if append:
-        doc.setdefault(key, [])
-        doc[key] = doc[key] + (value if isinstance(value, list) else [value])
+    if how:
+        new = value if isinstance(value, list) else [value]
+        old = doc.get(key, [])
+        doc[key] = old + new if how == "+" else new + old
     else:
         doc[key] = value
 
@@ -62,8 +63,8 @@ def main(argv):
         doc = tomllib.load(f)
     for arg in argv[3:]:
         key, _, raw = arg.partition("=")
-        append = key.endswith("+")
-        set_path(doc, key.rstrip("+"), json.loads(raw), append)
+        how = key[-1] if key[-1] in "+^" else ""
+        set_path(doc, key.rstrip("+^"), json.loads(raw), how)
     out = []
     emit(doc, [], out)
     with open(argv[2], "w") as f:

@@ -35,6 +35,10 @@ graphroot = "$PT/storage"
 runroot = "$PT/run"
 EOS
   : >"$PT/registries.conf"
+  # `podman --runtime agentrun` resolves the name through contrib's
+  # [engine.runtimes]; the built binary comes first there, wrapped for --root.
+  mkdir -p "$PT/byname" "$PT/rstate"
+  "$CLIENTS/argv-wrapper.sh" "$AGENTRUN" "$PT/byname/agentrun" "$PT/rstate" ${TEST_ARGV_LOG:-} || return 1
   python3 "$CLIENTS/mkconf.py" "$SRCDIR/contrib/containers.conf" "$PT/containers.conf" \
     'containers.default_ulimits=["nofile=1024:1024", "nproc=4096:4096"]' \
     'containers.netns="none"' \
@@ -48,7 +52,7 @@ EOS
     "engine.image_copy_tmp_dir=\"$PT/imgtmp\"" \
     "engine.hooks_dir=[\"$PT/hooks.d\"]" \
     'engine.lock_type="file"' \
-    "engine.runtimes.agentrun+=\"$AGENTRUN\"" \
+    "engine.runtimes.agentrun^=\"$PT/byname/agentrun\"" \
     'network.network_backend="cni"' \
     "network.network_config_dir=\"$PT/net\"" ||
     return 1
@@ -65,6 +69,8 @@ EOS
 podman_import_busybox() {
   local r=$PT/rootfs
   make_busybox_rootfs "$r" || return 1
+  # content under a path tests mount a tmpfs on (tmpcopyup copies it up)
+  mkdir -p "$r/srv/seed/sub" && echo seeded >"$r/srv/seed/sub/hello" || return 1
   tar -C "$r" -cf "$PT/rootfs.tar" . || return 1
   pm import -q "$PT/rootfs.tar" "$IMAGE" >/dev/null
 }

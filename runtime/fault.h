@@ -1,0 +1,13 @@
+/* Test-only fault injection: AGENTRUN_FAULT=<phase> makes the runtime kill
+ * itself with SIGKILL when it reaches that named phase, so tests can check
+ * that `delete --force` cleans up after a runtime that died at any point.
+ * SIGKILL, not exit(): nothing of ours (atexit, cleanup attributes, unwind
+ * code) may run, exactly as when the OOM killer or a user kills us. */
+#ifndef AR_FAULT_H
+#define AR_FAULT_H
+
+/* Phase names are "<command>-<step>", e.g. "create-after-clone".
+ * No effect unless the environment names this exact phase. */
+void ar_fault_point (const char *phase);
+
+#endif

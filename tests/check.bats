@@ -1,0 +1,90 @@
+#!/usr/bin/env bats
+# agentrun check: the escape battery passes with the default options, and
+# fails, naming the probe, when an option opens a hole on purpose.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path is issue 9)"
+  local d=$T
+  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  WS=$T/ws OUT=$T/out FHOME=$T/home
+  mkdir -p "$WS" "$OUT" "$FHOME/.ssh"
+  echo SSH-SECRET >"$FHOME/.ssh/id_test"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS" "$OUT" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" check --workspace "$WS" "$@"; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+@test "check: every probe holds with the default options" {
+  run check --out "$OUT"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q '^PASS'
+  ! echo "$output" | grep -q '^CROSSED'
+  # the battery really ran: the probes named in issue 7 all reported
+  for p in inherited-fd "read-credential:$FHOME/.ssh/id_test" write-outside:/usr write-outside:/etc \
+    "write-outside:$FHOME" host-loopback outside-address:10.255.255.1 resolve-denied-name see-host-process \
+    effective-capability create-user-namespace mount tiocsti write-proc-sys write-sys \
+    "control-write:$WS" "control-write:$OUT"; do
+    echo "$output" | grep -q "^ok  *$p" || { echo "missing: $p"; false; }
+  done
+  # nothing of the probes is left on the host
+  [ -z "$(find "$WS" "$OUT" "$FHOME" -name '.agentrun-probe-*')" ]
+}
+
+@test "check --json: a report with one entry per probe" {
+  run check --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .ok)" = true ]
+  [ "$(echo "$output" | jq .crossed)" = 0 ]
+  [ "$(echo "$output" | jq '.probes | length')" -gt 15 ]
+  [ "$(echo "$output" | jq '[.probes[] | select(.ok | not)] | length')" = 0 ]
+}
+
+@test "check: --rw of the home is a hole, and the write probe says so" {
+  run check --rw "$FHOME"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  echo "$output" | grep -q "^CROSSED  *write-outside:$FHOME "
+  echo "$output" | grep -q '^FAIL'
+  [ -z "$(find "$FHOME" -name '.agentrun-probe-*')" ]
+}
+
+@test "check: a --ro bind of the home keeps the credentials masked" {
+  run check --ro "$FHOME"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q "^ok  *read-credential:$FHOME/.ssh/id_test "
+  # and the bind itself worked: the home is read-only, not a tmpfs
+  echo "$output" | grep -q "^ok  *write-outside:$FHOME .*Read-only file system"
+}
+
+@test "check: the allowed endpoint is the control that must work" {
+  need_cmd socat python3
+  port=$(free_port)
+  socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  for i in $(seq 50); do bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && break; sleep 0.1; done
+  run check --allow "echo.test:443=127.0.0.1:$port"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q '^ok  *control-allowed-endpoint:echo.test:443'
+  echo "$output" | grep -q '^ok  *resolve-denied-name:example.com'
+  # an allowed endpoint whose upstream is down: the control fails, so does check
+  dead=$(free_port)
+  run check --allow "dead.test:443=127.0.0.1:$dead"
+  [ "$status" -eq 1 ]
+  echo "$output" | grep -q '^CROSSED  *control-allowed-endpoint:dead.test:443'
+}

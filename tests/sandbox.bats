@@ -1,0 +1,273 @@
+#!/usr/bin/env bats
+# agentrun sandbox: the default confinement seen from inside, the network
+# path through the relay, exit status, cleanup, and `spec --agent`.
+# Run as root, the agent runs as nobody (65534): its folders are made here
+# and given to that uid. Everything lives under $BATS_TEST_TMPDIR.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path is issue 9)"
+  # bats makes its temp folders 0700; the runtime reaches bind sources as
+  # the agent's uid, so let it walk (not list) the chain down to $T
+  local d=$T
+  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  WS=$T/ws OUT=$T/out FHOME=$T/home
+  mkdir -p "$WS" "$OUT" "$FHOME"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$OUT" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+# The sandbox as a person would start it, with a fake home so that nothing
+# of the real one is involved.
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_for() {
+  local i
+  for i in $(seq 100); do "$@" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
+
+start_echo() {
+  need_cmd socat
+  ECHO_PORT=$(free_port)
+  socat TCP-LISTEN:"$ECHO_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT"
+}
+
+@test "sandbox: the command's exit status comes back" {
+  run sb -- sh -c 'exit 42'
+  [ "$status" -eq 42 ]
+  run sb -- true
+  [ "$status" -eq 0 ]
+}
+
+@test "sandbox: runs as the invoking uid, never 0, with no capabilities, no_new_privs and seccomp" {
+  run sb -- sh -c 'id -u; id -g; grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):" /proc/self/status'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$AGENT_UID" ]
+  [ "${lines[1]}" = "$AGENT_UID" ]
+  for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+    echo "$output" | grep -qx "$c:[[:space:]]*0000000000000000"
+  done
+  echo "$output" | grep -qx 'NoNewPrivs:[[:space:]]*1'
+  echo "$output" | grep -qx 'Seccomp:[[:space:]]*2'
+  # SUDO_UID=0 is no way to become root inside
+  run env SUDO_UID=0 SUDO_GID=0 HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- id -u
+  [ "$status" -eq 0 ]
+  [ "$output" = "$AGENT_UID" ]
+}
+
+@test "sandbox: host system read-only, nothing else of the host, an empty writable home" {
+  echo host-only >"$T/secret-outside"
+  run sb --out "$OUT" -- sh -c '
+    echo "pwd=$(pwd)"
+    touch /usr/agentrun-x 2>/dev/null && echo usr=writable || echo usr=readonly
+    touch /etc/agentrun-x 2>/dev/null && echo etc=writable || echo etc=readonly
+    [ -e '"$T/secret-outside"' ] && echo outside=visible || echo outside=hidden
+    echo "homefiles=$(ls -A "$HOME" | wc -l)"
+    echo hi >"$HOME/x" && echo home=writable
+    echo ws >"'"$WS"'/from-inside" && echo ws=writable
+    echo out >"'"$OUT"'/from-inside" && echo out=writable
+    echo "home=$HOME"
+    ls -A /home 2>/dev/null | sed "s/^/homedir=/"'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx "pwd=$WS"
+  echo "$output" | grep -qx usr=readonly
+  echo "$output" | grep -qx etc=readonly
+  echo "$output" | grep -qx outside=hidden
+  echo "$output" | grep -qx homefiles=0
+  echo "$output" | grep -qx home=writable
+  echo "$output" | grep -qx ws=writable
+  echo "$output" | grep -qx out=writable
+  echo "$output" | grep -qx "home=$FHOME"
+  [ "$(cat "$WS/from-inside")" = ws ]
+  [ "$(cat "$OUT/from-inside")" = out ]
+  # the home inside was a tmpfs: nothing landed in the real one
+  [ ! -e "$FHOME/x" ]
+  # no host home folder is visible
+  local h
+  for h in $(ls -A /home 2>/dev/null); do
+    ! echo "$output" | grep -qx "homedir=$h"
+  done
+}
+
+@test "sandbox: credentials stay masked under a --ro bind of the home" {
+  mkdir -p "$FHOME/.ssh" "$FHOME/.aws"
+  echo SSH-SECRET >"$FHOME/.ssh/id_rsa"
+  echo AWS-SECRET >"$FHOME/.aws/credentials"
+  echo NETRC-SECRET >"$FHOME/.netrc"
+  echo visible >"$FHOME/notes.txt"
+  echo MASKED-SECRET >"$FHOME/other-secret"
+  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME"
+  run sb --ro "$FHOME" --mask "$FHOME/other-secret" -- sh -c '
+    cat "$HOME/notes.txt"
+    cat "$HOME/.ssh/id_rsa" "$HOME/.aws/credentials" "$HOME/.netrc" "$HOME/other-secret" 2>/dev/null
+    touch "$HOME/new" 2>/dev/null && echo home=writable || echo home=readonly
+    true'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx visible
+  ! echo "$output" | grep -q SECRET
+  echo "$output" | grep -qx home=readonly
+}
+
+@test "sandbox: the environment is cleared but for the allowlist and --env" {
+  run env AGENTRUN_TEST_LEAK=leaked AGENTRUN_TEST_COPY=copied LANG=C.UTF-8 HOME="$FHOME" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --env AGENTRUN_TEST_COPY --env SET=value -- env
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q AGENTRUN_TEST_LEAK
+  echo "$output" | grep -qx AGENTRUN_TEST_COPY=copied
+  echo "$output" | grep -qx SET=value
+  echo "$output" | grep -qx "HOME=$FHOME"
+  echo "$output" | grep -qx LANG=C.UTF-8
+  local name
+  for name in $(echo "$output" | cut -d= -f1); do
+    case $name in PATH|HOME|TERM|LANG|USER|SHELL|AGENTRUN_TEST_COPY|SET) ;; *) echo "unexpected $name"; false ;; esac
+  done
+}
+
+@test "sandbox: a new pid namespace: pid 1 is not the host's init" {
+  run sb -- sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; ls /proc | grep -c "^[0-9]"'
+  [ "$status" -eq 0 ]
+  host_init=$(tr '\0' ' ' </proc/1/cmdline)
+  [ "${lines[0]}" != "$host_init" ]
+  [ "${lines[1]}" -lt 10 ]
+}
+
+@test "sandbox: no network but the allowed endpoint, through the relay" {
+  need_cmd python3
+  start_echo
+  # a host loopback listener that must stay out of reach
+  OTHER_PORT=$(free_port)
+  socat TCP-LISTEN:"$OTHER_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  run sb --allow "echo.test:443=127.0.0.1:$ECHO_PORT" --audit "$T/audit.log" -- python3 -c '
+import socket, sys
+s = socket.create_connection(("echo.test", 443), timeout=5)
+s.sendall(b"ping-through-relay\n")
+print("echo:" + s.recv(100).decode().strip())
+for host, port in (("127.0.0.1", '"$OTHER_PORT"'), ("10.255.255.1", 80), ("1.1.1.1", 53)):
+    try:
+        socket.create_connection((host, port), timeout=2)
+        print("reached", host)
+    except OSError as e:
+        print("refused", host, e.strerror)
+try:
+    socket.getaddrinfo("example.com", 443)
+    print("resolved example.com")
+except OSError:
+    print("unresolved example.com")
+'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx "echo:ping-through-relay"
+  ! echo "$output" | grep -q '^reached'
+  echo "$output" | grep -q '^refused 10.255.255.1 Network is unreachable'
+  echo "$output" | grep -qx 'unresolved example.com'
+  grep -q '"endpoint":"echo.test:443"' "$T/audit.log"
+}
+
+@test "sandbox: without --allow, loopback is not the host's" {
+  start_echo
+  run sb -- bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT && echo reached"
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q reached
+  # --no-network wins over --allow: no relay, no hook
+  run sb --no-network --allow "echo.test:443=127.0.0.1:$ECHO_PORT" -- bash -c 'exec 3<>/dev/tcp/echo.test/443 && echo reached'
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q reached
+}
+
+@test "sandbox: SIGTERM stops the command and removes state, bundle, relay, cgroup" {
+  start_echo
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" \
+    --allow "echo.test:443=127.0.0.1:$ECHO_PORT" -- sleep 1000 &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  id=$(ls "$ROOT" | grep '^sandbox-')
+  # what it made, looked up before the signal
+  wait_for test -s "$ROOT/$id/state.json"
+  tmpdir=$(dirname "$(jq -r .bundle "$ROOT/$id/state.json")")
+  [ -d "$tmpdir/bundle/rootfs" ]
+  case $(basename "$tmpdir") in agentrun-"$id"-*) ;; *) false ;; esac
+  relay=
+  for p in /proc/[0-9]*; do
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "--container $id"; then relay=${p#/proc/}; fi
+  done
+  [ -n "$relay" ]
+  [ -n "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
+  kill -TERM "$SB"
+  # gone or a zombie: it has exited and cleaned up
+  wait_for bash -c "[ ! -e /proc/$SB ] || grep -q '^State:.*Z' /proc/$SB/status"
+  wait "$SB" || true
+  [ -z "$(ls "$ROOT" 2>/dev/null | grep "^$id")" ]
+  [ ! -e "$tmpdir" ]
+  ! kill -0 "$relay" 2>/dev/null
+  ! grep -q "$id" /proc/self/mountinfo
+  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
+}
+
+@test "sandbox: fails closed on a bind source that does not exist" {
+  run sb --ro "$T/does-not-exist" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "does-not-exist"
+  run sb --memory 12q -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--memory"
+  run sb --allow 'bad/name' -- true
+  [ "$status" -ne 0 ]
+  # a relay that cannot start is a network step that failed, not a run without network
+  run sb --allow "a.test:443=127.0.0.1:9" --audit "$T/no-such-dir/audit.log" -- echo ran
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "network step"
+  ! echo "$output" | grep -qx ran
+  [ -z "$(ls "$ROOT" 2>/dev/null)" ]
+}
+
+@test "sandbox --bundle writes the bundle and exits; spec --agent writes the same" {
+  run sb --memory 256m --pids 100 --cpus 0.5 --bundle "$T/b1" -- echo hi
+  [ "$status" -eq 0 ]
+  [ -f "$T/b1/config.json" ] && [ -d "$T/b1/rootfs" ] && [ -f "$T/b1/hosts" ]
+  [ -z "$(ls "$ROOT" 2>/dev/null)" ]
+  c=$T/b1/config.json
+  [ "$(jq '.process.user.uid' "$c")" = "$AGENT_UID" ]
+  [ "$(jq '.root.readonly' "$c")" = true ]
+  [ "$(jq '.process.noNewPrivileges' "$c")" = true ]
+  [ "$(jq '[.process.capabilities[] | length] | add' "$c")" = 0 ]
+  [ "$(jq -r '[.linux.namespaces[].type] | sort | join(",")' "$c")" = cgroup,ipc,mount,network,pid,user,uts ]
+  [ "$(jq '.linux.uidMappings' -c "$c")" = "[{\"containerID\":$AGENT_UID,\"hostID\":$AGENT_UID,\"size\":1}]" ]
+  [ "$(jq '.linux.resources.memory.limit' "$c")" = 268435456 ]
+  [ "$(jq '.linux.resources.pids.limit' "$c")" = 100 ]
+  [ "$(jq '.linux.resources.cpu.quota' "$c")" = 50000 ]
+  jq -e --arg h "$FHOME/.ssh" '.linux.maskedPaths | index($h)' "$c"
+  jq -e '.linux.seccomp.defaultAction' "$c"
+  "$AGENTRUN" validate --bundle "$T/b1"
+  (cd "$WS" && env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" spec --agent --memory 256m --pids 100 --cpus 0.5 \
+    --bundle "$T/b2" -- echo hi)
+  diff <(sed "s#$T/b1#BUNDLE#g" "$T/b1/config.json") <(sed "s#$T/b2#BUNDLE#g" "$T/b2/config.json")
+  # and it runs as written
+  run "$AGENTRUN" --root "$ROOT" run --bundle "$T/b1" "sb-bundle-$$"
+  [ "$status" -eq 0 ]
+  [ "$output" = hi ]
+}
+
+@test "sandbox: as the unprivileged user agentrun-test" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown agentrun-test "$WS"
+  run su agentrun-test -s /bin/sh -c "cd '$WS' && XDG_RUNTIME_DIR='$T' '$AGENTRUN' --root '$T/urun' sandbox -- id -u"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(id -u agentrun-test)" ]
+}
