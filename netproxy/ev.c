@@ -15,6 +15,7 @@ ev_init (struct ev_loop *l, ar_error **err)
   l->epfd = epoll_create1 (EPOLL_CLOEXEC);
   if (l->epfd < 0)
     return ar_err (err, errno, "epoll_create1");
+  l->now = ev_now_ms ();
   return 0;
 }
 
@@ -56,6 +57,7 @@ ev_run_once (struct ev_loop *l, int timeout_ms)
 {
   struct epoll_event evs[128];
   int n = epoll_wait (l->epfd, evs, ARRAY_SIZE (evs), timeout_ms);
+  l->now = ev_now_ms ();
   if (n < 0)
     return errno == EINTR ? 0 : -1;
   for (int i = 0; i < n; i++)

@@ -20,6 +20,7 @@ struct ev_io {
 
 struct ev_loop {
   int epfd;
+  uint64_t now;   /* ev_now_ms () when the last wait returned: one clock read per batch */
   void **graveyard; size_t n_grave, cap_grave;
 };
 

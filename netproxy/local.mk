@@ -8,9 +8,10 @@ libnetproxy_a_SOURCES = \
 	netproxy/routes.c netproxy/routes.h \
 	netproxy/audit.c netproxy/audit.h \
 	netproxy/dns.c netproxy/dns.h \
-	netproxy/sni.c netproxy/sni.h
+	netproxy/sni.c netproxy/sni.h \
+	netproxy/resolve.c netproxy/resolve.h
 
-NETPROXY_LIBS = libnetproxy.a libarspec.a $(YAJL_LIBS)
+NETPROXY_LIBS = libnetproxy.a libarspec.a $(YAJL_LIBS) -lpthread
 
 bin_PROGRAMS += agentrun-relay agentrun-netproxy
 agentrun_relay_SOURCES = netproxy/relay.c

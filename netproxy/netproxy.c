@@ -35,6 +35,10 @@ usage (FILE *f)
            "                     api.example.com:443=127.77.0.2=/run/agentrun/relay/api.example.com:443.sock\n"
            "                     *.DOMAIN:PORT=connect=SOCKET: reachable through --connect-proxy only\n"
            "  --config FILE      routes from JSON {\"routes\":[{\"name\",\"port\",\"address\",\"socket\"}]}\n"
+           "  --config-from-annotation KEY\n"
+           "                     the same, from the file (an absolute path) named by the\n"
+           "                     container's annotation KEY in the state on stdin\n"
+           "  --idle-timeout S   cut a connection that moved no byte for S seconds (0: never)\n"
            "  --audit FILE       append one JSON line per connection and refused lookup\n"
            "  --dns ADDR         DNS stub address (127.0.0.53); --no-dns to leave it out\n"
            "  --connect-proxy[=ADDR:PORT]  HTTP CONNECT proxy (127.77.0.1:3128)\n",
@@ -42,12 +46,15 @@ usage (FILE *f)
 }
 
 static int
-parse_args (struct np_config *cfg, int argc, char **argv, ar_error **err)
+parse_args (struct np_config *cfg, int argc, char **argv, const char **annotation,
+            ar_error **err)
 {
   static const struct option opts[] = {
     { "route", required_argument, NULL, 'r' }, { "config", required_argument, NULL, 'c' },
     { "audit", required_argument, NULL, 'A' }, { "dns", required_argument, NULL, 'd' },
     { "no-dns", no_argument, NULL, 'n' }, { "connect-proxy", optional_argument, NULL, 'p' },
+    { "config-from-annotation", required_argument, NULL, 'C' },
+    { "idle-timeout", required_argument, NULL, 'i' },
     { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
   };
   static char *px_host;
@@ -67,6 +74,11 @@ parse_args (struct np_config *cfg, int argc, char **argv, ar_error **err)
         if (routes_load_json (&cfg->routes, ROUTE_NETPROXY, optarg, err) < 0)
           return -1;
         break;
+      case 'C': *annotation = optarg; break;
+      case 'i':
+        if (np_parse_seconds (optarg, &cfg->idle_timeout_ms) < 0)
+          return ar_err (err, 0, "--idle-timeout: expected whole seconds, got '%s'", optarg);
+        break;
       case 'A': cfg->audit_path = optarg; break;
       case 'd': cfg->dns_addr = optarg; break;
       case 'n': cfg->dns = false; break;
@@ -82,8 +94,54 @@ parse_args (struct np_config *cfg, int argc, char **argv, ar_error **err)
       }
   if (optind < argc)
     return ar_err (err, 0, "unexpected argument '%s'", argv[optind]);
+  if (cfg->routes.n == 0 && !*annotation)
+    return ar_err (err, 0, "no route: give --route, --config or --config-from-annotation");
+  return 0;
+}
+
+/* --config-from-annotation: the annotation names the routes file. It comes
+ * from the container's config, so it is checked like untrusted input: an
+ * absolute path to a regular file, opened once and checked on that fd (no
+ * window between the check and the read; O_NONBLOCK so a FIFO cannot
+ * hang the hook before fstat refuses it). */
+static int
+load_annotation_config (struct np_config *cfg, const struct ar_state *st, const char *key,
+                        ar_error **err)
+{
+  const char *path = NULL;
+  for (size_t i = 0; i < st->n_annotations; i++)
+    if (strcmp (st->annotations[i].key, key) == 0)
+      path = st->annotations[i].value;
+  if (!path)
+    return ar_err (err, 0, "annotation %s: not set in the container state", key);
+  if (path[0] != '/')
+    return ar_err (err, 0, "annotation %s: '%s' is not an absolute path", key, path);
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return ar_err (err, errno, "annotation %s: open %s", key, path);
+  struct stat sb;
+  if (fstat (fd, &sb) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return ar_err (err, e, "annotation %s: stat %s", key, path);
+    }
+  if (!S_ISREG (sb.st_mode))
+    {
+      close (fd);
+      return ar_err (err, 0, "annotation %s: %s is not a regular file", key, path);
+    }
+  cleanup_fclose FILE *f = fdopen (fd, "r");
+  if (!f)
+    {
+      int e = errno;
+      close (fd);
+      return ar_err (err, e, "annotation %s: fdopen %s", key, path);
+    }
+  if (routes_load_json_file (&cfg->routes, ROUTE_NETPROXY, f, path, err) < 0)
+    return ar_err_prefix (err, "annotation %s", key);
   if (cfg->routes.n == 0)
-    return ar_err (err, 0, "no route: give --route or --config");
+    return ar_err (err, 0, "annotation %s: %s holds no route", key, path);
   return 0;
 }
 
@@ -267,6 +325,7 @@ main (int argc, char **argv)
   struct np_config cfg = { 0 };
   struct ar_state st = { 0 };
   struct np_server S;
+  const char *annotation = NULL;
   cleanup_error ar_error *err = NULL;
 
   /* Keep 0-2 taken so no listener lands there and gets dup2'd over. */
@@ -277,7 +336,9 @@ main (int argc, char **argv)
         close (fd);
     }
   signal (SIGPIPE, SIG_IGN);
-  if (parse_args (&cfg, argc, argv, &err) < 0 || read_state (&st, &err) < 0)
+  if (parse_args (&cfg, argc, argv, &annotation, &err) < 0 || read_state (&st, &err) < 0)
+    goto fail;
+  if (annotation && load_annotation_config (&cfg, &st, annotation, &err) < 0)
     goto fail;
   cfg.container = st.id;
   int pidfd = (int) syscall (SYS_pidfd_open, st.pid, 0);

@@ -3,6 +3,7 @@
  * connection to that endpoint's upstream, made from the host's network. */
 #include "config.h"
 #include "audit.h"
+#include "resolve.h"
 #include "ev.h"
 #include "routes.h"
 #include "sni.h"
@@ -22,11 +23,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#define CONNECT_TIMEOUT_MS 10000
 #define PEEK_TIMEOUT_MS 10000
 #define ACCEPT_PAUSE_MS 100
 
-enum rc_state { RC_PREAMBLE, RC_PEEK, RC_CONNECTING, RC_SPLICE };
+enum rc_state { RC_PREAMBLE, RC_PEEK, RC_RESOLVING, RC_CONNECTING, RC_SPLICE };
 
 struct relay;
 
@@ -44,6 +44,7 @@ struct rconn {
   enum rc_state state;
   uint64_t t0, deadline;
   struct addrinfo *ai, *cur;
+  struct rs_req *rq;  /* RC_RESOLVING: the request in the resolver pool */
   int last_errno;
   char host[256];     /* upstream host: the route's, or the CONNECT target */
   int port;
@@ -51,7 +52,7 @@ struct rconn {
   char endpoint[300];
   const char *outcome;
   char detail[300];
-  struct rconn *prev, *next;   /* the pending list: not yet splicing */
+  struct rconn *prev, *next;   /* every open connection, for the timers */
 };
 
 struct relay {
@@ -64,8 +65,11 @@ struct relay {
   int grace_s;
   const char *dir;
   size_t nconns;
-  struct rconn *pending;
+  struct rconn *pending;       /* every open connection (see expire) */
   uint64_t stop_deadline, resume_at;
+  uint64_t connect_ms, idle_ms;
+  uint64_t next_scan;          /* no connection times out before this */
+  struct resolver res;
   struct ev_io sig;
 };
 
@@ -109,6 +113,8 @@ on_done (struct sp_conn *sp, int err)
       audit_conn (&R->audit, &a);
     }
   pending_unlink (c);
+  if (c->rq)
+    resolver_cancel (c->rq);
   if (c->ai)
     freeaddrinfo (c->ai);
   R->nconns--;
@@ -127,6 +133,14 @@ fail (struct rconn *c, const char *outcome, const char *fmt, const char *arg)
 }
 
 /* ---- upstream connect ---- */
+
+/* A new deadline: make sure expire looks again by then. */
+static void
+arm (struct relay *R, uint64_t when)
+{
+  if (when < R->next_scan)
+    R->next_scan = when;
+}
 
 static void start_splice (struct rconn *c);
 static void try_connect (struct rconn *c);
@@ -194,33 +208,54 @@ try_connect (struct rconn *c)
 }
 
 static void
-start_connect (struct rconn *c)
+resolved (void *owner, struct addrinfo *ai, int rc)
 {
-  struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
-  char port[8];
-  snprintf (port, sizeof port, "%d", c->port);
-  c->state = RC_CONNECTING;
-  c->deadline = ev_now_ms () + CONNECT_TIMEOUT_MS;
-  /* Resolved now, on the host: an upstream that moves is followed.
-   * getaddrinfo blocks the loop while it runs; names are few and cached
-   * by the host's resolver. */
-  int rc = getaddrinfo (c->host, port, &hints, &c->ai);
+  struct rconn *c = owner;
+  c->rq = NULL;
   if (rc != 0)
     {
-      c->ai = NULL;
       fail (c, "upstream-unresolved", "%s", gai_strerror (rc));
       return;
     }
-  c->cur = c->ai;
+  c->ai = c->cur = ai;
+  c->state = RC_CONNECTING;
   c->last_errno = EHOSTUNREACH;
   try_connect (c);
+}
+
+/* Resolved now, on the host, so an upstream that moves is followed. A
+ * numeric address is converted in place; a name goes to the resolver
+ * threads, since getaddrinfo may block for seconds and the loop serves
+ * every other connection meanwhile. One deadline covers resolution and
+ * connect. */
+static void
+start_connect (struct rconn *c)
+{
+  struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+    .ai_flags = AI_ADDRCONFIG | AI_NUMERICHOST | AI_NUMERICSERV };
+  struct addrinfo *ai = NULL;
+  char port[8];
+  snprintf (port, sizeof port, "%d", c->port);
+  c->deadline = ev_now_ms () + c->R->connect_ms;
+  arm (c->R, c->deadline);
+  int rc = getaddrinfo (c->host, port, &hints, &ai);
+  if (rc != EAI_NONAME)
+    {
+      resolved (c, rc == 0 ? ai : NULL, rc);
+      return;
+    }
+  c->state = RC_RESOLVING;
+  c->rq = resolver_submit (&c->R->res, c->host, port, c);
+  if (!c->rq)
+    fail (c, "error", "resolver threads: %s", strerror (errno));
 }
 
 static void
 start_splice (struct rconn *c)
 {
   c->state = RC_SPLICE;
-  pending_unlink (c);
+  if (c->R->idle_ms)
+    arm (c->R, ev_now_ms () + c->R->idle_ms);
   if (sp_start (&c->sp) < 0)
     fail (c, "error", "%s", strerror (errno));
 }
@@ -359,6 +394,7 @@ accept_one (struct listener *L, int fd)
   c->r = L->r;
   c->t0 = ev_now_ms ();
   c->deadline = c->t0 + PEEK_TIMEOUT_MS;
+  arm (R, c->deadline);
   c->port = L->r->up_port;
   snprintf (c->host, sizeof c->host, "%s", L->r->up_host ? L->r->up_host : "");
   /* The SNI must name the route, not the upstream it is mapped to. */
@@ -499,21 +535,52 @@ on_signal (struct ev_io *io, uint32_t events)
       }
 }
 
-/* Expire connects and peeks; return ms until the next deadline or -1. */
+/* Cut one connection whose time is up, or return when it is due. */
+static uint64_t
+expire_one (struct rconn *c, uint64_t now)
+{
+  struct relay *R = c->R;
+  if (c->state == RC_SPLICE)
+    {
+      if (!R->idle_ms)
+        return UINT64_MAX;
+      if (!sp_idle (&c->sp, R->idle_ms))
+        return c->sp.last_active + R->idle_ms;
+      c->outcome = "idle-timeout";
+      snprintf (c->detail, sizeof c->detail, "no byte moved for %llu s",
+                (unsigned long long) (R->idle_ms / 1000));
+      sp_abort (&c->sp, ETIMEDOUT);
+      return UINT64_MAX;
+    }
+  if (now < c->deadline)
+    return c->deadline;
+  if (c->state == RC_RESOLVING)
+    fail (c, "upstream-timeout", "%s", "name resolution took too long");
+  else if (c->state == RC_CONNECTING)
+    fail (c, "upstream-timeout", "%s", "connect took too long");
+  else
+    fail (c, "client-timeout", "%s", "no request in time");
+  return UINT64_MAX;
+}
+
+/* Expire connects, peeks and idle connections; return ms until the next
+ * deadline or -1. The list is walked only when something may be due, so a
+ * busy loop with many connections does not pay for it on every wake. */
 static int
 expire (struct relay *R)
 {
-  uint64_t now = ev_now_ms (), next = UINT64_MAX;
-  struct rconn *c = R->pending;
-  while (c)
+  uint64_t now = R->loop.now = ev_now_ms (), next = R->next_scan;
+  if (now >= R->next_scan)
     {
-      struct rconn *nx = c->next;
-      if (now >= c->deadline)
-        fail (c, c->state == RC_CONNECTING ? "upstream-timeout" : "client-timeout",
-              "%s", c->state == RC_CONNECTING ? "connect took too long" : "no request in time");
-      else if (c->deadline < next)
-        next = c->deadline;
-      c = nx;
+      next = UINT64_MAX;
+      for (struct rconn *c = R->pending, *nx; c; c = nx)
+        {
+          nx = c->next;
+          uint64_t t = expire_one (c, now);
+          if (t < next)
+            next = t;
+        }
+      R->next_scan = next;
     }
   if (R->paused)
     {
@@ -543,7 +610,11 @@ usage (FILE *f)
            "  --audit FILE     append one JSON line per connection\n"
            "  --sni-check      refuse TLS whose server_name is not NAME, and non-TLS\n"
            "  --container ID   container id written in audit lines\n"
-           "  --grace SECONDS  on SIGTERM, time open connections get to finish (5)\n",
+           "  --grace SECONDS  on SIGTERM, time open connections get to finish (5)\n"
+           "  --connect-timeout SECONDS\n"
+           "                   for resolving and connecting to the upstream (10)\n"
+           "  --idle-timeout SECONDS\n"
+           "                   cut a connection that moved no byte for so long (0: never)\n",
            prog);
 }
 
@@ -556,10 +627,14 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
     { "config", required_argument, NULL, 'c' }, { "audit", required_argument, NULL, 'A' },
     { "sni-check", no_argument, NULL, 's' }, { "grace", required_argument, NULL, 'g' },
     { "container", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
+    { "connect-timeout", required_argument, NULL, 'T' },
+    { "idle-timeout", required_argument, NULL, 'I' },
     { NULL, 0, NULL, 0 },
   };
   int o;
   R->grace_s = 5;
+  R->connect_ms = 10000;
+  R->next_scan = UINT64_MAX;
   while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
     switch (o)
       {
@@ -576,6 +651,14 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
       case 's': R->sni_check = true; break;
       case 'g': R->grace_s = atoi (optarg); break;
       case 'i': *cid = optarg; break;
+      case 'T':
+        if (np_parse_seconds (optarg, &R->connect_ms) < 0 || R->connect_ms == 0)
+          return ar_err (err, 0, "--connect-timeout: expected seconds (1-86400), got '%s'", optarg);
+        break;
+      case 'I':
+        if (np_parse_seconds (optarg, &R->idle_ms) < 0)
+          return ar_err (err, 0, "--idle-timeout: expected seconds (0-86400), got '%s'", optarg);
+        break;
       case 'h': usage (stdout); exit (0);
       default: usage (stderr); exit (2);
       }
@@ -594,7 +677,8 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
   uid_t uid;
   gid_t gid;
   invoking_user (&uid, &gid);
-  if (audit_open (&R->audit, audit, "relay", cid, err) < 0 || ev_init (&R->loop, err) < 0)
+  if (audit_open (&R->audit, audit, "relay", cid, err) < 0 || ev_init (&R->loop, err) < 0
+      || resolver_init (&R->res, &R->loop, resolved, err) < 0)
     return -1;
   if (mkdir (R->dir, 0750) == 0)
     {

@@ -169,6 +169,13 @@ routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_err
   cleanup_fclose FILE *f = fopen (path, "re");
   if (!f)
     return ar_err (err, errno, "open %s", path);
+  return routes_load_json_file (rs, k, f, path, err);
+}
+
+int
+routes_load_json_file (struct routes *rs, enum route_kind k, FILE *f, const char *path,
+                       ar_error **err)
+{
   char buf[65536];
   size_t n = fread (buf, 1, sizeof buf - 1, f);
   if (ferror (f) || n == sizeof buf - 1)
@@ -189,6 +196,18 @@ routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_err
   if (ret < 0)
     ar_err_prefix (err, "%s", path);
   return ret;
+}
+
+int
+np_parse_seconds (const char *s, uint64_t *ms)
+{
+  char *end;
+  errno = 0;
+  long v = strtol (s, &end, 10);
+  if (errno || end == s || *end || v < 0 || v > 86400)
+    return -1;
+  *ms = (uint64_t) v * 1000;
+  return 0;
 }
 
 void

@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include "error.h"
 
 struct route {
@@ -34,7 +36,14 @@ enum route_kind { ROUTE_RELAY, ROUTE_NETPROXY };
 
 int routes_add_arg (struct routes *rs, enum route_kind k, const char *arg, ar_error **err);
 int routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_error **err);
+/* The same from a stream already opened (and checked) by the caller; path
+ * only names it in messages. */
+int routes_load_json_file (struct routes *rs, enum route_kind k, FILE *f, const char *path,
+                           ar_error **err);
 void routes_free (struct routes *rs);
+
+/* A flag value in whole seconds (0 .. one day) into milliseconds. */
+int np_parse_seconds (const char *s, uint64_t *ms);
 
 /* A host name we accept: letters, digits, '-', '.', at most 253 bytes; with
  * wildcard_ok, also a leading "*.". Never '/', so it is safe in a path. */

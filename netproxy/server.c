@@ -109,6 +109,8 @@ struct np_conn {
   struct np_server *S;
   char endpoint[300];
   uint64_t t0;
+  const char *outcome;       /* set when we cut it (idle-timeout) */
+  struct np_conn *prev, *next;
 };
 
 static void resume_accept (struct np_server *S);
@@ -127,12 +129,41 @@ conn_done (struct sp_conn *sp, int err)
 {
   struct np_conn *c = container_of (sp, struct np_conn, sp);
   struct np_server *S = c->S;
-  log_conn (S, c->endpoint, err ? "error" : "ok", err ? strerror (err) : NULL,
-            sp->d[0].bytes, sp->d[1].bytes, c->t0);
+  if (c->outcome)
+    log_conn (S, c->endpoint, c->outcome, NULL, sp->d[0].bytes, sp->d[1].bytes, c->t0);
+  else
+    log_conn (S, c->endpoint, err ? "error" : "ok", err ? strerror (err) : NULL,
+              sp->d[0].bytes, sp->d[1].bytes, c->t0);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    S->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
   S->nconns--;
   ev_defer_free (&S->loop, c);
   if (S->paused)
     resume_accept (S);
+}
+
+/* A new spliced connection: on the list the idle timer walks. */
+static struct np_conn *
+conn_new (struct np_server *S, int client, int relay, uint64_t t0, const char *ep)
+{
+  struct np_conn *c = xmalloc0 (sizeof *c);
+  sp_init (&c->sp, &S->loop, client, conn_done);
+  c->sp.io[1].fd = relay;
+  c->S = S;
+  c->t0 = t0;
+  snprintf (c->endpoint, sizeof c->endpoint, "%s", ep);
+  c->next = S->conns;
+  if (c->next)
+    c->next->prev = c;
+  S->conns = c;
+  S->nconns++;
+  if (S->cfg->idle_timeout_ms && ev_now_ms () + S->cfg->idle_timeout_ms < S->next_scan)
+    S->next_scan = ev_now_ms () + S->cfg->idle_timeout_ms;
+  return c;
 }
 
 /* Refuse a client at once with a reset, so it fails fast rather than
@@ -186,13 +217,7 @@ accept_route (struct np_listener *L, int fd)
                 strerror (e), 0, 0, t0);
       return;
     }
-  struct np_conn *c = xmalloc0 (sizeof *c);
-  sp_init (&c->sp, &S->loop, fd, conn_done);
-  c->sp.io[1].fd = up;
-  c->S = S;
-  c->t0 = t0;
-  memcpy (c->endpoint, ep, sizeof ep);
-  S->nconns++;
+  struct np_conn *c = conn_new (S, fd, up, t0, ep);
   if (sp_start (&c->sp) < 0)
     sp_abort (&c->sp, errno);
 }
@@ -435,15 +460,9 @@ px_request (struct px_conn *p, char *hdr_end)
     }
   /* Hand the client fd over to a spliced connection. */
   epoll_ctl (S->loop.epfd, EPOLL_CTL_DEL, p->io.fd, NULL);
-  struct np_conn *c = xmalloc0 (sizeof *c);
-  sp_init (&c->sp, &S->loop, p->io.fd, conn_done);
+  struct np_conn *c = conn_new (S, p->io.fd, up, p->t0, ep);
   p->io.fd = -1;
-  c->sp.io[1].fd = up;
-  c->S = S;
-  c->t0 = p->t0;
-  snprintf (c->endpoint, sizeof c->endpoint, "%s", ep);
   px_unlink (p);
-  S->nconns++;
   if (sp_start (&c->sp) < 0)
     sp_abort (&c->sp, errno);
 }
@@ -544,19 +563,48 @@ on_pidfd (struct ev_io *io, uint32_t events)
   S->done = true;
 }
 
-/* Expire idle DNS connections and slow CONNECT requests; return the
- * epoll timeout. */
+/* --idle-timeout: cut spliced connections that moved no byte for so
+ * long. The list is walked only once something may be due. Returns the
+ * ms until the next one may be, or -1. */
+static int
+expire_idle (struct np_server *S, uint64_t now)
+{
+  uint64_t idle = S->cfg->idle_timeout_ms;
+  if (!idle || S->next_scan == UINT64_MAX)
+    return -1;
+  if (now >= S->next_scan)
+    {
+      S->next_scan = UINT64_MAX;
+      for (struct np_conn *c = S->conns, *nx; c; c = nx)
+        {
+          nx = c->next;
+          if (sp_idle (&c->sp, idle))
+            {
+              c->outcome = "idle-timeout";
+              sp_abort (&c->sp, ETIMEDOUT);
+            }
+          else if (c->sp.last_active + idle < S->next_scan)
+            S->next_scan = c->sp.last_active + idle;
+        }
+      if (S->next_scan == UINT64_MAX)
+        return -1;
+    }
+  return (int) (S->next_scan > now ? S->next_scan - now : 0);
+}
+
+/* Expire idle DNS connections, slow CONNECT requests and idle spliced
+ * connections; return the epoll timeout. */
 static int
 expire (struct np_server *S)
 {
-  uint64_t now = ev_now_ms ();
-  int timeout = -1;
+  uint64_t now = S->loop.now = ev_now_ms ();
+  int timeout = expire_idle (S, now);
   for (struct dns_tcp *d = S->dns_conns, *nx; d; d = nx)
     {
       nx = d->next;
       if (now - d->last >= DNS_TCP_IDLE_MS)
         dns_tcp_close (d);
-      else
+      else if (timeout < 0 || timeout > 1000)
         timeout = 1000;
     }
   for (struct px_conn *p = S->px_pending, *nx; p; p = nx)
@@ -564,14 +612,14 @@ expire (struct np_server *S)
       nx = p->next;
       if (now - p->t0 >= PX_TIMEOUT_MS)
         px_refuse (p, 408, "Request Timeout", "no request in time\n", "?", "connect-bad");
-      else
+      else if (timeout < 0 || timeout > 1000)
         timeout = 1000;
     }
   if (S->paused)
     {
       if (now >= S->resume_at)
         resume_accept (S);
-      else
+      else if (timeout < 0 || timeout > (int) (S->resume_at - now))
         timeout = (int) (S->resume_at - now);
     }
   return timeout;
@@ -582,6 +630,7 @@ server_run (struct np_server *S, int pidfd, int ready_fd, ar_error **err)
 {
   if (ev_init (&S->loop, err) < 0)
     return -1;
+  S->next_scan = UINT64_MAX;
   for (size_t i = 0; i < S->nL; i++)
     {
       S->L[i].io.cb = on_accept;

@@ -19,6 +19,7 @@ struct np_config {
   bool connect_proxy;        /* HTTP CONNECT on connect_addr:connect_port */
   const char *connect_addr;
   int connect_port;
+  uint64_t idle_timeout_ms;  /* 0: a quiet connection is never cut */
 };
 
 enum np_kind { NP_ROUTE, NP_DNS_TCP, NP_CONNECT };
@@ -34,6 +35,7 @@ struct np_listener {
 
 struct dns_tcp;
 struct px_conn;
+struct np_conn;
 
 struct np_server {
   struct ev_loop loop;
@@ -49,6 +51,8 @@ struct np_server {
   struct dns_tcp *dns_conns; /* idle-expired, at most DNS_TCP_MAX */
   size_t n_dns;
   struct px_conn *px_pending;/* CONNECT requests still being read */
+  struct np_conn *conns;     /* spliced connections, for the idle timeout */
+  uint64_t next_scan;        /* none goes idle before this */
 };
 
 /* In the container's netns: bind and listen on everything. */

@@ -11,6 +11,7 @@
  * one: fewer syscalls per byte. Idle connections keep the small one, so
  * memory stays bounded at 1000s of connections. */
 #define SP_BULK_PIPE (1024 * 1024)
+#define SP_UNIX_SNDBUF (4 * 1024 * 1024)
 
 void
 sp_init (struct sp_conn *c, struct ev_loop *l, int a, sp_done_cb done)
@@ -51,6 +52,12 @@ sp_abort (struct sp_conn *c, int err)
       close_pipe (&c->d[i]);
     }
   c->done (c, err);
+}
+
+bool
+sp_idle (const struct sp_conn *c, uint64_t idle_ms)
+{
+  return idle_ms && c->running && !c->finished && c->loop->now - c->last_active >= idle_ms;
 }
 
 static void
@@ -127,6 +134,8 @@ pump (struct sp_conn *c)
 {
   int a = pump_dir (c, 0);
   int b = a < 0 ? 0 : pump_dir (c, 1);
+  if (a > 0 || b > 0)
+    c->last_active = c->loop->now;
   if (a < 0 || b < 0)
     sp_abort (c, a < 0 ? -a : -b);
   else if (c->d[0].shut && c->d[1].shut)
@@ -157,12 +166,31 @@ make_pipe (struct sp_dir *d)
   return 0;
 }
 
+/* A Unix stream socket's in-flight bytes are bounded by the sender's
+ * SO_SNDBUF alone (212 KiB by default): the one short window in the
+ * chain, where TCP on loopback autotunes to MiBs. A bigger limit lets one
+ * wake-up move a full pipe. It is a cap, not an allocation: idle
+ * connections cost nothing more. */
+static void
+tune_socket (int fd)
+{
+  int domain = 0, sz = SP_UNIX_SNDBUF;
+  socklen_t len = sizeof domain;
+  /* SO_SNDBUFFORCE passes net.core.wmem_max when we may (CAP_NET_ADMIN);
+   * else the plain one, capped there. Best effort: only speed depends on it. */
+  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX
+      && setsockopt (fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof sz) < 0)
+    setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+}
+
 int
 sp_start (struct sp_conn *c)
 {
   const uint32_t evs = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   if (make_pipe (&c->d[0]) < 0 || make_pipe (&c->d[1]) < 0)
     return -1;
+  tune_socket (c->io[0].fd);
+  tune_socket (c->io[1].fd);
   c->io[0].cb = on_event0;
   c->io[1].cb = on_event1;
   for (int i = 0; i < 2; i++)
@@ -170,6 +198,7 @@ sp_start (struct sp_conn *c)
         && (errno != ENOENT || ev_add (c->loop, &c->io[i], evs) < 0))
       return -1;
   c->running = true;
+  c->last_active = c->loop->now;
   pump (c);
   return 0;
 }

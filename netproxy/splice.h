@@ -30,6 +30,7 @@ struct sp_conn {
   struct sp_dir d[2];       /* d[0]: io[0] -> io[1] (up), d[1]: back (down) */
   sp_done_cb done;
   bool running, finished;
+  uint64_t last_active;     /* loop time bytes last moved (or the start) */
 };
 
 /* Zero the connection; io[0].fd = a, io[1].fd = -1. */
@@ -40,5 +41,7 @@ void sp_init (struct sp_conn *c, struct ev_loop *l, int a, sp_done_cb done);
 int sp_start (struct sp_conn *c);
 /* Close everything and call done(c, err). Safe to call once. */
 void sp_abort (struct sp_conn *c, int err);
+/* True when no byte moved for idle_ms (0: never idle). */
+bool sp_idle (const struct sp_conn *c, uint64_t idle_ms);
 
 #endif

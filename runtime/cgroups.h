@@ -1,7 +1,17 @@
 /* Cgroups on v1, hybrid (v1 + cgroup2 at /sys/fs/cgroup/unified) and pure v2.
  * A container's cgroup is named by one string (stored in its state) that
  * ar_cgroup_* functions take back later. manager is "cgroupfs", "systemd" or
- * "disabled" (then every function is a no-op and *path is NULL). */
+ * "disabled" (then every function is a no-op and *path is NULL).
+ *
+ * The string is the cgroup path relative to each hierarchy's root:
+ * linux.cgroupsPath when absolute, "/agentrun/<cgroupsPath>" when relative,
+ * "/agentrun/<id>" when absent. The layout is detected at run time (statfs
+ * and /proc/self/mountinfo under /sys/fs/cgroup, or $AGENTRUN_CGROUP_ROOT,
+ * which is for tests only). The container gets a directory in every mounted
+ * v1 hierarchy and, on hybrid and v2 hosts, in cgroup2; delete removes them
+ * and the parents this runtime made (marked with the user.agentrun.made
+ * xattr) once empty. "systemd" fails with a clear message: systemd's D-Bus
+ * API is not spoken by this build. */
 #ifndef AR_CGROUPS_H
 #define AR_CGROUPS_H
 
@@ -11,7 +21,12 @@
 #include "model.h"
 
 /* Create the container's cgroup from linux.cgroupsPath (or a default from
- * id), apply linux.resources, and move pid into it. *path_out is what to store. */
+ * id), apply linux.resources and the device rules (config's, then the
+ * runtime-spec default devices and linux.devices), and move pid into it.
+ * *path_out is what to store. Anything that cannot be applied fails the
+ * whole call and removes what was made. rootless: a cgroup that cannot be
+ * made (EPERM/EACCES/EROFS) is skipped with a warning (*path_out NULL) when
+ * the config asks for no limit, and devices are left to the user namespace. */
 int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid,
                       bool rootless, char **path_out, ar_error **err);
 /* Move another process (exec) into the container's cgroup. */
@@ -20,8 +35,11 @@ int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
 int ar_cgroup_pids (const char *path, pid_t **pids, size_t *n, ar_error **err);
 /* Kill every process in the cgroup with sig (for kill --all and delete --force). */
 int ar_cgroup_kill_all (const char *path, int sig, ar_error **err);
-/* Remove the cgroup (waiting briefly for killed processes to leave). */
+/* Remove the cgroup in every hierarchy (child cgroups first, retrying
+ * EBUSY for ~2s while killed processes leave). */
 int ar_cgroup_destroy (const char *path, ar_error **err);
+/* v1 freezer where mounted (hybrid too), else cgroup.freeze; returns once
+ * the kernel reports the new state (error after ~5s). */
 int ar_cgroup_freeze (const char *path, bool frozen, ar_error **err);
 bool ar_cgroup_is_frozen (const char *path);
 /* Apply new limits to a live container (update); devices cannot change. */

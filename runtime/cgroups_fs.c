@@ -123,8 +123,8 @@ cpuset_inherit (const char *parent, const char *dir, ar_error **err)
   return 0;
 }
 
-int
-ar_cg_mkdir_path (const char *mnt, const char *path, bool cpuset, ar_error **err)
+static int
+mkdir_once (const char *mnt, const char *path, bool cpuset, ar_error **err)
 {
   cleanup_free char *cur = xstrdup (mnt);
   cleanup_free char *copy = xstrdup (path);
@@ -145,6 +145,25 @@ ar_cg_mkdir_path (const char *mnt, const char *path, bool cpuset, ar_error **err
         return -1;
     }
   return 0;
+}
+
+/* A parent made by another container can vanish when that container is
+ * deleted between our mkdir of it and of its child: start again then. */
+int
+ar_cg_mkdir_path (const char *mnt, const char *path, bool cpuset, ar_error **err)
+{
+  for (int i = 0;; i++)
+    {
+      cleanup_error ar_error *e = NULL;
+      if (mkdir_once (mnt, path, cpuset, &e) == 0)
+        return 0;
+      if (e->errnum != ENOENT || i == 3)
+        {
+          if (err && !*err)
+            *err = ar_steal_ptr (e);
+          return -1;
+        }
+    }
 }
 
 static void

@@ -97,7 +97,7 @@ parse_int (const char *opt, const char *s, int64_t min, int64_t *out, ar_error *
 static int
 read_resources (const char *file, struct ar_resources *r, ar_error **err)
 {
-  cleanup_close int fd = strcmp (file, "-") == 0 ? dup (0) : open (file, O_RDONLY | O_CLOEXEC);
+  cleanup_close int fd = strcmp (file, "-") == 0 ? fcntl (0, F_DUPFD_CLOEXEC, 0) : open (file, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return ar_err (err, errno, "update: open %s", file);
   size_t cap = 4096, len = 0;

@@ -10,6 +10,7 @@
 #include "namespaces.h"
 #include "seccomp.h"
 #include "selfexe.h"
+#include "fault.h"
 #include "signals.h"
 #include "spec.h"
 #include "state.h"
@@ -223,6 +224,7 @@ on_pid (struct parent_io *io, pid_t pid, ar_error **err)
   c->st.pid_start = ar_proc_start_time (pid);
   if (!c->st.pid_start)
     return ar_err (err, ESRCH, "read start time of container init %d", (int) pid);
+  ar_fault_point ("create-after-pid");
   return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
 }
 
@@ -234,6 +236,7 @@ on_hooks (struct parent_io *io, ar_error **err)
   if (ar_hooks_run (&c->spec->hooks, AR_HOOK_PRESTART, st, err) < 0
       || ar_hooks_run (&c->spec->hooks, AR_HOOK_CREATE_RUNTIME, st, err) < 0)
     return -1;
+  ar_fault_point ("create-after-hooks");
   return ar_sync_send (io->sock, SYNC_HOOKS_ACK, 0, -1, NULL, err);
 }
 
@@ -270,6 +273,7 @@ on_ready (struct parent_io *io, ar_error **err)
     return -1;
   if (io->o->pid_file && write_pid_file (io->o->pid_file, c->init, err) < 0)
     return -1;
+  ar_fault_point ("create-before-commit");
   return ar_sync_send (io->sock, SYNC_COMMIT, 0, -1, NULL, err);
 }
 
@@ -411,9 +415,11 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   close (ic->sock);
   ic->sock = -1;
   cleanup_close int sock = sv[0];
+  ar_fault_point ("create-after-clone");
   const char *mgr = g->cgroup_manager;
   if (ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path, err) < 0)
     return -1;
+  ar_fault_point ("create-after-cgroup");
   if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return -1;
   struct parent_io io = { .g = g, .o = o, .c = c, .sock = sock, .foreground = foreground };
@@ -444,6 +450,7 @@ create_internal (struct ar_globals *g, const struct ar_create_opts *o, bool fore
   if (copy_file (config_abs, c->lockfd, AR_STATE_CONFIG, err) < 0)
     goto out;
   c->st.config_path = xasprintf ("%s/%s/" AR_STATE_CONFIG, g->root, o->id);
+  ar_fault_point ("create-after-state");
   if (prepare_init (g, o, c, &ic, err) < 0 || spawn (g, o, c, &ic, foreground, err) < 0)
     goto out;
   r = 0;
@@ -492,7 +499,20 @@ release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
     return ar_err (err, errno, "read %s", AR_STATE_FIFO);
   if (unlinkat (dirfd, AR_STATE_FIFO, 0) < 0)
     return ar_err (err, errno, "remove %s", AR_STATE_FIFO);
-  return 0;
+  /* The init holds the write side until execve (or exit): wait for EOF. */
+  for (;;)
+    {
+      struct pollfd p = { .fd = fifo, .events = POLLIN };
+      if (poll (&p, 1, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return ar_err (err, errno, "poll exec fifo");
+        }
+      ssize_t n = read (fifo, &b, 1);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+        return 0;
+    }
 }
 
 static void
@@ -513,8 +533,10 @@ start_locked (int dirfd, struct ar_cstate *st, const struct ar_spec *spec, ar_er
   cleanup_close int pidfd = ar_cstate_pidfd (st);
   if (pidfd < 0)
     return ar_err (err, 0, "cannot start container \"%s\": its init is gone", st->id);
+  ar_fault_point ("start-before-release");
   if (release_init (dirfd, st, pidfd, err) < 0)
     return -1;
+  ar_fault_point ("start-before-poststart");
   run_poststart (spec, st);
   return 0;
 }

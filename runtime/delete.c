@@ -2,6 +2,7 @@
 #include "config.h"
 #include "container.h"
 #include "cgroups.h"
+#include "fault.h"
 #include "hooks.h"
 #include "log.h"
 #include "spec.h"
@@ -132,9 +133,12 @@ ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error 
     goto out;
   if (kill_and_wait (&st, err) < 0)
     goto out;
+  ar_fault_point ("delete-after-kill");
   if (st.cgroup_path && ar_cgroup_destroy (st.cgroup_path, err) < 0)
     goto out;
+  ar_fault_point ("delete-after-cgroup");
   run_poststop (&st);
+  ar_fault_point ("delete-before-remove");
   if (ar_state_remove (g->root, id, err) < 0)
     goto out;
   r = 0;

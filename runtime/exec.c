@@ -1,6 +1,7 @@
 /* exec: join a running container and run one more process in it. */
 #include "config.h"
 #include "exec.h"
+#include "fault.h"
 #include "caps.h"
 #include "cgroups.h"
 #include "log.h"
@@ -337,8 +338,10 @@ spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *
     }
   close (sv[1]);
   cleanup_close int sock = sv[0];
+  ar_fault_point ("exec-after-clone");
   if (st->cgroup_path && ar_cgroup_enter (st->cgroup_path, ep->child1, err) < 0)
     return -1;
+  ar_fault_point ("exec-after-cgroup");
   if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return -1;
   return exec_converse (x, sock, ep, err);
@@ -413,6 +416,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
       undo_exec (&ep);
       goto out;
     }
+  ar_fault_point ("exec-before-wait");
   if (o->detach)
     r = 0;
   else

@@ -131,7 +131,8 @@ wait_for_start (struct ar_init_ctx *c)
       ar_err (&err, errno, "write exec.fifo");
       fail_late (err);
     }
-  close (fd);
+  /* fd stays open (close-on-exec): `start` reads EOF once we have exec'd,
+   * so poststart hooks run after startContainer ones and the execve. */
   close (c->state_fd);
   c->state_fd = -1;
 }
@@ -157,7 +158,7 @@ init_setup (struct ar_init_ctx *c, pid_t host_pid, char **exec_path, bool *secco
   cleanup_free char *st = hook_state (c, host_pid, "creating");
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
-  if (ar_rootfs_pivot (&rc, &err) < 0)
+  if (ar_process_setup_sysctl (spec, rc.rootfs_fd, &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
     fail (c, err);
   if (rc.rootfs_fd >= 0)
     close (rc.rootfs_fd);

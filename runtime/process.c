@@ -9,11 +9,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/close_range.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -33,19 +36,45 @@ write_file (const char *path, const char *data, ar_error **err)
   return 0;
 }
 
+/* Write one sysctl under the container's /proc/sys, reached from its
+ * rootfs fd without following any symlink: the rootfs is the user's. */
 static int
-set_sysctl (const char *key, const char *value, ar_error **err)
+set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
 {
-  /* "net.ipv4.ip_forward" -> /proc/sys/net/ipv4/ip_forward; a key may not
-   * climb out of /proc/sys. */
-  if (!*key || strstr (key, "..") || key[0] == '/' || key[0] == '.')
+  struct open_how how = { .flags = O_WRONLY | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+  if (!*key || strstr (key, "..") || key[0] == '/' || key[0] == '.' || strchr (key, '/'))
     return ar_err (err, 0, "config.json: linux.sysctl.%s: invalid key", key);
-  cleanup_free char *path = xasprintf ("/proc/sys/%s", key);
-  for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+  cleanup_free char *rel = xasprintf ("sys/%s", key);
+  for (char *p = rel + 4; *p; p++)
     if (*p == '.')
       *p = '/';
-  if (write_file (path, value, err) < 0)
-    return ar_err_prefix (err, "sysctl %s", key);
+  cleanup_close int fd = (int) syscall (SYS_openat2, procfd, rel, &how, sizeof how);
+  if (fd < 0)
+    return ar_err (err, errno, "sysctl %s: open /proc/%s", key, rel);
+  size_t len = strlen (value);
+  ssize_t n = write (fd, value, len);
+  if (n < 0 || (size_t) n != len)
+    return ar_err (err, n < 0 ? errno : EIO, "sysctl %s: write \"%s\"", key, value);
+  return 0;
+}
+
+int
+ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, ar_error **err)
+{
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS };
+  struct statfs sfs;
+  if (!spec->linux_ || !spec->linux_->n_sysctl)
+    return 0;
+  cleanup_close int procfd = (int) syscall (SYS_openat2, rootfs_fd, "proc", &how, sizeof how);
+  if (procfd < 0)
+    return ar_err (err, errno, "linux.sysctl: open the container's /proc");
+  if (fstatfs (procfd, &sfs) < 0)
+    return ar_err (err, errno, "linux.sysctl: statfs the container's /proc");
+  if (sfs.f_type != PROC_SUPER_MAGIC)
+    return ar_err (err, 0, "linux.sysctl: the container has no proc mounted on /proc");
+  for (size_t i = 0; i < spec->linux_->n_sysctl; i++)
+    if (set_sysctl (procfd, spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
+      return -1;
   return 0;
 }
 
@@ -56,9 +85,6 @@ ar_process_setup_ns (const struct ar_spec *spec, ar_error **err)
     return ar_err (err, errno, "sethostname %s", spec->hostname);
   if (spec->domainname && *spec->domainname && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
     return ar_err (err, errno, "setdomainname %s", spec->domainname);
-  for (size_t i = 0; spec->linux_ && i < spec->linux_->n_sysctl; i++)
-    if (set_sysctl (spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
-      return -1;
   return 0;
 }
 

@@ -10,8 +10,11 @@
 
 struct ar_seccomp_prog;
 
-/* hostname, domainname, sysctl (written under the container's /proc/sys). */
+/* hostname, domainname. */
 int ar_process_setup_ns (const struct ar_spec *spec, ar_error **err);
+/* linux.sysctl, written under the container's /proc/sys reached from the
+ * rootfs fd (before pivot: readonlyPaths make /proc/sys read-only after). */
+int ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, ar_error **err);
 /* rlimits, personality, oomScoreAdj, ioPriority, scheduler. */
 int ar_process_setup_limits (const struct ar_process *p, const struct ar_personality *pers, ar_error **err);
 /* cwd, created when missing (as root, before the user switch). */

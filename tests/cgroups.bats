@@ -80,17 +80,17 @@ state_status() { ar state "$ID" | jq -r .status; }
 
 @test "cgroups: a process over the memory limit is OOM-killed inside the container" {
   need_v1 memory
-  # read(1) keeps a line without newline in memory: 100 MB against 32 MB
-  bundle sh -c 'head -c 100000000 /dev/zero | (read -r x); echo "rc=$?"'
+  # sort holds its whole input in memory: 100 MB against 32 MB
+  bundle sh -c 'head -c 100000000 /dev/zero | tr "\\0" a | sort >/dev/null; echo "rc=$?"'
   config_edit "$B" '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
   run ar run -b "$B" "$ID"
   [[ "$output" == *"rc=137"* ]] || { echo "$output"; false; }
 }
 
 @test "cgroups: the same process completes without the limit (the OOM test can fail)" {
-  bundle sh -c 'head -c 100000000 /dev/zero | (read -r x); echo "rc=$?"'
+  bundle sh -c 'head -c 100000000 /dev/zero | tr "\\0" a | sort >/dev/null; echo "rc=$?"'
   run ar run -b "$B" "$ID"
-  [[ "$output" == *"rc=1"* ]] || { echo "$output"; false; }
+  [[ "$output" == *"rc=0"* ]] || { echo "$output"; false; }
 }
 
 @test "cgroups: a fork over pids.max fails inside the container" {
@@ -99,7 +99,6 @@ state_status() { ar state "$ID" | jq -r .status; }
   config_edit "$B" '.linux.resources.pids = {"limit": 5}'
   run ar run -b "$B" "$ID"
   [[ "$output" == *"can't fork"* || "$output" == *"Resource temporarily unavailable"* ]] || { echo "$output"; false; }
-  [[ "$output" == *end* ]]
 }
 
 @test "cgroups: update changes live limits (flags and --resources -)" {
@@ -180,7 +179,7 @@ state_status() { ar state "$ID" | jq -r .status; }
 
 @test "cgroups: events streams stats at --interval and an oom event on OOM kill" {
   need_v1 memory
-  bundle sh -c 'sleep 1; head -c 100000000 /dev/zero | (read -r x); sleep 100'
+  bundle sh -c 'sleep 1; head -c 100000000 /dev/zero | tr "\\0" a | sort >/dev/null; sleep 100'
   config_edit "$B" '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
   start_detached
   timeout 4 "$AGENTRUN" --root "$ROOT" events --interval 500ms "$ID" >"$BATS_TEST_TMPDIR/ev" || true
@@ -254,7 +253,7 @@ state_status() { ar state "$ID" | jq -r .status; }
 
 @test "cgroups: v1 device rules: a denied device cannot be created or opened" {
   need_v1 devices
-  bundle sh -c 'cat /dev/null && echo null-ok; mknod /tmp/loop b 7 0; head -c1 /tmp/loop >/dev/null; echo done'
+  bundle sh -c 'cat /dev/null && echo null-ok; mknod /dev/loopx b 7 0; head -c1 /dev/loopx >/dev/null; echo done'
   config_edit "$B" '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]'
   run ar run -b "$B" "$ID"
   [[ "$output" == *null-ok* ]]
@@ -292,7 +291,7 @@ in_v2() {
 @test "cgroups v2: create, freeze, device eBPF, hugetlb and delete on cgroup2 alone" {
   grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
   export AGENTRUN ROOT B ID PARENT
-  bundle sh -c 'cat /dev/null && echo null-ok; mknod /tmp/loop b 7 0; head -c1 /tmp/loop >/dev/null; sleep 100'
+  bundle sh -c 'cat /dev/null && echo null-ok; mknod /dev/loopx b 7 0; head -c1 /dev/loopx >/dev/null; sleep 100'
   config_edit "$B" '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]'
   hp=false
   grep -qw hugetlb "$CG/unified/cgroup.controllers" 2>/dev/null && hp=true
@@ -324,7 +323,7 @@ in_v2() {
 @test "cgroups v2: the device eBPF program denies what the rules deny" {
   grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
   export AGENTRUN ROOT B ID PARENT
-  bundle sh -c 'cat /dev/null && echo null-ok; mknod /tmp/loop b 7 0; head -c1 /tmp/loop >/dev/null; echo done'
+  bundle sh -c 'cat /dev/null && echo null-ok; mknod /dev/loopx b 7 0; head -c1 /dev/loopx >/dev/null; echo done'
   config_edit "$B" '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]'
   run in_v2 'ar run -b "$B" "$ID" 2>&1'
   echo "$output"

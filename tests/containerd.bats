@@ -11,6 +11,17 @@ setup_file() { containerd_setup_file; }
 teardown_file() { containerd_teardown_file; }
 teardown() { containerd_teardown; }
 
+# wait_gone PID: true once PID has exited (or is a zombie), within 5 s.
+wait_gone() {
+  local _
+  for _ in $(seq 50); do
+    [ -e "/proc/$1" ] || return 0
+    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # The host pid of a task's init.
 task_pid() { c tasks ls | awk -v id="$1" '$1 == id { print $2 }'; }
 task_status() { c tasks ls | awk -v id="$1" '$1 == id { print $3 }'; }
@@ -42,7 +53,7 @@ run_detached() {
   run c containers ls -q
   [[ "$output" != *t-run* ]]
   # the shim kept the runtime's state where it was told
-  [ ! -e "$CT/runc/default/t-run" ]
+  [ ! -e "$CT/runc/$CNS/t-run" ]
 }
 
 @test "containerd: the shim really runs the binary it was given" {
@@ -117,7 +128,7 @@ run_detached() {
   # --rm deleted the task and the container, and the runtime's state
   run c containers ls -q
   [[ "$output" != *t-kill* ]]
-  [ ! -e "$CT/runc/default/t-kill" ]
+  [ ! -e "$CT/runc/$CNS/t-kill" ]
 }
 
 @test "containerd: tasks delete and containers delete after the task exits" {
@@ -125,10 +136,10 @@ run_detached() {
   local i
   for i in $(seq 50); do [ "$(task_status t-del)" = STOPPED ] && break; sleep 0.1; done
   [ "$(task_status t-del)" = STOPPED ]
-  [ -e "$CT/runc/default/t-del" ]
+  [ -e "$CT/runc/$CNS/t-del" ]
   run c tasks delete t-del
   [ "$status" -eq 0 ]
-  [ ! -e "$CT/runc/default/t-del" ]
+  [ ! -e "$CT/runc/$CNS/t-del" ]
   run c containers delete t-del
   [ "$status" -eq 0 ]
 }
@@ -142,7 +153,7 @@ run_detached() {
   local i
   for i in $(seq 50); do [ "$(task_status t-killall)" = STOPPED ] && break; sleep 0.1; done
   [ "$(task_status t-killall)" = STOPPED ]
-  ! kill -0 "$pid" 2>/dev/null
+  wait_gone "$pid"
 }
 
 @test "containerd: pause and resume" {
@@ -157,7 +168,7 @@ run_detached() {
 
 @test "containerd: run -t gets a terminal" {
   need_cmd script
-  run script -qec "ctr --address '$CT/containerd.sock' run --runc-binary '$CRUNTIME' --runc-root '$CT/runc' -t --rm '$CIMAGE' t-tty sh -c 'tty; exit 4'" /dev/null
+  run script -qec "ctr --address '$CT/containerd.sock' --namespace '$CNS' run --runc-binary '$CRUNTIME' --runc-root '$CT/runc' -t --rm '$CIMAGE' t-tty sh -c 'tty; exit 4'" /dev/null
   [ "$status" -eq 4 ]
   [[ "$output" == */dev/pts/0* ]]
 }
@@ -165,7 +176,7 @@ run_detached() {
 @test "containerd: exec -t gets a terminal" {
   need_cmd script
   run_detached t-exectty sleep 1000
-  run script -qec "ctr --address '$CT/containerd.sock' tasks exec -t --exec-id tt t-exectty tty" /dev/null
+  run script -qec "ctr --address '$CT/containerd.sock' --namespace '$CNS' tasks exec -t --exec-id tt t-exectty tty" /dev/null
   [ "$status" -eq 0 ]
   [[ "$output" == */dev/pts/* ]]
 }
@@ -188,6 +199,32 @@ run_detached() {
   [ "$(cat "/sys/fs/cgroup/memory$rel/memory.limit_in_bytes")" -eq $((64 * 1024 * 1024)) ]
   rel=$(awk -F: '$2 == "cpu" { print $3 }' "/proc/$pid/cgroup")
   [ $(($(cat "/sys/fs/cgroup/cpu$rel/cpu.cfs_quota_us") * 2)) -eq "$(cat "/sys/fs/cgroup/cpu$rel/cpu.cfs_period_us")" ]
+}
+
+@test "containerd: --with-ns joins an existing network namespace (as CRI pods do)" {
+  unshare --net sleep 1000 &
+  local holder=$! want _
+  disown "$holder" # no "Killed" notice when teardown kills it
+  track_pid "$holder"
+  for _ in $(seq 50); do
+    want=$(readlink "/proc/$holder/ns/net")
+    [ "$want" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.05
+  done
+  run crun_ --rm --with-ns "network:/proc/$holder/ns/net" "$CIMAGE" t-ns readlink /proc/self/ns/net
+  kill_tracked
+  [ "$status" -eq 0 ]
+  [ "$output" = "$want" ]
+}
+
+@test "containerd: no_new_privs by default, --seccomp applies containerd's profile" {
+  run crun_ --rm --seccomp "$CIMAGE" t-sec grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status
+  [ "$status" -eq 0 ]
+  [[ "$output" =~ NoNewPrivs:[[:space:]]+1 ]]
+  [[ "$output" =~ Seccomp:[[:space:]]+2 ]]
+  run crun_ --rm --allow-new-privs "$CIMAGE" t-nnp grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status
+  [[ "$output" =~ NoNewPrivs:[[:space:]]+0 ]]
+  [[ "$output" =~ Seccomp:[[:space:]]+0 ]]
 }
 
 @test "containerd: the configured runtime from contrib's config.toml is loaded" {

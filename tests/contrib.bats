@@ -127,15 +127,15 @@ EOS
   local units
   units=$(find "$CONTRIB" -name '*.service' -o -name '*.socket' 2>/dev/null)
   [ -n "$units" ] || skip "no systemd units in contrib/ yet"
-  local u
+  local u bad
   for u in $units; do
-    # the unit's binaries are not installed in the test machine; everything
-    # else (syntax, unknown keys) must be clean
+    # the unit's binaries are not installed on the test machine; anything
+    # else systemd-analyze says (syntax, unknown keys, bad values) fails
     run systemd-analyze verify "$u"
-    echo "$output" | grep -v -e 'is not executable' -e 'No such file or directory' \
-      -e 'Command .* not found' -e 'Failed to prepare filename' | grep -q . && {
-      echo "$u: $output" >&2
+    bad=$(echo "$output" | grep -v -e 'is not executable: No such file or directory' || true)
+    if [ -n "$bad" ]; then
+      echo "$u: $bad" >&2
       return 1
-    }
+    fi
   done
 }

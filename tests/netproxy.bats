@@ -237,16 +237,142 @@ assert time.time() - t < 5
 PY
 }
 
-@test "netproxy: server fds return to their baseline after 500 connections" {
+# An echo upstream that serves thousands of connections in one process
+# (socat forks one process per connection).
+start_pyecho() {
+  PYECHO_PORT=$(free_port)
+  cat >"$T/echo.py" <<'PY'
+import resource, selectors, socket, sys
+h = resource.getrlimit(resource.RLIMIT_NOFILE)[1]; resource.setrlimit(resource.RLIMIT_NOFILE, (h, h))
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1]))); ls.listen(4096); ls.setblocking(False)
+sel = selectors.DefaultSelector(); sel.register(ls, selectors.EVENT_READ)
+while True:
+    for key, _ in sel.select():
+        if key.fileobj is ls:
+            try:
+                c, _ = ls.accept()
+            except BlockingIOError:
+                continue
+            c.setblocking(False); sel.register(c, selectors.EVENT_READ)
+            continue
+        try:
+            d = key.fileobj.recv(65536)
+        except OSError:
+            d = b""
+        if d:
+            key.fileobj.sendall(d)
+        else:
+            sel.unregister(key.fileobj); key.fileobj.close()
+PY
+  python3 "$T/echo.py" "$PYECHO_PORT" &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$PYECHO_PORT"
+  kill "$RELAY_PID"; wait "$RELAY_PID" || true
+  start_relay --allow "api.test:443=127.0.0.1:$PYECHO_PORT"
+}
+
+fd_count() { ls "/proc/$1/fd" | wc -l; }
+
+@test "netproxy: server and relay fds return to their baseline after 20000 connections" {
+  start_pyecho
   hook
   local s; s=$(server_pids | head -1)
-  local before; before=$(ls /proc/$s/fd | wc -l)
+  local sb rb; sb=$(fd_count "$s"); rb=$(fd_count "$RELAY_PID")
   inside python3 -c '
 import socket
-for i in range(500):
+for i in range(20000):
     s = socket.create_connection(("127.77.0.2", 443), timeout=5)
-    s.sendall(b"x"); s.shutdown(socket.SHUT_WR); assert s.recv(10) == b"x"; s.close()'
-  wait_for bash -c "[ \$(ls /proc/$s/fd | wc -l) -eq $before ]"
+    s.sendall(b"x"); s.shutdown(socket.SHUT_WR); assert s.recv(10) == b"x", i; s.close()'
+  wait_for bash -c "[ \$(ls /proc/$s/fd | wc -l) -eq $sb ] && [ \$(ls /proc/$RELAY_PID/fd | wc -l) -eq $rb ]"
+  [ "$(jq -c 'select(.outcome=="ok")' "$T/np.log" | wc -l)" -eq 20000 ]
+}
+
+@test "netproxy: 1000 concurrent connections through netproxy and relay" {
+  ulimit -n "$(ulimit -Hn)"
+  [ "$(ulimit -n)" -ge 4000 ] || skip "nofile hard limit $(ulimit -Hn) is too low for 1000 connections"
+  start_pyecho
+  hook
+  inside python3 - <<'PY'
+import resource, selectors, socket
+h = resource.getrlimit(resource.RLIMIT_NOFILE)[1]; resource.setrlimit(resource.RLIMIT_NOFILE, (h, h))
+socks = [socket.create_connection(("127.77.0.2", 443), timeout=10) for _ in range(1000)]
+for i, s in enumerate(socks):
+    s.sendall(b"conn-%04d" % i)
+for i, s in enumerate(socks):     # all 1000 are open at once here
+    want, got = b"conn-%04d" % i, b""
+    while len(got) < len(want):
+        b = s.recv(64)
+        assert b, (i, got)
+        got += b
+    assert got == want, (i, got)
+for s in socks:
+    s.close()
+PY
+  local s; s=$(server_pids | head -1)
+  wait_for bash -c "[ \$(ls /proc/$s/fd | wc -l) -lt 20 ]"
+  wait_for bash -c "[ \$(jq -c 'select(.outcome==\"ok\")' '$T/np.log' | wc -l) -eq 1000 ]"
+}
+
+@test "netproxy --idle-timeout: the server cuts a quiet connection and audits it" {
+  hook --idle-timeout 1
+  inside python3 - <<'PY'
+import socket, time
+s = socket.create_connection(("127.77.0.2", 443), timeout=5)
+s.sendall(b"hi"); assert s.recv(10) == b"hi"
+t = time.time()
+try:
+    assert s.recv(10) == b""
+except ConnectionResetError:
+    pass
+assert 0.5 < time.time() - t < 4, time.time() - t
+PY
+  wait_for grep -q idle-timeout "$T/np.log"
+  run jq -r 'select(.outcome=="idle-timeout") | "\(.endpoint) \(.bytes_up) \(.bytes_down)"' "$T/np.log"
+  [ "$output" = "api.test:443 2 2" ]
+}
+
+# The state podman hands the hook from hooks.d/agentrun-netproxy.json.
+state_ann() {
+  jq -cn --argjson pid "$CPID" --arg v "$1" \
+    '{ociVersion: "1.2.0", id: "t1", status: "creating", pid: $pid, bundle: "/x",
+      annotations: {"run.agentrun.netproxy": $v, "other": "x"}}'
+}
+hook_ann() { state_ann "$1" | "$NETPROXY" --audit "$T/np.log" --config-from-annotation run.agentrun.netproxy; }
+
+@test "netproxy --config-from-annotation: routes from the file the annotation names" {
+  jq -n --arg s "$T/s/api.test:443.sock" \
+    '{routes: [{name: "api.test", port: 443, address: "127.77.0.2", socket: $s}]}' >"$T/routes.json"
+  run hook_ann "$T/routes.json"
+  [ "$status" -eq 0 ]
+  run tcp 127.77.0.2:443 "from the annotation"
+  [ "$output" = "from the annotation" ]
+}
+
+@test "netproxy --config-from-annotation: refuses relative, missing, non-regular and absent" {
+  jq -n --arg s "$T/s/api.test:443.sock" \
+    '{routes: [{name: "api.test", port: 443, address: "127.77.0.2", socket: $s}]}' >"$T/routes.json"
+  run hook_ann "routes.json"
+  [ "$status" -ne 0 ]
+  [ "$output" = "agentrun-netproxy: annotation run.agentrun.netproxy: 'routes.json' is not an absolute path" ]
+  run hook_ann "$T/nope.json"
+  [ "$status" -ne 0 ]
+  [ "$output" = "agentrun-netproxy: annotation run.agentrun.netproxy: open $T/nope.json: No such file or directory" ]
+  run hook_ann "$T"
+  [ "$status" -ne 0 ]
+  [ "$output" = "agentrun-netproxy: annotation run.agentrun.netproxy: $T is not a regular file" ]
+  mkfifo "$T/fifo"
+  run timeout 5 bash -c "$(declare -f state_ann hook_ann); CPID=$CPID NETPROXY='$NETPROXY' T='$T' hook_ann '$T/fifo'"
+  [ "$status" -eq 1 ]
+  [ "$output" = "agentrun-netproxy: annotation run.agentrun.netproxy: $T/fifo is not a regular file" ]
+  echo '{"routes": [{"name": "api.test", "port": 443}]}' >"$T/bad.json"
+  run hook_ann "$T/bad.json"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"$T/bad.json"*"routes[0]"* ]]
+  run bash -c "echo '{\"ociVersion\":\"1.2.0\",\"id\":\"x\",\"status\":\"creating\",\"pid\":$CPID}' | '$NETPROXY' --config-from-annotation run.agentrun.netproxy"
+  [ "$status" -ne 0 ]
+  [ "$output" = "agentrun-netproxy: annotation run.agentrun.netproxy: not set in the container state" ]
+  [ -z "$(server_pids)" ]
 }
 
 @test "netproxy: as a createRuntime hook of a real agentrun container" {

@@ -11,6 +11,17 @@ setup_file() { podman_setup_file; }
 teardown_file() { podman_teardown_file; }
 teardown() { podman_teardown; }
 
+# wait_gone PID: true once PID has exited (or is a zombie), within 5 s.
+wait_gone() {
+  local _
+  for _ in $(seq 50); do
+    [ -e "/proc/$1" ] || return 0
+    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # The pid of a running container's init, as podman knows it.
 ctr_pid() { pm inspect --format '{{.State.Pid}}' "$1"; }
 
@@ -20,6 +31,18 @@ ctr_cgroup() {
   rel=$(awk -F: -v c="$ctrl" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' "/proc/$pid/cgroup")
   [ -n "$rel" ] || return 1
   echo "/sys/fs/cgroup/$ctrl$rel"
+}
+
+# cg_read PID V1CONTROLLER V1FILE V2FILE: a cgroup file of the container's,
+# from the v1 controller where there is one (hybrid, as here), else cgroup2.
+cg_read() {
+  local pid=$1 cg rel
+  if cg=$(ctr_cgroup "$pid" "$2"); then
+    cat "$cg/$3"
+  else
+    rel=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+    cat "/sys/fs/cgroup$rel/$4"
+  fi
 }
 
 @test "podman: run --rm prints, exits 0 and leaves no container" {
@@ -167,7 +190,7 @@ ctr_cgroup() {
   [ "$status" -eq 0 ]
   run pm ps -a -q --no-trunc
   [[ "$output" != *"$cid"* ]]
-  ! kill -0 "$pid" 2>/dev/null
+  wait_gone "$pid"
   # the runtime forgot it too
   [ ! -e "$PT/rstate/$cid" ]
 }
@@ -195,20 +218,19 @@ ctr_cgroup() {
 }
 
 @test "podman: pause freezes and unpause thaws" {
-  local cid pid freezer
+  local cid pid
   cid=$(pm run -d "$IMAGE" sleep 1000)
   pid=$(ctr_pid "$cid")
   run pm pause "$cid"
   [ "$status" -eq 0 ]
   run pm inspect --format '{{.State.Status}}' "$cid"
   [ "$output" = paused ]
-  freezer=$(ctr_cgroup "$pid" freezer)
-  [ "$(cat "$freezer/freezer.state")" = FROZEN ]
+  [[ "$(cg_read "$pid" freezer freezer.state cgroup.events)" == *@(FROZEN|frozen 1)* ]]
   run pm unpause "$cid"
   [ "$status" -eq 0 ]
   run pm inspect --format '{{.State.Status}}' "$cid"
   [ "$output" = running ]
-  [ "$(cat "$freezer/freezer.state")" = THAWED ]
+  [[ "$(cg_read "$pid" freezer freezer.state cgroup.events)" == *@(THAWED|frozen 0)* ]]
   run pm exec "$cid" true
   [ "$status" -eq 0 ]
 }
@@ -219,6 +241,35 @@ ctr_cgroup() {
   [ "${lines[0]}" = lo ]
   [ "${#lines[@]}" -eq 2 ]
   [ "${lines[1]}" != "$(readlink /proc/self/ns/net)" ]
+}
+
+@test "podman: --network ns:PATH joins an existing network namespace" {
+  # what podman does for every bridge (CNI/netavark) network: it makes the
+  # namespace, and the runtime joins it by path
+  unshare --net sleep 1000 &
+  local holder=$! want i
+  disown "$holder" # no "Killed" notice when teardown kills it
+  track_pid "$holder"
+  for i in $(seq 50); do
+    want=$(readlink "/proc/$holder/ns/net")
+    [ "$want" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.05
+  done
+  [ "$want" != "$(readlink /proc/self/ns/net)" ]
+  run pm run --rm --network "ns:/proc/$holder/ns/net" "$IMAGE" sh -c 'readlink /proc/self/ns/net; ls /sys/class/net'
+  kill_tracked
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$want" ]
+  [ "${lines[1]}" = lo ]
+}
+
+@test "podman: --network host, --pid host and --ipc host share the host's" {
+  run pm run --rm --network host --pid host --ipc host "$IMAGE" \
+    sh -c 'readlink /proc/self/ns/net; readlink /proc/self/ns/pid; readlink /proc/self/ns/ipc'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$(readlink /proc/self/ns/net)" ]
+  [ "${lines[1]}" = "$(readlink /proc/self/ns/pid)" ]
+  [ "${lines[2]}" = "$(readlink /proc/self/ns/ipc)" ]
 }
 
 @test "podman: --read-only makes the root read-only" {
@@ -272,18 +323,19 @@ EOS
 }
 
 @test "podman: --memory, --pids-limit and --cpus land in the container's cgroups" {
-  local cid pid cg
+  local cid pid
   cid=$(pm run -d --memory 64m --pids-limit 50 --cpus 0.5 "$IMAGE" sleep 1000)
   pid=$(ctr_pid "$cid")
-  cg=$(ctr_cgroup "$pid" memory)
-  [[ "$cg" == *"$cid"* ]]
-  [ "$(cat "$cg/memory.limit_in_bytes")" -eq $((64 * 1024 * 1024)) ]
-  cg=$(ctr_cgroup "$pid" pids)
-  [ "$(cat "$cg/pids.max")" = 50 ]
-  cg=$(ctr_cgroup "$pid" cpu)
+  grep -q "$cid" "/proc/$pid/cgroup"
+  [ "$(cg_read "$pid" memory memory.limit_in_bytes memory.max)" -eq $((64 * 1024 * 1024)) ]
+  [ "$(cg_read "$pid" pids pids.max pids.max)" = 50 ]
   local quota period
-  quota=$(cat "$cg/cpu.cfs_quota_us")
-  period=$(cat "$cg/cpu.cfs_period_us")
+  if ctr_cgroup "$pid" cpu >/dev/null; then
+    quota=$(cg_read "$pid" cpu cpu.cfs_quota_us -)
+    period=$(cg_read "$pid" cpu cpu.cfs_period_us -)
+  else
+    read -r quota period < <(cg_read "$pid" - - cpu.max)
+  fi
   [ $((quota * 2)) -eq "$period" ]
 }
 

@@ -181,3 +181,125 @@ start_tls() {
   [ "$output" = "" ] || [ "$output" = "<reset>" ]
   wait_for grep -q sni-not-tls "$T/audit.log"
 }
+
+# A DNS server for the relay alone: the relay runs in a private mount
+# namespace whose /etc/resolv.conf names this stub on a loopback address of
+# its own. "slow.test" is answered (127.0.0.1) after SLOW seconds, every
+# other name never. Nothing of the host's own resolver is touched.
+start_slow_dns() {
+  DNS_ADDR=127.53.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+  echo "nameserver $DNS_ADDR" >"$T/resolv.conf"
+  cat >"$T/dns.py" <<'PY'
+import socket, struct, sys, threading
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+def answer(q, peer):
+    qid, _, qd = struct.unpack(">HHH", q[:6])
+    i = 12
+    while q[i]: i += 1 + q[i]
+    qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+    question = q[12:i + 5]
+    an = b"" if qtype != 1 else b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 5, 4) + bytes([127, 0, 0, 1])
+    s.sendto(struct.pack(">HHHHHH", qid, 0x8180, 1, 1 if an else 0, 0, 0) + question + an, peer)
+while True:
+    q, peer = s.recvfrom(512)
+    if q[12:].startswith(b"\x04slow\x04test\x00"):
+        threading.Timer(float(sys.argv[2]), answer, (q, peer)).start()
+PY
+  python3 "$T/dns.py" "$DNS_ADDR" "$1" &
+  track_pid $!
+}
+
+# start_relay, but resolving through the stub above.
+start_relay_slow_dns() {
+  RES_OPTIONS="timeout:30 attempts:1" unshare --mount sh -c \
+    'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$T/resolv.conf" \
+    "$RELAY" --dir "$T/s" --audit "$T/audit.log" "$@" 2>"$T/relay.err" &
+  RELAY_PID=$!
+  track_pid $RELAY_PID
+  wait_for grep -q listening "$T/relay.err"
+}
+
+@test "relay: a name that resolves slowly does not hold up other routes" {
+  start_slow_dns 3
+  start_relay_slow_dns --allow "api.test:443=slow.test:$ECHO_PORT" \
+    --allow "fast.test:443=127.0.0.1:$ECHO_PORT"
+  client unix "$T/s/api.test:443.sock" "through a slow name" >"$T/slow.out" &
+  local slow=$!
+  sleep 0.3
+  local t0; t0=$(date +%s%N)
+  run client unix "$T/s/fast.test:443.sock" "fast"
+  [ "$output" = "fast" ]
+  # Served while slow.test was still being resolved (3 s).
+  [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1500 ]
+  wait "$slow"
+  [ "$(cat "$T/slow.out")" = "through a slow name" ]
+}
+
+@test "relay: resolution counts against --connect-timeout" {
+  start_slow_dns 3
+  start_relay_slow_dns --connect-timeout 1 --allow "dead.test:443=never.test:$ECHO_PORT" \
+    --allow "fast.test:443=127.0.0.1:$ECHO_PORT"
+  local t0=$SECONDS
+  run client unix "$T/s/dead.test:443.sock" "x"
+  [ "$output" = "" ] || [ "$output" = "<reset>" ]
+  [ $((SECONDS - t0)) -le 3 ]
+  wait_for grep -q upstream-timeout "$T/audit.log"
+  run jq -r 'select(.endpoint=="dead.test:443") | "\(.outcome): \(.detail)"' "$T/audit.log"
+  [ "$output" = "upstream-timeout: name resolution took too long" ]
+  run client unix "$T/s/fast.test:443.sock" "still fine"
+  [ "$output" = "still fine" ]
+}
+
+@test "relay --idle-timeout: a quiet connection is cut and audited, a busy one is not" {
+  start_relay --idle-timeout 1 --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  python3 - "$T/s/api.test:443.sock" <<'PY'
+import socket, sys, time
+busy = socket.socket(socket.AF_UNIX); busy.settimeout(5); busy.connect(sys.argv[1])
+quiet = socket.socket(socket.AF_UNIX); quiet.settimeout(5); quiet.connect(sys.argv[1])
+quiet.sendall(b"q"); assert quiet.recv(10) == b"q"
+t = time.time()
+while time.time() - t < 3:          # busy: a byte every 0.3 s, never cut
+    busy.sendall(b"b"); assert busy.recv(10) == b"b"; time.sleep(0.3)
+try:
+    assert quiet.recv(10) == b""     # quiet: cut after about 1 s
+except ConnectionResetError:
+    pass
+busy.sendall(b"still"); assert busy.recv(10) == b"still"
+PY
+  wait_for grep -q idle-timeout "$T/audit.log"
+  run jq -r 'select(.outcome=="idle-timeout") | "\(.bytes_up) \(.bytes_down)"' "$T/audit.log"
+  [ "$output" = "1 1" ]
+}
+
+# utime + stime of a process, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+@test "relay: out of fds (EMFILE) it does not spin, and serves again once clients leave" {
+  # Room for a handful of connections (6 fds each: 2 sockets, 2 pipes).
+  (ulimit -n 40; exec "$RELAY" --dir "$T/s" --audit "$T/audit.log" \
+    --allow "api.test:443=127.0.0.1:$ECHO_PORT" 2>"$T/relay.err") &
+  RELAY_PID=$!
+  track_pid $RELAY_PID
+  wait_for grep -q listening "$T/relay.err"
+  python3 - "$T/s/api.test:443.sock" "$RELAY_PID" "$T/held" <<'PY' &
+import socket, sys, time
+socks = []
+for i in range(60):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"x"); socks.append(s)
+open(sys.argv[3], "w").write("%d\n" % len(socks))
+time.sleep(4)
+PY
+  local holder=$!
+  wait_for test -s "$T/held"
+  sleep 0.5
+  [ "$(ls /proc/$RELAY_PID/fd | wc -l)" -ge 36 ]   # it did run out
+  local c0; c0=$(cpu_ticks "$RELAY_PID")
+  sleep 2
+  local c1; c1=$(cpu_ticks "$RELAY_PID")
+  echo "relay cpu over 2 s at EMFILE: $((c1 - c0)) ticks"
+  [ $((c1 - c0)) -lt 20 ]                        # a spinning loop burns ~200
+  wait "$holder"
+  run client unix "$T/s/api.test:443.sock" "served again"
+  [ "$output" = "served again" ]
+}

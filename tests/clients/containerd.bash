@@ -12,11 +12,16 @@
 RUNTIME=${TEST_RUNTIME:-$AGENTRUN}
 CIMAGE=docker.io/library/agentrun-busybox:test
 CLIENTS=$SRCDIR/tests/clients
+. "$CLIENTS/cgroups.bash"
 
 containerd_setup_file() {
   need_cmd containerd ctr containerd-shim-runc-v2 jq busybox
   export CT=$BATS_FILE_TMPDIR/ctd
   mkdir -p "$CT"/{root,state,opt,runc,bin}
+  # A containerd namespace of our own: ctr puts each task's cgroup under
+  # /<namespace>/<id>, and the runtime's state under $CT/runc/<namespace>.
+  export CNS=agentrun-test-$$
+  cgroup_note_absent "$CNS" "$CT/cgroups-made"
   cat >"$CT/config.toml" <<EOS
 version = 2
 root = "$CT/root"
@@ -56,7 +61,7 @@ EOS
   c images import "$CT/image.tar" >/dev/null
 }
 
-c() { ctr --address "$CT/containerd.sock" "$@"; }
+c() { ctr --address "$CT/containerd.sock" --namespace "$CNS" "$@"; }
 
 # ctr run with the runtime under test, its state root under $CT.
 crun_() { c run --runc-binary "$CRUNTIME" --runc-root "$CT/runc" "$@"; }
@@ -76,16 +81,18 @@ containerd_teardown_file() {
   [ -n "${CT:-}" ] || return 0
   containerd_teardown
   c images rm "$CIMAGE" >/dev/null 2>&1 || true
+  c namespaces rm "$CNS" >/dev/null 2>&1 || true
   local pid
   pid=$(cat "$CT/containerd.pid" 2>/dev/null) || return 0
   kill "$pid" 2>/dev/null || true
-  local i
-  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  local _
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
   local m
   for m in $(awk -v d="$CT/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     umount -l "$m" 2>/dev/null || true
   done
+  cgroup_remove_noted "$CT/cgroups-made"
 }
 
 runtime_name() { basename "$RUNTIME"; }

@@ -4,23 +4,27 @@
 #   TEST_RUNTIME=/usr/sbin/runc bats tests/podman.bats   # prove the tests on runc
 #   TEST_ARGV_LOG=/tmp/argv.log bats tests/podman.bats   # record every runtime call
 #
-# Nothing on the host is written: CONTAINERS_CONF makes podman read only our
-# containers.conf (built from contrib/containers.conf), locks are files
-# instead of the host's /dev/shm/libpod_lock, and the default network is
-# "none" because a CNI bridge would add an interface and iptables rules to
-# the host's network namespace.
+# Nothing on the host is written but each container's cgroups (removed with
+# it; libpod_parent at the end if this file made it): CONTAINERS_CONF makes
+# podman read only our containers.conf (built from contrib/containers.conf),
+# locks are files instead of the host's /dev/shm/libpod_lock, the runtime's
+# state root is under $PT, and the default network is "none" because a CNI
+# bridge would add an interface and iptables rules to the host's network
+# namespace (tests that need a network namespace make their own).
 
 RUNTIME=${TEST_RUNTIME:-$AGENTRUN}
 IMAGE=localhost/agentrun-busybox:test
 CLIENTS=$SRCDIR/tests/clients
+. "$CLIENTS/cgroups.bash"
 
 # The runtime podman is given: a wrapper of the same name as the runtime
 # (podman looks the name up in runtime_supports_json) that adds --root under
 # $PT, and logs argv when TEST_ARGV_LOG is set.
 podman_runtime_path() {
-  local w=$PT/bin/$(basename "$RUNTIME")
+  local w
+  w=$PT/bin/$(basename "$RUNTIME")
   mkdir -p "$PT/bin" "$PT/rstate"
-  "$CLIENTS/argv-wrapper.sh" "$RUNTIME" "$w" "$PT/rstate" ${TEST_ARGV_LOG:-} || return 1
+  "$CLIENTS/argv-wrapper.sh" "$RUNTIME" "$w" "$PT/rstate" "${TEST_ARGV_LOG:-}" || return 1
   echo "$w"
 }
 
@@ -28,6 +32,7 @@ podman_setup_file() {
   need_cmd podman conmon python3 busybox
   export PT=$BATS_FILE_TMPDIR/podman
   mkdir -p "$PT"/{tmp,imgtmp,net,hooks.d}
+  cgroup_note_absent libpod_parent "$PT/cgroups-made"
   cat >"$PT/storage.conf" <<EOS
 [storage]
 driver = "overlay"
@@ -38,7 +43,7 @@ EOS
   # `podman --runtime agentrun` resolves the name through contrib's
   # [engine.runtimes]; the built binary comes first there, wrapped for --root.
   mkdir -p "$PT/byname" "$PT/rstate"
-  "$CLIENTS/argv-wrapper.sh" "$AGENTRUN" "$PT/byname/agentrun" "$PT/rstate" ${TEST_ARGV_LOG:-} || return 1
+  "$CLIENTS/argv-wrapper.sh" "$AGENTRUN" "$PT/byname/agentrun" "$PT/rstate" "${TEST_ARGV_LOG:-}" || return 1
   python3 "$CLIENTS/mkconf.py" "$SRCDIR/contrib/containers.conf" "$PT/containers.conf" \
     'containers.default_ulimits=["nofile=1024:1024", "nproc=4096:4096"]' \
     'containers.netns="none"' \
@@ -88,6 +93,7 @@ podman_teardown_file() {
   pm rm -a -f -t 0 >/dev/null 2>&1 || true
   pm rmi -a -f >/dev/null 2>&1 || true
   unmount_under "$PT"
+  cgroup_remove_noted "$PT/cgroups-made"
 }
 
 # Lazily unmount whatever is still mounted under DIR (the overlay store),

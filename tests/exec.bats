@@ -1,0 +1,89 @@
+#!/usr/bin/env bats
+# exec: joining every namespace, the cgroup and the root of a container.
+
+load helpers
+
+setup() {
+  B=$BATS_TEST_TMPDIR/b
+  make_bundle "$B" sleep 1000
+  config_edit "$B" '.hostname = "inside"'
+  ar run -d -b "$B" x1
+  PID=$(ar state x1 | jq -r .pid)
+}
+teardown() { cleanup_containers; kill_tracked; }
+
+@test "exec: joins every namespace and the cgroup of the container" {
+  run ar exec x1 sh -c 'hostname; for n in pid net ipc uts mnt; do readlink /proc/self/ns/$n; done; cat /proc/self/cgroup | tail -1; echo $$'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = inside ]
+  for i in 1 2 3 4 5; do
+    n=$(echo "${lines[$i]}" | cut -d: -f1)
+    [ "${lines[$i]}" = "$(readlink /proc/$PID/ns/$n)" ]
+  done
+  [ "${lines[6]}" = "$(tail -1 /proc/$PID/cgroup)" ]
+  [ "${lines[7]}" -gt 1 ]        # a pid of the container's namespace
+}
+
+@test "exec: exit status and 128+N" {
+  run ar exec x1 sh -c 'exit 9'
+  [ "$status" -eq 9 ]
+  run ar exec x1 sh -c 'kill -KILL $$'
+  [ "$status" -eq 137 ]
+}
+
+@test "exec: --env, --cwd, --user, --cap, --no-new-privs" {
+  run ar exec -e FOO=bar --cwd /tmp x1 sh -c 'echo $FOO; pwd; echo $PATH'
+  [ "${lines[0]}" = bar ]
+  [ "${lines[1]}" = /tmp ]
+  [ -n "${lines[2]}" ]
+  run ar exec -u 1000:1001 x1 sh -c 'id -u; id -g'
+  [ "${lines[0]}" = 1000 ] && [ "${lines[1]}" = 1001 ]
+  run ar exec --cap CAP_SYS_ADMIN x1 grep CapBnd /proc/self/status
+  # CAP_SYS_ADMIN is bit 21
+  [ $(( 0x$(echo "$output" | awk '{print $2}') >> 21 & 1 )) -eq 1 ]
+  run ar exec x1 grep CapBnd /proc/self/status
+  [ $(( 0x$(echo "$output" | awk '{print $2}') >> 21 & 1 )) -eq 0 ]
+  config_edit "$B" '.process.noNewPrivileges = false'
+  run ar exec --no-new-privs x1 grep NoNewPrivs /proc/self/status
+  [[ "$output" == *1 ]]
+}
+
+@test "exec: -p process.json" {
+  cat >"$BATS_TEST_TMPDIR/p.json" <<'JSON'
+{"args":["sh","-c","echo $X; id -u; pwd"],"env":["PATH=/bin","X=from-json"],"cwd":"/etc","user":{"uid":7,"gid":7}}
+JSON
+  run ar exec -p "$BATS_TEST_TMPDIR/p.json" x1
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = from-json ]
+  [ "${lines[1]}" = 7 ]
+  [ "${lines[2]}" = /etc ]
+}
+
+@test "exec: -d with --pid-file, and ps sees the process" {
+  ar exec -d --pid-file "$BATS_TEST_TMPDIR/xp" x1 sleep 500
+  p=$(cat "$BATS_TEST_TMPDIR/xp")
+  [ "$(cat /proc/$p/comm)" = sleep ]
+  ar ps --format json x1 | jq -e --argjson p "$p" 'index($p) != null'
+}
+
+@test "exec: rlimits of the container apply, a missing binary is reported" {
+  run ar exec x1 nosuchcmd
+  [ "$status" -eq 1 ]
+  [[ "$output" == *'exec: "nosuchcmd": executable file not found in $PATH'* ]]
+  [ "$(ar exec x1 sh -c 'ulimit -n')" = "$(jq '.process.rlimits[] | select(.type=="RLIMIT_NOFILE") | .soft' "$B/config.json")" ]
+}
+
+@test "exec: refused in a stopped container" {
+  ar kill x1 KILL
+  for i in $(seq 50); do [ "$(ar state x1 | jq -r .status)" = stopped ] && break; sleep 0.1; done
+  run ar exec x1 true
+  [ "$status" -eq 1 ]
+  [[ "$output" == *stopped* ]]
+}
+
+@test "exec: only stdio is open in the exec'd process" {
+  exec 7>"$BATS_TEST_TMPDIR/leak"
+  run ar exec x1 ls /proc/self/fd
+  exec 7>&-
+  [ "$(echo "$output" | tr '\n' ' ')" = "0 1 2 3 " ]
+}

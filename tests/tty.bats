@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# process.terminal: console socket (SCM_RIGHTS), consoleSize, foreground relay.
+
+load helpers
+
+setup() {
+  B=$BATS_TEST_TMPDIR/b
+  need_cmd python3 script
+  SOCK=$BATS_TEST_TMPDIR/console.sock
+  OUT=$BATS_TEST_TMPDIR/console.out
+}
+teardown() { cleanup_containers; kill_tracked; }
+
+start_receiver() {
+  python3 "$SRCDIR/tests/console-socket.py" "$SOCK" "$OUT" "$@" >"$BATS_TEST_TMPDIR/recv.log" &
+  track_pid $!
+  RECV=$!
+  for i in $(seq 50); do [ -S "$SOCK" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+@test "tty: the pty master goes to --console-socket, consoleSize applies" {
+  make_bundle "$B" sh -c 'tty; stty size; test -t 0 && test -t 1 && test -t 2 && echo all-tty'
+  config_edit "$B" '.process.terminal = true | .process.consoleSize = {"height": 33, "width": 101}'
+  start_receiver
+  ar run -d --console-socket "$SOCK" -b "$B" t1
+  wait $RECV
+  grep -q '^/dev/pts/[0-9]' "$OUT"
+  grep -q '33 101' "$OUT"
+  grep -q all-tty "$OUT"
+}
+
+@test "tty: input written to the master reaches the process" {
+  make_bundle "$B" sh -c 'read line; echo "got:$line"'
+  config_edit "$B" '.process.terminal = true'
+  start_receiver $'hello\n'
+  ar create --console-socket "$SOCK" -b "$B" t2 >/dev/null 2>&1
+  ar start t2
+  wait $RECV
+  grep -q 'got:hello' "$OUT"
+}
+
+@test "tty: a foreground run relays the pty to the runtime's stdio" {
+  make_bundle "$B" sh -c 'tty; echo relayed; exit 5'
+  config_edit "$B" '.process.terminal = true'
+  run script -qec "$AGENTRUN --root $ROOT run -b $B t3" /dev/null </dev/null
+  [[ "$output" == *"/dev/pts/"* ]]
+  [[ "$output" == *relayed* ]]
+  # script returns the child's status
+  [ "$status" -eq 5 ]
+}
+
+@test "tty: exec -t with a console socket" {
+  make_bundle "$B" sleep 100
+  ar run -d -b "$B" t4
+  start_receiver
+  ar exec -d -t --console-socket "$SOCK" t4 sh -c 'tty; echo exec-tty'
+  wait $RECV
+  grep -q exec-tty "$OUT"
+  grep -q '^/dev/pts/' "$OUT"
+}
+
+@test "tty: the pty comes from the container's devpts, not the host's" {
+  make_bundle "$B" ls -1 /dev/pts
+  config_edit "$B" '.process.terminal = true'
+  start_receiver
+  ar run -d --console-socket "$SOCK" -b "$B" t5
+  wait $RECV
+  # a fresh devpts instance: the container sees only its own pty 0
+  [ "$(tr -d '\r' <"$OUT" | grep -v ptmx | tr '\n' ' ')" = "0 " ]
+}
