@@ -16,6 +16,8 @@ struct sp_dir {
   bool eof;           /* source said EOF */
   bool shut;          /* EOF passed on: shutdown(dst, SHUT_WR) done */
   bool grown;         /* pipe already enlarged for bulk transfer */
+  bool src_ready;     /* no EAGAIN from the source since its last event */
+  bool dst_ready;     /* no EAGAIN from the sink since its last event */
   uint64_t bytes;     /* bytes delivered to dst */
 };
 

@@ -331,29 +331,19 @@ init_ctx_free (struct ar_init_ctx *ic)
   ar_hook_fds_close (&ic->sc_hooks);
 }
 
-static int
-host_id (const struct ar_idmap *m, size_t n, uint32_t id, uint32_t *out)
-{
-  for (size_t i = 0; i < n; i++)
-    if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
-      {
-        *out = m[i].host_id + (id - m[i].container_id);
-        return 0;
-      }
-  return -1;
-}
-
 /* The init opens exec.fifo as the container's root: in a new user namespace
  * that is a host uid other than ours, so the fifo must be its own. */
 static int
-fifo_owner (int dirfd, const struct ar_linux *lnx, bool userns, ar_error **err)
+fifo_owner (int dirfd, const struct ar_linux *lnx, const struct ar_process *proc, bool userns, ar_error **err)
 {
-  uint32_t uid, gid;
+  uint32_t cuid, cgid, uid = geteuid (), gid = getegid ();
   if (!userns || !lnx->n_uid_mappings)
     return 0;
-  if (host_id (lnx->uid_mappings, lnx->n_uid_mappings, 0, &uid) < 0
-      || host_id (lnx->gid_mappings, lnx->n_gid_mappings, 0, &gid) < 0)
-    return ar_err (err, 0, "config.json: linux.uidMappings/gidMappings: container id 0 is not mapped");
+  /* The ids enter_user_ns (init.c) switches to; else it keeps ours. */
+  if (ar_ns_init_ids (lnx, &proc->user, &cuid, &cgid)
+      && (ar_ns_host_id (lnx->uid_mappings, lnx->n_uid_mappings, cuid, &uid) < 0
+          || ar_ns_host_id (lnx->gid_mappings, lnx->n_gid_mappings, cgid, &gid) < 0))
+    return ar_err (err, 0, "user namespace: ids %u:%u are not mapped", cuid, cgid);
   if (fchownat (dirfd, AR_STATE_FIFO, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
     return ar_err (err, errno, "chown " AR_STATE_FIFO " to %u:%u", uid, gid);
   return 0;
@@ -382,7 +372,7 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
     return ar_err (err, errno, "open state folder %s", dir);
   if (mkfifoat (c->lockfd, AR_STATE_FIFO, 0600) < 0)
     return ar_err (err, errno, "mkfifo %s/" AR_STATE_FIFO, dir);
-  if (fifo_owner (c->lockfd, lnx, ic->userns, err) < 0)
+  if (fifo_owner (c->lockfd, lnx, c->spec->process, ic->userns && (ic->new_flags & CLONE_NEWUSER), err) < 0)
     return -1;
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, g->root, &ic->prog, err) < 0)
     return -1;

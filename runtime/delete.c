@@ -9,6 +9,7 @@
 #include "state.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -111,6 +112,14 @@ ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error 
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st;
+  /* Like runc and crun, `delete --force` of a container that is gone
+   * succeeds: podman and conmon call it after a failed create. */
+  if (force && g->root && ar_validate_id (id, NULL) == 0)
+    {
+      cleanup_free char *path = xasprintf ("%s/%s", g->root, id);
+      if (faccessat (AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+        return 0;
+    }
   int r = open_state (g, id, true, &dirfd, &st, err);
 
   if (r < 0)

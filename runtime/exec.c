@@ -211,6 +211,10 @@ exec_child1 (struct exec_ctx *x)
   int fd = -1;
 
   ar_signals_reset ();
+  /* Before joining anything, and inherited by the process we fork: nothing
+   * in the container may ptrace us or read our fds (CVE-2016-9962). */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    ar_err (&err, errno, "exec: prctl PR_SET_DUMPABLE"), exec_fail (x, err);
   if (ar_sync_recv (x->sock, &m, &fd, &err) <= 0 || m.type != SYNC_GO)
     _exit (1);
   /* One call joins them all, the user namespace first. */

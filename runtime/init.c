@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -232,6 +233,18 @@ clone_parent (void)
   return (pid_t) syscall (SYS_clone3, &a, sizeof a);
 }
 
+/* After a switch to a non-zero uid the effective set is cleared (permitted
+ * stays, thanks to KEEPCAPS): raise it again for the setup still to come. */
+static void
+restore_effective_caps (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
+  cap_t caps = cap_get_proc ();
+  if (!caps || cap_fill (caps, CAP_EFFECTIVE, CAP_PERMITTED) < 0 || cap_set_proc (caps) < 0)
+    ar_err (&err, errno, "raise capabilities in the user namespace"), fail (c, err);
+  cap_free (caps);
+}
+
 static void
 enter_user_ns (struct ar_init_ctx *c)
 {
@@ -242,11 +255,21 @@ enter_user_ns (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_USERMAP, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_USERMAP_ACK, &m);
-  /* Become the namespace's root when it is mapped, so files we create are owned. */
-  if (setresgid (0, 0, 0) < 0 && errno != EINVAL)
-    ar_err (&err, errno, "setresgid 0 in the user namespace"), fail (c, err);
-  if (setresuid (0, 0, 0) < 0 && errno != EINVAL)
-    ar_err (&err, errno, "setresuid 0 in the user namespace"), fail (c, err);
+  /* Take mapped ids (root, else the process's user), so files we create
+   * have an owner in the namespace. Capabilities in it are ours either way;
+   * KEEPCAPS keeps them over a switch to a non-root uid. */
+  uint32_t uid, gid;
+  if (ar_ns_init_ids (c->spec->linux_, &c->spec->process->user, &uid, &gid))
+    {
+      if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+        ar_err (&err, errno, "prctl PR_SET_KEEPCAPS"), fail (c, err);
+      if (setresgid (gid, gid, gid) < 0)
+        ar_err (&err, errno, "setresgid %u in the user namespace", gid), fail (c, err);
+      if (setresuid (uid, uid, uid) < 0)
+        ar_err (&err, errno, "setresuid %u in the user namespace", uid), fail (c, err);
+      if (uid != 0)
+        restore_effective_caps (c);
+    }
   /* The uid change made us non-dumpable, which hands /proc/self to the
    * host's root: timens_offsets would be out of reach. No container process
    * exists yet that could make use of a dumpable us. */
@@ -280,6 +303,10 @@ ar_init_child1 (struct ar_init_ctx *c)
     ar_err (&err, errno, "unshare namespaces 0x%lx", rest), fail (c, err);
   if ((rest & 0x80 /* CLONE_NEWTIME */) && ar_ns_write_time_offsets (c->spec->linux_, &err) < 0)
     fail (c, err);
+  /* The init is born non-dumpable: no window in which a process of the
+   * container could ptrace it or read its fds through /proc. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   pid_t pid = clone_parent ();
   if (pid < 0)
     ar_err (&err, errno, "clone the container init"), fail (c, err);

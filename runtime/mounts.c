@@ -4,6 +4,7 @@
  * accident: only an option that asks for the opposite clears one. */
 #include "config.h"
 #include "mounts.h"
+#include "copyup.h"
 #include "pathutil.h"
 #include "util.h"
 
@@ -19,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum opt_kind { K_ATTR, K_RATTR, K_PROP, K_BIND, K_RBIND, K_REMOUNT, K_IDMAP, K_RIDMAP, K_SB, K_NOOP };
+enum opt_kind { K_ATTR, K_RATTR, K_PROP, K_BIND, K_RBIND, K_REMOUNT, K_IDMAP, K_RIDMAP, K_SB, K_NOOP, K_COPYUP };
 
 struct opt_def {
   const char *name;
@@ -92,8 +93,10 @@ static const struct opt_def opt_defs[] = {
   { "nomand", K_SB, false, 0, false },
   { "lazytime", K_SB, false, 0, false },
   { "nolazytime", K_SB, false, 0, false },
-  /* runc/crun extensions a config may carry; copy-up is not done by agentrun
-   * and "silent" only quiets kernel logging. */
+  /* runc/crun extensions a config may carry: tmpcopyup (on every tmpfs podman
+   * asks for) fills the tmpfs with what the image had there (copyup.c);
+   * "silent" only quiets kernel logging. */
+  { "tmpcopyup", K_COPYUP, false, 0, false },
   { "silent", K_NOOP, false, 0, false },
   { "loud", K_NOOP, false, 0, false },
 };
@@ -160,6 +163,7 @@ ar_mount_opts_parse (char *const *options, size_t n, const char *where, struct a
         case K_RIDMAP: o->idmap = o->ridmap = true; break;
         case K_SB: push (&o->sb_flags, &o->n_sb_flags, d->name); break;
         case K_NOOP: break;
+        case K_COPYUP: o->copyup = true; break;
         }
     }
   return 0;
@@ -430,9 +434,17 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
   else
     {
       cleanup_error ar_error *fresh_err = NULL;
-      cleanup_close int mfd = ar_mount_fresh (m->type, m->source, &o, what, &fresh_err);
+      /* tmpcopyup: fill the detached tmpfs before its flags (ro) and before
+       * anything in the container can see it. */
+      struct ar_mount_opts fo = o;
+      if (o.copyup)
+        fo.attr_set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+      cleanup_close int mfd = o.copyup && strcmp (m->type, "tmpfs")
+                                  ? ar_err (&fresh_err, 0, "%s.options: tmpcopyup applies to tmpfs only", where)
+                                  : ar_mount_fresh (m->type, m->source, &fo, what, &fresh_err);
       if (mfd >= 0)
-        ret = ar_mount_attach (mfd, target, &o, what, err);
+        ret = (o.copyup && (ar_copyup (target, mfd, what, err) < 0 || ar_mount_setattr (mfd, &o, what, err) < 0))
+                  ? -1 : ar_mount_attach (mfd, target, &o, what, err);
       else if (strcmp (m->type, "sysfs") == 0 && ctx->new_userns && fresh_err->errnum == EPERM
                && !spec_has_ns (ctx->spec, AR_NS_NETWORK))
         {

@@ -18,6 +18,7 @@ struct ar_mount_opts {
   bool propagation_rec;
   bool bind, rbind, remount;
   bool idmap, ridmap;
+  bool copyup;                         /* tmpcopyup: fill a fresh tmpfs from what was there */
   char **sb_flags; size_t n_sb_flags;  /* fsconfig flags: sync, dirsync, mand, lazytime... */
   char **data; size_t n_data;          /* anything else, handed to the filesystem */
 };

@@ -202,3 +202,35 @@ ar_ns_differing (pid_t pid, unsigned long *flags, ar_error **err)
     }
   return 0;
 }
+
+int
+ar_ns_host_id (const struct ar_idmap *m, size_t n, uint32_t id, uint32_t *out)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= m[i].container_id && id - m[i].container_id < m[i].size)
+      {
+        *out = m[i].host_id + (id - m[i].container_id);
+        return 0;
+      }
+  return -1;
+}
+
+bool
+ar_ns_init_ids (const struct ar_linux *lnx, const struct ar_user *u, uint32_t *uid, uint32_t *gid)
+{
+  uint32_t h;
+  if (ar_ns_host_id (lnx->uid_mappings, lnx->n_uid_mappings, 0, &h) == 0
+      && ar_ns_host_id (lnx->gid_mappings, lnx->n_gid_mappings, 0, &h) == 0)
+    {
+      *uid = *gid = 0;
+      return true;
+    }
+  if (ar_ns_host_id (lnx->uid_mappings, lnx->n_uid_mappings, u->uid, &h) == 0
+      && ar_ns_host_id (lnx->gid_mappings, lnx->n_gid_mappings, u->gid, &h) == 0)
+    {
+      *uid = u->uid;
+      *gid = u->gid;
+      return true;
+    }
+  return false;
+}

@@ -4,6 +4,7 @@
 #define AR_NAMESPACES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "error.h"
 #include "model.h"
@@ -28,6 +29,13 @@ int ar_ns_write_idmaps (pid_t pid, const struct ar_linux *lnx, bool deny_setgrou
 /* Write linux.timeOffsets into /proc/self/timens_offsets, after unshare(CLONE_NEWTIME)
  * and before the first child enters it. */
 int ar_ns_write_time_offsets (const struct ar_linux *lnx, ar_error **err);
+
+/* Map a container id to the host through one mapping list; -1 when unmapped. */
+int ar_ns_host_id (const struct ar_idmap *m, size_t n, uint32_t id, uint32_t *out);
+/* The ids the init takes on right after entering a new user namespace: 0
+ * when mapped, else the process's user (e.g. an agent's own uid mapped
+ * alone), so files it creates get a mapped owner. false: neither is mapped. */
+bool ar_ns_init_ids (const struct ar_linux *lnx, const struct ar_user *u, uint32_t *uid, uint32_t *gid);
 
 /* For exec: the CLONE_NEW* flags of pid's namespaces that differ from ours. */
 int ar_ns_differing (pid_t pid, unsigned long *flags, ar_error **err);

@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/close_range.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
@@ -235,6 +236,17 @@ ar_process_setup_limits (const struct ar_process *p, const struct ar_personality
   return 0;
 }
 
+/* A cwd reached through a leaked fd (/proc/self/fd/N) is outside the root:
+ * getcwd then fails or does not start with '/' (CVE-2024-21626). */
+static int
+check_cwd_inside (const char *cwd, ar_error **err)
+{
+  char buf[PATH_MAX];
+  if (!getcwd (buf, sizeof buf) || buf[0] != '/')
+    return ar_err (err, 0, "process.cwd \"%s\": resolves outside the container's root", cwd);
+  return 0;
+}
+
 int
 ar_process_setup_cwd (const struct ar_process *p, ar_error **err)
 {
@@ -242,7 +254,7 @@ ar_process_setup_cwd (const struct ar_process *p, ar_error **err)
   if (cwd[0] != '/')
     return ar_err (err, 0, "config.json: process.cwd: \"%s\" is not absolute", cwd);
   if (chdir (cwd) == 0)
-    return 0;
+    return check_cwd_inside (cwd, err);
   if (errno != ENOENT)
     return ar_err (err, errno, "chdir %s", cwd);
   /* mkdir -p: we are inside the container's root already. */
@@ -261,7 +273,7 @@ ar_process_setup_cwd (const struct ar_process *p, ar_error **err)
     }
   if (chdir (cwd) < 0)
     return ar_err (err, errno, "chdir %s", cwd);
-  return 0;
+  return check_cwd_inside (cwd, err);
 }
 
 const char *

@@ -17,6 +17,8 @@ teardown() {
   cleanup_containers
   kill_tracked
   if mountpoint -q "$SMALL" 2>/dev/null; then umount -l "$SMALL"; fi
+  # cgroups a failed test leaves (named after this test's own id), once empty
+  find /sys/fs/cgroup -maxdepth 6 -depth -type d -name "*$ID*" -exec rmdir {} \; 2>/dev/null || true
 }
 
 # Every trace a container with id $1 can leave on the host. Its processes
@@ -26,7 +28,7 @@ leftover_pids() {
   local id=$1 p
   for p in /proc/[0-9]*; do
     [ "${p#/proc/}" != "$$" ] || continue
-    if grep -qs -- "$id" "$p/cgroup" || tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qw -- "$id"; then
+    if grep -qs -- "$id" "$p/cgroup" || { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qw -- "$id"; then
       echo "${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)"
     fi
   done

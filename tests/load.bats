@@ -53,7 +53,7 @@ worker() {
   done
 }
 
-@test "load: $P containers x $M cycles in parallel leave no fd, mount, cgroup, process or state behind" {
+@test "load: ${AGENTRUN_LOAD_PARALLEL:-10} containers x ${AGENTRUN_LOAD_CYCLES:-20} cycles in parallel leave no fd, mount, cgroup, process or state behind" {
   local i t0 before after failed=0
   for i in $(seq "$P"); do make_bundle "$BATS_TEST_TMPDIR/b$i" true; done
   mkdir -p "$ROOT"

@@ -106,7 +106,10 @@ wait_port "$SINK"; wait_port "$ECHO"
 # The socat chain's host half.
 socat UNIX-LISTEN:"$T/socat.sock",fork TCP:127.0.0.1:"$SINK" & PIDS+=($!)
 unshare --net sleep 100000 & CPID=$!; PIDS+=($CPID)
-sleep 0.3
+# Until unshare has made the namespace, the pid is still in ours.
+for i in $(seq 100); do
+  [ "$(readlink /proc/$CPID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.05
+done
 NETNS_INO=$(stat -L -c %i /proc/$CPID/ns/net)
 echo "{\"ociVersion\":\"1.2.0\",\"id\":\"bench\",\"status\":\"creating\",\"pid\":$CPID,\"bundle\":\"/\"}" |
   "$NETPROXY" --no-dns --route "sink.test:443=127.77.0.2=$T/s/sink.test:443.sock" \
@@ -117,10 +120,17 @@ IN="nsenter --net=/proc/$CPID/ns/net"
 $IN socat TCP-LISTEN:443,bind=127.77.0.4,fork,reuseaddr UNIX-CONNECT:"$T/socat.sock" & PIDS+=($!)
 sleep 0.3
 
-printf 'bulk: %s bytes, median of %s runs\n' "$BYTES" "$RUNS"
+# CPU time (utime + stime, ms) of a process: the cost per GB is steadier
+# than GB/s on a box shared with other work.
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
+printf 'bulk: %s bytes, median of %s runs (load average %s)\n' "$BYTES" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+CPU_S=0; CPU_R=0
 for i in $(seq "$RUNS"); do
   (py send 127.0.0.1 "$SINK" "$BYTES") >>"$T/direct"
+  s0=$(cpu_ms "$SERVER_PID"); r0=$(cpu_ms "$RELAY_PID")
   $IN python3 "$T/tool.py" send 127.77.0.2 443 "$BYTES" >>"$T/agentrun"
+  CPU_S=$(awk -v a="$CPU_S" -v b="$(cpu_ms "$SERVER_PID")" -v c="$s0" 'BEGIN {print a + b - c}')
+  CPU_R=$(awk -v a="$CPU_R" -v b="$(cpu_ms "$RELAY_PID")" -v c="$r0" 'BEGIN {print a + b - c}')
   $IN python3 "$T/tool.py" send 127.77.0.4 443 "$BYTES" >>"$T/socat"
 done
 D=$(median <"$T/direct"); A=$(median <"$T/agentrun"); S=$(median <"$T/socat")
@@ -128,6 +138,9 @@ printf '%-34s %8s GB/s\n' "direct loopback TCP" "$D" \
   "netproxy + relay (splice)" "$A" "socat TCP->UDS->TCP" "$S"
 awk -v a="$A" -v d="$D" -v s="$S" 'BEGIN {
   printf "ratio agentrun/direct %.2f (target >= 0.80)   agentrun/socat %.2f (target >= 1.50)\n", a/d, a/s }'
+
+awk -v s="$CPU_S" -v r="$CPU_R" -v gb="$(awk -v b="$BYTES" -v n="$RUNS" 'BEGIN {print b * n / 1e9}')" \
+  'BEGIN { printf "CPU per GB moved: server %.0f ms, relay %.0f ms\n", s / gb, r / gb }'
 
 read -r p50 p99 < <($IN python3 "$T/tool.py" setup 127.77.0.3 80 1000)
 read -r d50 d99 < <(py setup 127.0.0.1 "$ECHO" 1000)
