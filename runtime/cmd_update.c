@@ -5,9 +5,7 @@
 #include "cgroups.h"
 #include "cli.h"
 #include "commands.h"
-#include "json.h"
 #include "log.h"
-#include "parse_internal.h"
 #include "spec.h"
 #include "state.h"
 #include "util.h"
@@ -110,15 +108,7 @@ read_resources (const char *file, struct ar_resources *r, ar_error **err)
         return ar_err (err, EFBIG, "update: %s", file);
       buf = xrealloc (buf, cap);
     }
-  yajl_val root = NULL;
-  const char *label = strcmp (file, "-") == 0 ? "<stdin>" : file;
-  if (ar_json_parse (buf, len, label, &root, err) < 0)
-    return -1;
-  struct ar_jctx c;
-  ar_jctx_init (&c, label, err);
-  int ret = ar_parse_resources (&c, root, r);
-  yajl_tree_free (root);
-  return ret;
+  return ar_resources_parse (buf, len, strcmp (file, "-") == 0 ? "<stdin>" : file, r, err);
 }
 
 static void *

@@ -2,6 +2,7 @@
  * a controller exists on this host is the cgroup code's question. */
 #include "config.h"
 #include "parse_internal.h"
+#include "spec.h"
 #include "util.h"
 
 static int
@@ -158,4 +159,17 @@ ar_parse_resources (struct ar_jctx *c, yajl_val o, void *out)
       || ar_json_kv (c, o, "unified", &r->unified, &r->n_unified) < 0)
     return -1;
   return 0;
+}
+
+int
+ar_resources_parse (const char *buf, size_t len, const char *label, struct ar_resources *out, ar_error **err)
+{
+  yajl_val root = NULL;
+  if (ar_json_parse (buf, len, label, &root, err) < 0)
+    return -1;
+  struct ar_jctx c;
+  ar_jctx_init (&c, label, err);
+  int ret = ar_parse_resources (&c, root, out);
+  yajl_tree_free (root);
+  return ret;
 }

@@ -21,6 +21,13 @@ int ar_process_parse (const char *buf, size_t len, const char *label, struct ar_
 int ar_process_load_file (const char *path, struct ar_process **out, ar_error **err);
 void ar_process_free (struct ar_process *p);
 
+/* linux.resources on its own (for `update --resources FILE`): parse `buf`
+ * into *out (zeroed by the caller), types and ranges checked as in
+ * config.json; errors name `label` and the JSON path. Free with
+ * ar_resources_free, also after a failure (out may be partly filled). */
+int ar_resources_parse (const char *buf, size_t len, const char *label, struct ar_resources *out, ar_error **err);
+void ar_resources_free (struct ar_resources *r);
+
 /* Container ids: non-empty, no '/', no leading '.', at most 1024 bytes, only [A-Za-z0-9_+.-]. */
 int ar_validate_id (const char *id, ar_error **err);
 

@@ -134,7 +134,7 @@ if [ "${BENCH_NET:-1}" != 0 ] && [ -x "$SRC/tests/bench/relay.sh" ]; then
     { echo; echo "## Network path: netproxy + relay against socat and direct loopback (tests/bench/relay.sh)"; echo
       echo "| path | GB/s |"; echo "| --- | ---: |"
       grep -E 'GB/s$' "$T/net.txt" | sed -E 's/^(.*[^ ]) +([0-9.]+) GB\/s$/| \1 | \2 |/'
-      echo; grep -vE 'GB/s$' "$T/net.txt" | sed 's/^/    /'; } >>"$T/results.md"
+      echo; grep -vE 'GB/s$| Killed ' "$T/net.txt" | sed 's/^/    /'; } >>"$T/results.md"
     grep -E 'GB/s$' "$T/net.txt" | sed -E 's/^(.*[^ ]) +([0-9.]+) GB\/s$/\1\t\2/' >"$T/net.tsv"
   else
     echo "bench: relay.sh failed:"; tail -n 5 "$T/net.txt"
