@@ -10,6 +10,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <sys/stat.h>
 
 #define DEFAULT_PARENT "/agentrun"
 
@@ -195,11 +196,15 @@ ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *ln
       rmdir_all (l, path, NULL);
       /* Unprivileged without a delegated cgroup: nothing to confine with,
        * which is only acceptable when the config asks for no limit. */
-      if (rootless && !asks_limits (lnx) && (mk->errnum == EACCES || mk->errnum == EPERM || mk->errnum == EROFS))
+      bool denied = mk->errnum == EACCES || mk->errnum == EPERM || mk->errnum == EROFS;
+      if (rootless && denied && !asks_limits (lnx))
         {
-          ar_warn ("rootless: no cgroup for the container (%s)", mk->msg);
+          ar_debug ("rootless: no cgroup for the container (%s)", mk->msg);
           return 0;
         }
+      if (rootless && denied)
+        return ar_err (err, 0, "rootless: linux.resources asks for limits, which need a cgroup, and uid %u has no "
+                       "writable (delegated) cgroup: %s", (unsigned) geteuid (), mk->msg);
       if (err && !*err)
         *err = ar_steal_ptr (mk);
       return -1;
@@ -245,4 +250,48 @@ ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **e
     return ar_err (err, 0, "update: linux.resources.devices cannot be changed on a running container");
   const struct ar_cg_layout *l = ar_cg_layout_get (err);
   return l ? ar_cg_apply (l, path, res, NULL, 0, false, err) : -1;
+}
+
+/* The nearest existing folder at or above dir lets us create below it. */
+static bool
+dir_creatable (const char *dir)
+{
+  cleanup_free char *d = xstrdup (dir);
+  struct stat st;
+  for (;;)
+    {
+      if (stat (d, &st) == 0)
+        return S_ISDIR (st.st_mode) && access (d, W_OK | X_OK) == 0;
+      char *slash = strrchr (d, '/');
+      if (!slash || slash == d)
+        return false;
+      *slash = '\0';
+    }
+}
+
+bool
+ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx)
+{
+  if (manager && strcmp (manager, "disabled") == 0)
+    return false;
+  if (manager && strcmp (manager, "systemd") == 0)
+    return true; /* systemd decides; its create fails loudly */
+  cleanup_free char *path = NULL;
+  const struct ar_cg_layout *l = ar_cg_layout_get (NULL);
+  if (!l || resolve_path (id, lnx, &path, NULL) < 0)
+    return false;
+  /* mkdir_all needs every hierarchy, so every one must be ours to write. */
+  for (size_t i = 0; i < l->n_v1; i++)
+    {
+      cleanup_free char *dir = ar_cg_dir (l->v1[i].mnt, path);
+      if (!dir_creatable (dir))
+        return false;
+    }
+  if (l->unified)
+    {
+      cleanup_free char *dir = ar_cg_dir (l->unified, path);
+      if (!dir_creatable (dir))
+        return false;
+    }
+  return true;
 }

@@ -29,6 +29,10 @@
  * the config asks for no limit, and devices are left to the user namespace. */
 int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid,
                       bool rootless, char **path_out, ar_error **err);
+/* Could ar_cgroup_create make the container's cgroup with our rights
+ * (every hierarchy's nearest existing folder writable)? For rootless
+ * callers deciding before create, e.g. the sandbox's pids fallback. */
+bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx);
 /* Move another process (exec) into the container's cgroup. */
 int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
 /* Pids in the container's cgroup. */

@@ -1,4 +1,6 @@
-/* agentrun ps [--format table|json] ID: the container's processes. */
+/* agentrun ps [--format table|json] ID [PS OPTIONS...]: the container's
+ * processes: json, their pids; table, /bin/ps run with the options (default
+ * -ef) and cut to its header and the lines of the container's pids. */
 #include "config.h"
 #include "cmd_common.h"
 #include "cgroups.h"
@@ -10,6 +12,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const struct ar_opt ps_opts[] = { { "format", 'f', true, 1 }, { NULL, 0, false, 0 } };
 
@@ -49,24 +53,111 @@ descendants (pid_t init, pid_t **pids, size_t *n)
     }
 }
 
-static void
-print_table (pid_t *pids, size_t n)
+/* Run /bin/ps with args (after the id; default -ef) and its stdout on a
+ * pipe; the whole output in *out. Its stderr stays ours, so its own
+ * complaint about an option reaches the user. */
+static int
+run_ps (char **args, int nargs, char **out, ar_error **err)
 {
-  printf ("%-8s %s\n", "PID", "CMD");
-  for (size_t i = 0; i < n; i++)
+  int pfd[2];
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    return ar_err (err, errno, "ps: pipe");
+  char *def[] = { (char *) "-ef" };
+  if (nargs == 0)
+    args = def, nargs = 1;
+  char **argv = xmalloc0 ((size_t) (nargs + 2) * sizeof *argv);
+  argv[0] = (char *) "ps";
+  memcpy (argv + 1, args, (size_t) nargs * sizeof *argv);
+  pid_t pid = fork ();
+  if (pid == 0)
     {
-      char path[64], comm[64] = "?";
-      snprintf (path, sizeof path, "/proc/%d/comm", (int) pids[i]);
-      int fd = open (path, O_RDONLY | O_CLOEXEC);
-      if (fd >= 0)
-        {
-          ssize_t r = read (fd, comm, sizeof comm - 1);
-          close (fd);
-          comm[r > 0 ? r : 0] = '\0';
-          comm[strcspn (comm, "\n")] = '\0';
-        }
-      printf ("%-8d %s\n", (int) pids[i], comm);
+      if (dup2 (pfd[1], STDOUT_FILENO) >= 0)
+        execv ("/bin/ps", argv);
+      fprintf (stderr, "agentrun ps: run /bin/ps: %s\n", strerror (errno));
+      _exit (127);
     }
+  free (argv);
+  close (pfd[1]);
+  cleanup_close int rfd = pfd[0];
+  if (pid < 0)
+    return ar_err (err, errno, "ps: fork");
+  size_t cap = 8192, len = 0;
+  char *buf = xmalloc0 (cap);
+  for (ssize_t n; (n = read (rfd, buf + len, cap - len - 1)) != 0;)
+    {
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        break;
+      len += (size_t) n;
+      if (len + 1 == cap)
+        buf = xrealloc (buf, cap *= 2);
+    }
+  buf[len] = '\0';
+  int ws = 0;
+  while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0)
+    {
+      free (buf);
+      return ar_err (err, 0, "ps: /bin/ps failed (exit status %d)", WIFEXITED (ws) ? WEXITSTATUS (ws) : 128 + WTERMSIG (ws));
+    }
+  *out = buf;
+  return 0;
+}
+
+/* The index of the whitespace-separated field named "PID" in the header. */
+static int
+pid_column (const char *header)
+{
+  int i = 0;
+  for (const char *p = header; *p; i++)
+    {
+      p += strspn (p, " \t");
+      size_t l = strcspn (p, " \t");
+      if (l == 3 && strncmp (p, "PID", 3) == 0)
+        return i;
+      if (l == 0)
+        break;
+      p += l;
+    }
+  return -1;
+}
+
+static long
+field_num (const char *line, int col)
+{
+  const char *p = line;
+  for (int i = 0; i < col && *p; i++)
+    {
+      p += strspn (p, " \t");
+      p += strcspn (p, " \t");
+    }
+  p += strspn (p, " \t");
+  char *end;
+  long v = strtol (p, &end, 10);
+  return end != p && (*end == ' ' || *end == '\t' || *end == '\0') ? v : -1;
+}
+
+/* runc's table: ps's own header, then only the lines of our processes. */
+static int
+print_table (pid_t *pids, size_t n, char **args, int nargs, ar_error **err)
+{
+  cleanup_free char *out = NULL;
+  if (run_ps (args, nargs, &out, err) < 0)
+    return -1;
+  char *save = NULL, *line = strtok_r (out, "\n", &save);
+  int col = line ? pid_column (line) : -1;
+  if (col < 0)
+    return ar_err (err, 0, "ps: no PID column in the output of /bin/ps (add -o pid or use its default)");
+  printf ("%s\n", line);
+  while ((line = strtok_r (NULL, "\n", &save)))
+    {
+      long v = field_num (line, col);
+      if (v > 0 && has (pids, n, (pid_t) v))
+        printf ("%s\n", line);
+    }
+  return 0;
 }
 
 int
@@ -83,11 +174,23 @@ cmd_ps (struct ar_globals *g, int argc, char **argv)
 
   while ((o = ar_opt_next (&p, &arg, &err)) > 0)
     format = arg;
-  if (o < 0 || ar_one_id ("ps", &p, &id, &err) < 0 || ar_validate_id (id, &err) < 0
+  if (o == 0 && p.i >= argc)
+    ar_err (&err, 0, "ps: missing container id");
+  id = err ? NULL : argv[p.i];
+  char **ps_args = argv + p.i + 1;
+  int n_ps_args = err ? 0 : argc - p.i - 1;
+  if (o < 0 || err || ar_validate_id (id, &err) < 0
       || ar_state_open (g->root, id, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   if (strcmp (format, "table") && strcmp (format, "json"))
-    return ar_cmd_fail ((ar_err (&err, 0, "ps: --format: \"%s\" is not table or json", format), ar_steal_ptr (err)));
+    ar_err (&err, 0, "ps: --format: \"%s\" is not table or json", format);
+  else if (strcmp (format, "json") == 0 && n_ps_args)
+    ar_err (&err, 0, "ps: ps options (\"%s\") go with --format table only", ps_args[0]);
+  if (err)
+    {
+      ar_cstate_clear (&st);
+      return ar_cmd_fail (ar_steal_ptr (err));
+    }
   if (!st.id || !ar_cstate_alive (&st))
     ;
   else if (st.cgroup_path)
@@ -108,8 +211,8 @@ cmd_ps (struct ar_globals *g, int argc, char **argv)
       printf ("]\n");
     }
   else
-    print_table (pids, n);
+    print_table (pids, n, ps_args, n_ps_args, &err);
   free (pids);
   ar_cstate_clear (&st);
-  return 0;
+  return err ? ar_cmd_fail (ar_steal_ptr (err)) : 0;
 }

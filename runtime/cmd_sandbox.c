@@ -4,8 +4,10 @@
  * the child is gone for whatever reason, remove everything that was made. */
 #include "config.h"
 #include "commands.h"
+#include "cgroups.h"
 #include "container.h"
 #include "log.h"
+#include "rootless.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -31,6 +33,25 @@
 #define RELAY_WAIT_MS 5000
 #define STOP_GRACE_MS 10000
 #define SANDBOX_FAILED 125     /* the sandbox could not run the command */
+
+/* ---- limits without a cgroup ---- */
+
+/* Rootless with no cgroup the user may write, memory and CPU caps cannot
+ * be had at all (an error), and the pids cap becomes RLIMIT_NPROC. */
+static int
+fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  if (!ar_rootless_detect (g->rootless) || ar_cgroup_usable (g->cgroup_manager, "sandbox", NULL))
+    return 0;
+  if (o->has_memory || o->has_cpus)
+    return ar_err (err, 0, "%s needs a cgroup, and uid %u has no writable (delegated) cgroup here: drop it, or "
+                   "run where a cgroup is delegated to you", o->has_memory ? "--memory" : "--cpus",
+                   (unsigned) geteuid ());
+  o->pids_rlimit = true;
+  ar_debug ("rootless without a writable cgroup: pids limit %lld as RLIMIT_NPROC", (long long) o->pids);
+  return 0;
+}
 
 /* ---- removal ---- */
 
@@ -352,7 +373,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   *status = SANDBOX_FAILED;
   if (!g->root)
     return ar_err (err, 0, "sandbox: no state folder (give --root or set XDG_RUNTIME_DIR)");
-  if (ar_sandbox_check_userns (err) < 0)
+  if (ar_sandbox_check_userns (err) < 0 || fit_limits (g, sb, err) < 0)
     return -1;
   /* from here a ^C or a kill is held until we can act on it, so that
    * whatever was made gets removed */
@@ -497,7 +518,12 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
       r = SANDBOX_FAILED;
       goto done;
     }
-  if (sb.bundle_out)
+  if (sb.bundle_out && fit_limits (g, &sb, &err) < 0)
+    {
+      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
+      r = SANDBOX_FAILED;
+    }
+  else if (sb.bundle_out)
     r = write_bundle_only (&sb, sb.bundle_out);
   else if (ar_sandbox_run (g, &sb, &status, &err) < 0)
     {
@@ -526,7 +552,6 @@ cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r;
-  (void) g;
   ar_sandbox_init (&sb);
   r = parse_sandbox_args (&sb, "spec --agent", own, ARRAY_SIZE (own), argc, argv, spec_agent_usage, &first);
   if (r != 0)
@@ -535,7 +560,7 @@ cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
     ar_sandbox_set_args (&sb, argv + first, argc - first);
   else
     ar_sandbox_set_args (&sb, (char *[]){ (char *) "/bin/sh" }, 1);
-  if (ar_sandbox_prepare (&sb, &err) < 0)
+  if (ar_sandbox_prepare (&sb, &err) < 0 || fit_limits (g, &sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);
       r = 1;

@@ -1,16 +1,16 @@
 /* agentrun validate [--bundle DIR] [--config FILE] [ID]: the checks create
  * makes before it touches the system, then "ok" or the error and exit 1:
- * the container id if one is given, config.json parsed and validated, what
- * agentrun itself requires of a config (a mount namespace, capabilities this
- * libcap knows), and, for a bundle, that the rootfs resolves. With --config
- * alone only the file is judged, so a config can be checked without a rootfs.
- * Keep in step with load_bundle() in container.c. */
+ * the container id if one is given, config.json parsed and validated, and
+ * ar_container_check(), the very function create runs: what agentrun itself
+ * requires of a config (a process, a mount namespace, capabilities this
+ * libcap knows, no LSM label it would not apply, judged on this host) and,
+ * for a bundle, that the rootfs resolves. With --config alone only the file
+ * is judged, so a config can be checked without a rootfs. */
 #include "config.h"
 #include "cli.h"
-#include "caps.h"
 #include "commands.h"
+#include "container.h"
 #include "log.h"
-#include "namespaces.h"
 #include "spec.h"
 #include "util.h"
 
@@ -24,26 +24,6 @@ static const struct ar_opt validate_opts[] = {
   { "help", 'h', false, O_HELP },
   { NULL, 0, false, 0 },
 };
-
-/* What create requires beyond the runtime-spec, on the config alone. */
-static int
-check_config (const struct ar_spec *s, const char *path, ar_error **err)
-{
-  if (!ar_ns_listed (s->linux_, AR_NS_MOUNT))
-    return ar_err (err, 0, "%s: linux.namespaces: a mount namespace is required", path);
-  return ar_caps_check (s->process->capabilities, err);
-}
-
-static int
-check_rootfs (const struct ar_spec *s, const char *bundle, ar_error **err)
-{
-  cleanup_free char *root = s->root->path[0] == '/' ? xstrdup (s->root->path)
-                                                    : xasprintf ("%s/%s", bundle, s->root->path);
-  cleanup_free char *real = realpath (root, NULL);
-  if (!real)
-    return ar_err (err, errno, "rootfs %s", root);
-  return 0;
-}
 
 static int
 validate_usage (FILE *out)
@@ -81,7 +61,7 @@ cmd_validate (struct ar_globals *g, int argc, char **argv)
   bundle = bundle ? bundle : ".";
   path = config ? xstrdup (config) : xasprintf ("%s/config.json", bundle);
   if (err || (id && ar_validate_id (id, &err) < 0) || ar_spec_load_file (path, &spec, &err) < 0
-      || check_config (spec, path, &err) < 0 || (whole_bundle && check_rootfs (spec, bundle, &err) < 0))
+      || ar_container_check (spec, path, whole_bundle ? bundle : NULL, NULL, &err) < 0)
     {
       ar_spec_free (spec);
       ar_log_error (ar_steal_ptr (err));

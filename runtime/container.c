@@ -3,11 +3,13 @@
  * create that fails undoes the steps before it. */
 #include "config.h"
 #include "container.h"
+#include "lsm.h"
 #include "cgroups.h"
 #include "caps.h"
 #include "hooks.h"
 #include "log.h"
 #include "namespaces.h"
+#include "rootless.h"
 #include "seccomp.h"
 #include "selfexe.h"
 #include "fault.h"
@@ -65,11 +67,7 @@ created_free (struct created *c)
 static bool
 is_rootless (struct ar_globals *g)
 {
-  if (strcmp (g->rootless, "true") == 0)
-    return true;
-  if (strcmp (g->rootless, "false") == 0)
-    return false;
-  return geteuid () != 0;
+  return ar_rootless_detect (g->rootless);
 }
 
 static int
@@ -123,6 +121,29 @@ write_pid_file (const char *path, pid_t pid, ar_error **err)
   return 0;
 }
 
+int
+ar_container_check (const struct ar_spec *s, const char *label, const char *bundle, char **rootfs, ar_error **err)
+{
+  if (!s->process || !s->process->n_args)
+    return ar_err (err, 0, "%s: process.args: a container needs a process to run", label);
+  if (!s->root || !s->root->path)
+    return ar_err (err, 0, "%s: root.path: missing", label);
+  if (!ar_ns_listed (s->linux_, AR_NS_MOUNT))
+    return ar_err (err, 0, "%s: linux.namespaces: a mount namespace is required", label);
+  if (ar_caps_check (s->process->capabilities, err) < 0 || ar_lsm_check (s, label, err) < 0)
+    return -1;
+  if (!bundle)
+    return 0;
+  cleanup_free char *root = s->root->path[0] == '/' ? xstrdup (s->root->path)
+                                                    : xasprintf ("%s/%s", bundle, s->root->path);
+  cleanup_free char *real = realpath (root, NULL);
+  if (!real)
+    return ar_err (err, errno, "rootfs %s", root);
+  if (rootfs)
+    *rootfs = ar_steal_ptr (real);
+  return 0;
+}
+
 /* Load and check everything that needs no process yet. */
 static int
 load_bundle (const struct ar_create_opts *o, struct created *c, char **config_abs, ar_error **err)
@@ -141,19 +162,8 @@ load_bundle (const struct ar_create_opts *o, struct created *c, char **config_ab
   if (ar_spec_load_file (*config_abs, &c->spec, err) < 0)
     return -1;
   const struct ar_spec *s = c->spec;
-  if (!s->process || !s->process->n_args)
-    return ar_err (err, 0, "%s: process.args: a container needs a process to run", *config_abs);
-  if (!s->root || !s->root->path)
-    return ar_err (err, 0, "%s: root.path: missing", *config_abs);
-  if (!ar_ns_listed (s->linux_, AR_NS_MOUNT))
-    return ar_err (err, 0, "%s: linux.namespaces: a mount namespace is required", *config_abs);
-  if (ar_caps_check (s->process->capabilities, err) < 0)
+  if (ar_container_check (s, *config_abs, bundle, &c->st.rootfs, err) < 0)
     return -1;
-  cleanup_free char *root = s->root->path[0] == '/' ? xstrdup (s->root->path)
-                                                    : xasprintf ("%s/%s", bundle, s->root->path);
-  c->st.rootfs = realpath (root, NULL);
-  if (!c->st.rootfs)
-    return ar_err (err, errno, "rootfs %s", root);
   c->st.bundle = ar_steal_ptr (bundle);
   c->st.id = xstrdup (o->id);
   c->st.created = ar_rfc3339_now ();
@@ -295,7 +305,8 @@ converse (struct parent_io *io, ar_error **err)
       switch (m.type)
         {
         case SYNC_USERMAP:
-          if (ar_ns_write_idmaps (c->child1, c->spec->linux_, is_rootless (io->g), err) < 0
+          if ((is_rootless (io->g) ? ar_rootless_write_idmaps (c->child1, c->spec->linux_, err)
+                                   : ar_ns_write_idmaps (c->child1, c->spec->linux_, false, err)) < 0
               || ar_sync_send (io->sock, SYNC_USERMAP_ACK, 0, -1, NULL, err) < 0)
             return -1;
           break;
@@ -331,10 +342,29 @@ init_ctx_free (struct ar_init_ctx *ic)
   ar_hook_fds_close (&ic->sc_hooks);
 }
 
+/* Rootless, the init's host uid is a subordinate one we cannot chown to:
+ * let it write the fifo through the mode instead. Only safe when no other
+ * host user can reach the folder, i.e. the state root is ours and private. */
+static int
+fifo_open_to_init (int dirfd, const char *root, uint32_t uid, ar_error **err)
+{
+  struct stat st;
+  if (stat (root, &st) < 0)
+    return ar_err (err, errno, "stat state root %s", root);
+  if (st.st_uid != geteuid () || (st.st_mode & 077))
+    return ar_err (err, 0, "rootless: the container's init is host uid %u, which cannot own exec.fifo, and the state "
+                   "root %s is not private (mode %04o): use a state root only you can enter (chmod 700)", uid, root,
+                   (unsigned) (st.st_mode & 07777));
+  if (fchmodat (dirfd, AR_STATE_FIFO, 0622, 0) < 0)
+    return ar_err (err, errno, "chmod " AR_STATE_FIFO);
+  return 0;
+}
+
 /* The init opens exec.fifo as the container's root: in a new user namespace
  * that is a host uid other than ours, so the fifo must be its own. */
 static int
-fifo_owner (int dirfd, const struct ar_linux *lnx, const struct ar_process *proc, bool userns, ar_error **err)
+fifo_owner (int dirfd, const struct ar_linux *lnx, const struct ar_process *proc, bool userns, const char *root,
+            ar_error **err)
 {
   uint32_t cuid, cgid, uid = geteuid (), gid = getegid ();
   if (!userns || !lnx->n_uid_mappings)
@@ -344,9 +374,11 @@ fifo_owner (int dirfd, const struct ar_linux *lnx, const struct ar_process *proc
       && (ar_ns_host_id (lnx->uid_mappings, lnx->n_uid_mappings, cuid, &uid) < 0
           || ar_ns_host_id (lnx->gid_mappings, lnx->n_gid_mappings, cgid, &gid) < 0))
     return ar_err (err, 0, "user namespace: ids %u:%u are not mapped", cuid, cgid);
-  if (fchownat (dirfd, AR_STATE_FIFO, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+  if (fchownat (dirfd, AR_STATE_FIFO, uid, gid, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;
+  if (errno != EPERM || !root)
     return ar_err (err, errno, "chown " AR_STATE_FIFO " to %u:%u", uid, gid);
-  return 0;
+  return fifo_open_to_init (dirfd, root, uid, err);
 }
 
 /* Everything the children need, opened while errors are still easy. */
@@ -362,17 +394,24 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
     ic->ns_fds[i] = -1;
   ic->new_flags = ar_ns_new_flags (lnx);
   ic->userns = ar_ns_listed (lnx, AR_NS_USER);
+  ic->rootless = is_rootless (g);
   if (ar_ns_open_paths (lnx, ic->ns_fds, err) < 0)
     return -1;
-  if (!ic->userns && is_rootless (g))
+  /* Root of a user namespace (podman rootless) already has its rights
+   * there; an unprivileged user has none without a new one. */
+  if (!ic->userns && is_rootless (g) && geteuid () != 0)
     return ar_err (err, 0, "rootless containers need a user namespace (linux.namespaces)");
+  /* Refuse a map we could not write now, with the reason, not after clone. */
+  if (is_rootless (g) && (ic->new_flags & CLONE_NEWUSER) && ar_rootless_check_idmaps (lnx, err) < 0)
+    return -1;
   cleanup_free char *dir = xasprintf ("%s/%s", g->root, c->st.id);
   ic->state_fd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (ic->state_fd < 0)
     return ar_err (err, errno, "open state folder %s", dir);
   if (mkfifoat (c->lockfd, AR_STATE_FIFO, 0600) < 0)
     return ar_err (err, errno, "mkfifo %s/" AR_STATE_FIFO, dir);
-  if (fifo_owner (c->lockfd, lnx, c->spec->process, ic->userns && (ic->new_flags & CLONE_NEWUSER), err) < 0)
+  if (fifo_owner (c->lockfd, lnx, c->spec->process, ic->userns && (ic->new_flags & CLONE_NEWUSER),
+                  is_rootless (g) ? g->root : NULL, err) < 0)
     return -1;
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, g->root, &ic->prog, err) < 0)
     return -1;
@@ -489,7 +528,11 @@ release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
     return ar_err (err, errno, "read %s", AR_STATE_FIFO);
   if (unlinkat (dirfd, AR_STATE_FIFO, 0) < 0)
     return ar_err (err, errno, "remove %s", AR_STATE_FIFO);
-  /* The init holds the write side until execve (or exit): wait for EOF. */
+  /* The init holds the write side until execve (or exit): wait for EOF.
+   * Bytes before EOF are the init's report of a failure after the go
+   * (startContainer hook, execve): start fails with it (init.c). */
+  char msg[AR_START_REPORT_MAX + 1];
+  size_t len = 0;
   for (;;)
     {
       struct pollfd p = { .fd = fifo, .events = POLLIN };
@@ -499,10 +542,21 @@ release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
             continue;
           return ar_err (err, errno, "poll exec fifo");
         }
-      ssize_t n = read (fifo, &b, 1);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-        return 0;
+      ssize_t n = read (fifo, msg + len, sizeof msg - 1 - len);
+      if (n > 0)
+        len += (size_t) n;
+      else if (n == 0 || (errno != EAGAIN && errno != EINTR) || len == sizeof msg - 1)
+        break;
     }
+  if (len == 0)
+    return 0;
+  msg[len] = '\0';
+  /* The init exits right after its report: wait for that (bounded), so the
+   * container reads as stopped once start has failed. */
+  struct pollfd pp = { .fd = pidfd, .events = POLLIN };
+  while (poll (&pp, 1, 5000) < 0 && errno == EINTR)
+    ;
+  return ar_err (err, 0, "container \"%s\": %s", st->id, msg[0] == 'E' ? msg + 1 : "the init failed after start");
 }
 
 static void

@@ -22,6 +22,15 @@ struct ar_create_opts {
   bool keep;                   /* run --keep: do not delete after exit */
 };
 
+/* Everything create judges before it touches the system, also run by
+ * `validate`: process.args, root.path, a mount namespace, capabilities this
+ * libcap knows, no LSM label asked for (lsm.h). `label` names the config in
+ * messages. With `bundle` non-NULL the rootfs must resolve and *rootfs (if
+ * rootfs is non-NULL) gets its real path. */
+struct ar_spec;
+int ar_container_check (const struct ar_spec *s, const char *label, const char *bundle, char **rootfs,
+                        ar_error **err);
+
 int ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_error **err);
 int ar_container_start (struct ar_globals *g, const char *id, ar_error **err);
 /* create + start; in the foreground forwards signals and stores the exit status

@@ -5,6 +5,8 @@
 #include "caps.h"
 #include "cgroups.h"
 #include "log.h"
+#include "lsm.h"
+#include "passwd.h"
 #include "process.h"
 #include "seccomp.h"
 #include "signals.h"
@@ -30,6 +32,7 @@ struct exec_proc {
   struct ar_process *loaded;    /* from -p */
   char **env;                   /* owned array, borrowed strings */
   struct ar_caps caps;          /* owned arrays, borrowed strings */
+  uint32_t *gids;               /* owned: additional gids from --user NAME */
 };
 
 static void
@@ -38,6 +41,7 @@ exec_proc_free (struct exec_proc *e)
   if (e->loaded)
     ar_process_free (e->loaded);
   free (e->env);
+  free (e->gids);
   free (e->caps.bounding);
   free (e->caps.effective);
   free (e->caps.permitted);
@@ -78,34 +82,13 @@ extend (char **base, size_t nb, char **add, size_t na, size_t *n)
 }
 
 static int
-parse_user (const char *s, struct ar_user *u, ar_error **err)
-{
-  unsigned long uid, gid = 0;
-  char *end;
-  errno = 0;
-  uid = strtoul (s, &end, 10);
-  if (end != s && *end == ':')
-    {
-      const char *g = end + 1;
-      gid = strtoul (g, &end, 10);
-      if (end == g)
-        end = (char *) "x";
-    }
-  if (errno || end == s || *end || uid > UINT32_MAX - 1 || gid > UINT32_MAX - 1)
-    return ar_err (err, 0, "exec: --user \"%s\": expected uid[:gid] as numbers", s);
-  u->uid = (uint32_t) uid;
-  u->gid = (uint32_t) gid;
-  u->n_additional_gids = 0;
-  return 0;
-}
-
-static int
 build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct exec_proc *e, ar_error **err)
 {
   memset (e, 0, sizeof *e);
   if (o->process_path)
     {
-      if (ar_process_load_file (o->process_path, &e->loaded, err) < 0)
+      if (ar_process_load_file (o->process_path, &e->loaded, err) < 0
+          || ar_lsm_check_process (e->loaded, o->process_path, "", err) < 0)
         return -1;
       e->p = *e->loaded;
       return 0;
@@ -122,8 +105,6 @@ build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct 
     e->p.cwd = (char *) o->cwd;
   e->env = merge_env (c->env, c->n_env, o->env, o->n_env, &e->p.n_env);
   e->p.env = e->env;
-  if (o->user && parse_user (o->user, &e->p.user, err) < 0)
-    return -1;
   e->p.no_new_privileges = c->no_new_privileges || o->no_new_privs;
   if (o->n_caps)
     {
@@ -388,7 +369,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
       ar_err (err, 0, "exec: --tty with --detach needs --console-socket");
       goto out;
     }
-  if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile (spec->linux_->seccomp, &x.prog, err) < 0)
+  if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile_cached (spec->linux_->seccomp, g->root, &x.prog, err) < 0)
     goto out;
   x.pidfd = ar_cstate_pidfd (&st);
   if (x.pidfd < 0)
@@ -403,6 +384,13 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
       if (x.rootfd < 0)
         ar_err (err, errno, "exec: open %s", root);
       goto out;
+    }
+  /* --user names are the container's: resolved in its root, not ours. */
+  if (o->user && !o->process_path)
+    {
+      if (ar_passwd_resolve (x.rootfd, o->user, &e.p.user, err) < 0)
+        goto out;
+      e.gids = e.p.user.additional_gids;
     }
   if (!o->detach)
     {

@@ -18,7 +18,7 @@ struct ar_exec_opts {
   const char *pid_file;
   const char *cwd;
   char **env; size_t n_env;     /* -e, added to (or replacing in) the container's env */
-  const char *user;             /* uid[:gid] */
+  const char *user;             /* USER[:GROUP], numbers or the container's names */
   char **caps; size_t n_caps;   /* --cap, added */
   bool no_new_privs;
   int preserve_fds;

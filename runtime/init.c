@@ -7,6 +7,7 @@
 #include "hooks.h"
 #include "process.h"
 #include "rootfs.h"
+#include "rootless.h"
 #include "seccomp.h"
 #include "signals.h"
 #include "spec/state.h"
@@ -48,6 +49,11 @@ ar_sync_recv (int sock, struct ar_sync_msg *m, int *fd, ar_error **err)
   return 1;
 }
 
+/* The write side of exec.fifo once `start` has read the go byte: failures
+ * from then on are reported there (sync.h). One init per process, so a
+ * file-scope variable is enough. */
+static int start_report_fd = -1;
+
 /* Report a failure to the parent, which undoes everything and prints it. */
 __attribute__ ((noreturn)) static void
 fail (struct ar_init_ctx *c, ar_error *err)
@@ -61,7 +67,17 @@ fail (struct ar_init_ctx *c, ar_error *err)
 __attribute__ ((noreturn)) static void
 fail_late (ar_error *err)
 {
-  dprintf (STDERR_FILENO, "agentrun: %s\n", err ? err->msg : "container init failed");
+  const char *msg = err ? err->msg : "container init failed";
+  /* After the go, `start` is reading the fifo: tell it, so start fails. */
+  if (start_report_fd >= 0)
+    {
+      char buf[AR_START_REPORT_MAX];
+      int n = snprintf (buf, sizeof buf, "E%s", msg);
+      size_t len = n < 0 ? 0 : (size_t) n < sizeof buf ? (size_t) n : sizeof buf - 1;
+      if (len && write (start_report_fd, buf, len) == (ssize_t) len)
+        _exit (1);
+    }
+  dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
   _exit (err && err->msg && strstr (err->msg, "executable file not found") ? 127 : err && err->msg && strstr (err->msg, "permission denied") ? 126 : 1);
 }
 
@@ -133,7 +149,9 @@ wait_for_start (struct ar_init_ctx *c)
       fail_late (err);
     }
   /* fd stays open (close-on-exec): `start` reads EOF once we have exec'd,
-   * so poststart hooks run after startContainer ones and the execve. */
+   * so poststart hooks run after startContainer ones and the execve; or
+   * the report of what failed before it (fail_late). */
+  start_report_fd = fd;
   close (c->state_fd);
   c->state_fd = -1;
 }
@@ -145,7 +163,7 @@ init_setup (struct ar_init_ctx *c, pid_t host_pid, char **exec_path, bool *secco
   const struct ar_spec *spec = c->spec;
   const struct ar_process *p = spec->process;
   struct ar_rootfs_ctx rc = { .spec = spec, .rootfs = c->rootfs, .bundle = c->bundle, .no_pivot = c->no_pivot,
-                              .new_userns = c->userns, .rootfs_fd = -1 };
+                              .new_userns = c->userns || c->rootless, .rootfs_fd = -1 };
   struct ar_sync_msg m;
   ar_error *err = NULL;
 
@@ -153,9 +171,18 @@ init_setup (struct ar_init_ctx *c, pid_t host_pid, char **exec_path, bool *secco
     ar_err (&err, errno, "setsid"), fail (c, err);
   if (join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
+  /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
+   * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
+   * the host). Only for the hooks' run: no container process exists yet. */
+  const struct ar_hooks *h = &spec->hooks;
+  bool open_up = c->rootless && (h->n[AR_HOOK_PRESTART] || h->n[AR_HOOK_CREATE_RUNTIME]);
+  if (open_up && prctl (PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+    ar_err (&err, errno, "prctl PR_SET_DUMPABLE for the createRuntime hooks"), fail (c, err);
   if (ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_HOOKS_ACK, &m);
+  if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   cleanup_free char *st = hook_state (c, host_pid, "creating");
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
@@ -251,7 +278,12 @@ enter_user_ns (struct ar_init_ctx *c)
   struct ar_sync_msg m;
   ar_error *err = NULL;
   if (unshare (CLONE_NEWUSER) < 0)
-    ar_err (&err, errno, "unshare user namespace"), fail (c, err);
+    {
+      int e = errno;
+      const char *why = ar_rootless_userns_hint (e);
+      ar_err (&err, e, "unshare user namespace%s%s%s", *why ? " (" : "", why, *why ? ")" : "");
+      fail (c, err);
+    }
   if (ar_sync_send (c->sock, SYNC_USERMAP, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_USERMAP_ACK, &m);

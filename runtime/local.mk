@@ -22,6 +22,8 @@ libagentrun_a_SOURCES = \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \
 	runtime/fault.c runtime/fault.h \
 	runtime/copyup.c runtime/copyup.h \
+	runtime/lsm.c runtime/lsm.h runtime/passwd.c runtime/passwd.h \
+	runtime/rootless.c runtime/rootless.h \
 	$(HOOKS_SOURCES) \
 	runtime/commands.h
 

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "log.h"
 #include "model.h"
+#include "rootless.h"
 #include "util.h"
 
 #include <seccomp.h>
@@ -68,29 +69,28 @@ usage (FILE *out)
   for (const struct command *c = commands; c->name; c++)
     fprintf (out, "  %-10s %s\n", c->name, c->help);
   fprintf (out, "\nglobal options:\n"
-                "  --root DIR               state directory (default /run/agentrun, or $XDG_RUNTIME_DIR/agentrun)\n"
+                "  --root DIR               state directory (default /run/agentrun; rootless: $XDG_RUNTIME_DIR/agentrun)\n"
                 "  --log FILE               also write log lines to FILE\n"
                 "  --log-format text|json   format of --log lines\n"
                 "  --debug                  debug logging\n"
                 "  --systemd-cgroup         use systemd for cgroups (same as --cgroup-manager systemd)\n"
                 "  --cgroup-manager M       cgroupfs, systemd or disabled\n"
-                "  --rootless true|false|auto\n"
+                "  --rootless true|false|auto  auto: rootless when not root of the initial user namespace\n"
                 "  --version, --help\n");
 }
 
-static const char *
-default_root (void)
+/* Commands that never touch the state root, or were asked only for help. */
+static bool
+needs_state (const char *cmd, int argc, char **argv)
 {
-  static char buf[4096];
-  const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (geteuid () == 0)
-    return "/run/agentrun";
-  if (xdg && *xdg)
-    {
-      snprintf (buf, sizeof buf, "%s/agentrun", xdg);
-      return buf;
-    }
-  return NULL; /* the commands that need state say so */
+  static const char *const stateless[] = { "version", "spec", "validate", "features", "__probe", NULL };
+  for (const char *const *s = stateless; *s; s++)
+    if (strcmp (cmd, *s) == 0)
+      return false;
+  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    if (strcmp (argv[i], "-h") == 0 || strcmp (argv[i], "--help") == 0)
+      return false;
+  return true;
 }
 
 int
@@ -132,11 +132,19 @@ main (int argc, char **argv)
       ar_log (AR_LOG_ERROR, "--rootless: \"%s\" is not true, false or auto", g.rootless);
       return 1;
     }
+  static char root_buf[4096];
+  char why[4200] = "";
   if (!g.root)
-    g.root = default_root ();
+    g.root = ar_rootless_default_root (ar_rootless_detect (g.rootless), root_buf, sizeof root_buf, why, sizeof why);
   if (p.i >= argc)
     {
       usage (stderr);
+      return 1;
+    }
+  if (!g.root && needs_state (argv[p.i], argc - p.i, argv + p.i))
+    {
+      /* Rootless never falls back to /run (root's) or a shared /tmp folder. */
+      ar_log (AR_LOG_ERROR, "no state root: %s; pass --root or set it", why);
       return 1;
     }
   for (const struct command *c = commands; c->name; c++)

@@ -478,8 +478,23 @@ cg_mnts_free (struct cg_mnt *v, size_t n)
   free (v);
 }
 
-/* The host's cgroup and cgroup2 mounts, from mountinfo; those already under
- * the rootfs (e.g. from an rbind of /sys) are the container's, not the host's. */
+/* Whether a mount at mp is hidden by a later one at later: on the same
+ * mount point or on one of its parents. mountinfo lists a namespace's mounts
+ * in the order they were attached, so "later" is "below in the file". */
+static bool
+cg_covered_by (const char *mp, const char *later)
+{
+  size_t l = strlen (later);
+  if (strcmp (later, "/") == 0)
+    return true;
+  return strncmp (mp, later, l) == 0 && (mp[l] == '/' || mp[l] == '\0');
+}
+
+/* The host's visible cgroup and cgroup2 mounts, from mountinfo. A mount
+ * covered by a later one (cgroup2 mounted over /sys/fs/cgroup in a private
+ * namespace hides the v1 hierarchies under it) cannot be opened by its path
+ * and is left out. Those under the rootfs (e.g. from an rbind of /sys) are
+ * the container's, not the host's. */
 static int
 cg_host_mounts (const char *rootfs, struct cg_mnt **out, size_t *n, ar_error **err)
 {
@@ -488,7 +503,9 @@ cg_host_mounts (const char *rootfs, struct cg_mnt **out, size_t *n, ar_error **e
   if (!f)
     return ar_err (err, errno, "open /proc/self/mountinfo");
   cleanup_free char *line = NULL;
-  size_t cap = 0;
+  size_t cap = 0, nall = 0;
+  char **all = NULL;            /* every mount point, in order */
+  size_t *at = NULL;            /* index in all of each cgroup mount */
   *out = NULL;
   *n = 0;
   while (getline (&line, &cap, f) > 0)
@@ -498,12 +515,37 @@ cg_host_mounts (const char *rootfs, struct cg_mnt **out, size_t *n, ar_error **e
       if (!dash || sscanf (line, "%*s %*s %*s %4095s %4095s", root, mp) != 2
           || sscanf (dash + 3, "%63s %4095s %4095s", fstype, src, sopts) != 3)
         continue;
+      all = xrealloc (all, (nall + 1) * sizeof *all);
+      all[nall++] = xstrdup (mp);
       if ((strcmp (fstype, "cgroup") && strcmp (fstype, "cgroup2"))
           || (strncmp (mp, rootfs, rl) == 0 && (mp[rl] == '/' || mp[rl] == '\0')))
         continue;
       *out = xrealloc (*out, (*n + 1) * sizeof **out);
+      at = xrealloc (at, (*n + 1) * sizeof *at);
+      at[*n] = nall - 1;
       (*out)[(*n)++] = (struct cg_mnt) { xstrdup (mp), xstrdup (root), xstrdup (fstype), xstrdup (sopts) };
     }
+  size_t kept = 0;
+  for (size_t i = 0; i < *n; i++)
+    {
+      bool hidden = false;
+      for (size_t j = at[i] + 1; j < nall && !hidden; j++)
+        hidden = cg_covered_by ((*out)[i].mountpoint, all[j]);
+      if (hidden)
+        {
+          free ((*out)[i].mountpoint);
+          free ((*out)[i].root);
+          free ((*out)[i].fstype);
+          free ((*out)[i].superopts);
+        }
+      else
+        (*out)[kept++] = (*out)[i];
+    }
+  *n = kept;
+  for (size_t j = 0; j < nall; j++)
+    free (all[j]);
+  free (all);
+  free (at);
   return 0;
 }
 

@@ -51,7 +51,9 @@ const char ar_sandbox_opts_help[] =
   "  --audit FILE          one JSON line per connection and refused lookup\n"
   "  -e, --env NAME[=VALUE]  pass a variable (NAME alone: the caller's value)\n"
   "  -m, --memory SIZE     memory limit (k, m, g)\n"
-  "  --pids N              process limit (default 4096)\n"
+  "  --pids N              process limit (default 4096); rootless without a writable\n"
+  "                        cgroup it is applied as RLIMIT_NPROC, and --memory/--cpus\n"
+  "                        are refused\n"
   "  --cpus N              CPU limit (e.g. 1.5)\n"
   "  -b, --bundle DIR      write the bundle there and exit, without running\n";
 

@@ -1,6 +1,8 @@
 /* Signal forwarding and the foreground wait loop. */
 #include "config.h"
 #include "signals.h"
+#include "log.h"
+#include "terminal.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -54,6 +56,7 @@ struct relay {
   bool out_open;      /* master still readable */
   bool raw;
   struct termios saved;
+  char last_in;       /* last byte relayed from stdin (0: none yet) */
 };
 
 static void
@@ -106,9 +109,10 @@ write_all (int fd, const char *buf, size_t len)
   return 0;
 }
 
-/* Move one buffer from -> to; false when from is done. */
+/* Move one buffer from -> to; false when from is done. *last (if given)
+ * gets the last byte moved. */
 static bool
-pump (int from, int to)
+pump (int from, int to, char *last)
 {
   char buf[8192];
   ssize_t n = read (from, buf, sizeof buf);
@@ -116,7 +120,22 @@ pump (int from, int to)
     return true;
   if (n <= 0)
     return false;
+  if (last)
+    *last = buf[n - 1];
   return write_all (to, buf, (size_t) n) == 0;
+}
+
+/* End of our stdin. From a pipe or a file, the process on the pty would
+ * never learn of it (the master stays open for its output): send ^D, as a
+ * user would type it. A tty's end is a hangup, not input: left alone. */
+static void
+stdin_ended (struct relay *r)
+{
+  r->in_open = false;
+  cleanup_error ar_error *err = NULL;
+  if (!isatty (STDIN_FILENO)
+      && ar_pty_send_eof (r->master, r->last_in != 0 && r->last_in != '\n', &err) < 0)
+    ar_warn ("terminal: %s", err->msg);
 }
 
 static void
@@ -127,7 +146,7 @@ drain_master (struct relay *r)
   int fl = fcntl (r->master, F_GETFL);
   if (fl >= 0)
     fcntl (r->master, F_SETFL, fl | O_NONBLOCK);
-  while (pump (r->master, STDOUT_FILENO))
+  while (pump (r->master, STDOUT_FILENO, NULL))
     {
       struct pollfd p = { .fd = r->master, .events = POLLIN };
       if (poll (&p, 1, 0) <= 0)
@@ -196,9 +215,9 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int *status, ar_error **er
         }
       if (p[1].revents)
         forward (sfd, pid, pidfd, master);
-      if (p[2].revents && !pump (STDIN_FILENO, master))
-        r.in_open = false;
-      if (p[3].revents && !pump (master, STDOUT_FILENO))
+      if (p[2].revents && !pump (STDIN_FILENO, master, &r.last_in))
+        stdin_ended (&r);
+      if (p[3].revents && !pump (master, STDOUT_FILENO, NULL))
         r.out_open = false;
       if (p[0].revents)
         break;

@@ -23,7 +23,7 @@ ar_root_ensure (const char *root, ar_error **err)
   struct stat st;
 
   if (!root || !*root)
-    return ar_err (err, 0, "no state root: pass --root or set XDG_RUNTIME_DIR");
+    return ar_err (err, 0, "no state root: XDG_RUNTIME_DIR is not set; pass --root or set it");
   if (stat (root, &st) == 0)
     {
       if (!S_ISDIR (st.st_mode))
@@ -98,7 +98,7 @@ ar_state_open (const char *root, const char *id, bool exclusive, int *dirfd, ar_
   cleanup_close int fd = -1;
 
   if (!root || !*root)
-    return ar_err (err, 0, "no state root: pass --root or set XDG_RUNTIME_DIR");
+    return ar_err (err, 0, "no state root: XDG_RUNTIME_DIR is not set; pass --root or set it");
   path = xasprintf ("%s/%s", root, id);
   fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
@@ -222,9 +222,11 @@ ar_cstate_write (int dirfd, const struct ar_cstate *st, ar_error **err)
         return ar_err (err, errno, "write state of \"%s\"", st->id);
       off += (size_t) n;
     }
-  if (fsync (fd) < 0)
-    return ar_err (err, errno, "write state of \"%s\": fsync", st->id);
-  /* rename: a reader sees the old file or the whole new one. */
+  /* No fsync: the state root is a tmpfs (/run) in every real setup, and the
+   * state describes processes that a crash or reboot ends anyway; what
+   * matters is that no reader sees a torn file, which the rename below
+   * gives (a reader sees the old file or the whole new one). runc does not
+   * sync either; the fsync cost a few ms per write on a disk-backed --root. */
   if (renameat (dirfd, AR_STATE_FILE ".tmp", dirfd, AR_STATE_FILE) < 0)
     return ar_err (err, errno, "write state of \"%s\": rename", st->id);
   return 0;

@@ -34,6 +34,12 @@ struct ar_sync_msg {
   char text[3072];
 };
 
+/* After `start` read the go byte from exec.fifo, the init may still fail
+ * (startContainer hook, execve): it writes 'E' and the message (one write,
+ * at most this many bytes, below PIPE_BUF so it is atomic) to the fifo before
+ * it exits; `start` reads until EOF and fails with it. */
+#define AR_START_REPORT_MAX 2048
+
 int ar_sync_send (int sock, int type, int value, int fd, const char *text, ar_error **err);
 /* Returns 0 on EOF, 1 with a message. */
 int ar_sync_recv (int sock, struct ar_sync_msg *m, int *fd, ar_error **err);
@@ -52,6 +58,7 @@ struct ar_init_ctx {
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool userns;                       /* new or joined */
+  bool rootless;                     /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;
   struct ar_hook_fds cc_hooks, sc_hooks;
 };

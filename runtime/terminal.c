@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <termios.h>
+#include <unistd.h>
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO ('T', 0x41)
@@ -109,6 +110,26 @@ ar_pty_make_stdio (int slave, ar_error **err)
   for (int i = 0; i < 3; i++)
     if (dup3 (slave, i, 0) < 0)
       return ar_err (err, errno, "dup pty to fd %d", i);
+  return 0;
+}
+
+int
+ar_pty_send_eof (int master, bool line_pending, ar_error **err)
+{
+  struct termios t;
+  /* On Linux the master reports the slave's settings: the process's own. */
+  if (tcgetattr (master, &t) < 0)
+    return ar_err (err, errno, "read the pty's settings to send end of input");
+  char eof[2] = { (char) t.c_cc[VEOF], (char) t.c_cc[VEOF] };
+  if (t.c_cc[VEOF] == _POSIX_VDISABLE)
+    eof[0] = eof[1] = 4;
+  size_t n = line_pending && (t.c_lflag & ICANON) ? 2 : 1;
+  ssize_t w;
+  do
+    w = write (master, eof, n);
+  while (w < 0 && errno == EINTR);
+  if (w != (ssize_t) n)
+    return ar_err (err, w < 0 ? errno : EIO, "send end of input (VEOF) to the pty");
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #ifndef AR_TERMINAL_H
 #define AR_TERMINAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "error.h"
@@ -20,6 +21,10 @@ int ar_pty_open (int *master, int *slave, ar_error **err);
 int ar_pty_set_size (int fd, const struct ar_console_size *sz, ar_error **err);
 /* Make slave the controlling terminal (the caller is a session leader) and stdio. */
 int ar_pty_make_stdio (int slave, ar_error **err);
+/* Tell the process on the pty its input ended: the VEOF character (^D) as
+ * the terminal is set now; twice when a partial line is pending, since the
+ * first one only ends that line in canonical mode. */
+int ar_pty_send_eof (int master, bool line_pending, ar_error **err);
 /* Connect to the console socket and send the master. */
 int ar_console_socket_send (const char *path, int master, ar_error **err);
 

@@ -374,6 +374,17 @@ g_process (struct gen *G, const struct ar_agent_opts *o)
       g_kint (G, "hard", rl[i].hard);
       g_close (G, true);
     }
+  /* Rootless without a cgroup, the pids cap is RLIMIT_NPROC: counted per
+   * uid in the sandbox's own user namespace, so it caps the agent's
+   * processes, and no capability of that namespace lifts it. */
+  if (o->pids_rlimit)
+    {
+      g_open (G, true);
+      g_kstr (G, "type", "RLIMIT_NPROC");
+      g_kint (G, "soft", o->pids);
+      g_kint (G, "hard", o->pids);
+      g_close (G, true);
+    }
   g_close (G, false);
   g_str (G, "noNewPrivileges");
   g_bool (G, true);
@@ -520,10 +531,13 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
       g_kint (G, "limit", o->memory);
       g_close (G, true);
     }
-  g_str (G, "pids");
-  g_open (G, true);
-  g_kint (G, "limit", o->pids);
-  g_close (G, true);
+  if (!o->pids_rlimit)
+    {
+      g_str (G, "pids");
+      g_open (G, true);
+      g_kint (G, "limit", o->pids);
+      g_close (G, true);
+    }
   if (o->has_cpus)
     {
       g_str (G, "cpu");

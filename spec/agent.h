@@ -60,6 +60,7 @@ struct ar_agent_opts {
   /* resources */
   bool has_memory; int64_t memory;              /* bytes */
   int64_t pids;                                 /* > 0 */
+  bool pids_rlimit;                             /* rootless without a cgroup: pids as RLIMIT_NPROC */
   bool has_cpus; int64_t cpu_quota;             /* microseconds per AR_AGENT_CPU_PERIOD */
   /* the agent seccomp profile, a JSON object (text of contrib/seccomp/agent.json) */
   char *seccomp_json; size_t seccomp_len;

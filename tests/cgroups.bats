@@ -277,12 +277,11 @@ state_status() { ar state "$ID" | jq -r .status; }
 
 # Run $1 as a script in a private mount namespace where /sys/fs/cgroup is
 # cgroup2 alone (the same hierarchy the host shows at /sys/fs/cgroup/unified
-# on a hybrid host). The v1 mounts are unmounted there, not just covered, so
-# the namespace looks like a pure v2 host to everything that reads mountinfo.
+# on a hybrid host). The v1 mounts stay in mountinfo, covered: agentrun must
+# consider only the mounts a path lookup can reach.
 in_v2() {
   need_cmd unshare
   unshare -m --propagation private sh -euc '
-    umount -R /sys/fs/cgroup
     mount -t cgroup2 none /sys/fs/cgroup
     ar() { "$AGENTRUN" --root "$ROOT" "$@"; }
     '"$1" 

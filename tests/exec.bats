@@ -48,6 +48,45 @@ teardown() { cleanup_containers; kill_tracked; }
   [[ "$output" == *1 ]]
 }
 
+@test "exec: --user NAME[:GROUP] from the container's /etc/passwd and /etc/group" {
+  printf 'agent:x:1234:2345:agent:/home/agent:/bin/sh\n' >>"$B/rootfs/etc/passwd"
+  printf 'agents:x:2345:\ntools:x:3456:other,agent\nbuild:x:4567:agent\nnot:x:5678:agentx\n' >>"$B/rootfs/etc/group"
+  run ar exec -u agent x1 sh -c 'id -u; id -g; id -G'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1234 ] && [ "${lines[1]}" = 2345 ]
+  [[ " ${lines[2]} " == *" 3456 "* ]] && [[ " ${lines[2]} " == *" 4567 "* ]]
+  [[ " ${lines[2]} " != *" 5678 "* ]]
+  run ar exec -u agent:tools x1 sh -c 'id -u; id -g'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1234 ] && [ "${lines[1]}" = 3456 ]
+  run ar exec -u 42:build x1 sh -c 'id -u; id -g; id -G'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 42 ] && [ "${lines[1]}" = 4567 ] && [ "${lines[2]}" = 4567 ]
+  run ar exec -u nosuch x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'no user "nosuch"'*/etc/passwd* ]]
+  run ar exec -u agent:nosuch x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'no group "nosuch"'*/etc/group* ]]
+}
+
+@test "exec: --user names never come from the host's files" {
+  # an absolute symlink in the image resolves inside the container's root
+  rm "$B/rootfs/etc/passwd"
+  ln -s /etc/passwd.img "$B/rootfs/etc/passwd"
+  printf 'img:x:77:77::/:/bin/sh\n' >"$B/rootfs/etc/passwd.img"
+  run ar exec -u img x1 id -u
+  [ "$status" -eq 0 ] && [ "$output" = 77 ]
+  # a relative escape ends at the container's root: the host has
+  # /etc/passwd- with root in it, the container has no such file
+  [ -f /etc/passwd- ] || skip "needs the host's /etc/passwd-"
+  rm "$B/rootfs/etc/passwd"
+  ln -s ../../../../../../etc/passwd- "$B/rootfs/etc/passwd"
+  run ar exec -u root x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'no user "root"'* ]]
+}
+
 @test "exec: -p process.json" {
   cat >"$BATS_TEST_TMPDIR/p.json" <<'JSON'
 {"args":["sh","-c","echo $X; id -u; pwd"],"env":["PATH=/bin","X=from-json"],"cwd":"/etc","user":{"uid":7,"gid":7}}

@@ -33,7 +33,8 @@ leftover_pids() {
     fi
   done
 }
-leftover_cgroups() { find /sys/fs/cgroup -maxdepth 6 -type d -name "*$1*" 2>/dev/null; }
+# find fails when another container's cgroup vanishes during the walk: not ours
+leftover_cgroups() { find /sys/fs/cgroup -maxdepth 6 -type d -name "*$1*" 2>/dev/null || true; }
 # Mounts are counted where this test can own them: other suites may mount
 # in the host namespace at the same time, so a global count would be noise.
 leftover_mounts() { grep -F -e "$BATS_TEST_TMPDIR" -e "$ID" /proc/self/mountinfo | grep -vF -- " $SMALL " || true; }

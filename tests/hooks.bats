@@ -151,9 +151,22 @@ sh_hook() {
 
 @test "failing startContainer hook: the process never runs and the container is stopped" {
   add_hook startContainer "$(sh_hook 'exit 4')"
+  add_hook poststart "$(sh_hook "echo poststart >$B/poststart-ran")"
   run ar run --bundle "$B" hk-fail-start
   [ "$status" -ne 0 ]
+  [[ "$output" == *startContainer*"status 4"* ]]
   [ ! -e "$LOG" ]
+  [ ! -e "$ROOT/hk-fail-start" ]
+  # create then start: start itself fails with the hook's error, the
+  # container is stopped, and poststart never runs
+  ar create --bundle "$B" hk-fail-start2 </dev/null >/dev/null 2>&1
+  run ar start hk-fail-start2
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *hk-fail-start2*startContainer*"status 4"* ]]
+  [ "$(ar state hk-fail-start2 | jq -r .status)" = stopped ]
+  [ ! -e "$LOG" ]
+  [ ! -e "$B/poststart-ran" ]
 }
 
 @test "failing poststart and poststop hooks are warnings only" {

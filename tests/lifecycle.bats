@@ -135,6 +135,21 @@ status_of() { ar state "$1" | jq -r .status; }
   run ar ps l1
   [[ "${lines[0]}" == *PID* ]]
   [ "${#lines[@]}" -eq 4 ]
+  # ps options after the id; only the container's lines, its own pids
+  run ar ps l1 -o pid,comm
+  [ "$status" -eq 0 ]
+  [ "$(echo "${lines[0]}" | awk '{print $1, $2}')" = "PID COMMAND" ]
+  [ "${#lines[@]}" -eq 4 ]
+  [ "$(printf '%s\n' "${lines[@]:1}" | awk '{print $2}' | sort | uniq -c | awk '{print $1, $2}' | tr '\n' ' ')" = "1 sh 2 sleep " ]
+  for l in "${lines[@]:1}"; do
+    p=$(echo "$l" | awk '{print $1}')
+    ar ps --format json l1 | jq -e --argjson p "$p" 'index($p) != null'
+  done
+  run ar ps l1 -o comm
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"no PID column"* ]]
+  run ar ps --format json l1 -ef
+  [ "$status" -ne 0 ]
 }
 
 @test "lifecycle: commands on one id are serialised by a lock" {
@@ -175,4 +190,35 @@ status_of() { ar state "$1" | jq -r .status; }
   r=$BATS_TEST_TMPDIR/newroot/sub
   "$AGENTRUN" --root "$r" run -b "$B" n1
   [ "$(stat -c %a "$r")" = 700 ]
+}
+
+@test "lifecycle: an AppArmor profile or SELinux label is refused by create and validate alike" {
+  make_bundle "$B" true
+  local f
+  for f in '.process.apparmorProfile = "containers-default"' '.process.selinuxLabel = "system_u:system_r:container_t:s0"' \
+    '.linux.mountLabel = "system_u:object_r:container_file_t:s0"'; do
+    cp "$B/config.json" "$B/config.orig"
+    config_edit "$B" "$f"
+    path=${f%% =*}; path=${path#.}
+    run ar create -b "$B" lsm1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"config.json: $path: "*"not applied by agentrun"* ]]
+    [ ! -e "$ROOT/lsm1" ]
+    run "$AGENTRUN" validate --bundle "$B"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"config.json: $path: "*"not applied by agentrun"* ]]
+    mv "$B/config.orig" "$B/config.json"
+  done
+  # empty means unset, and "unconfined" asks for no profile at all
+  config_edit "$B" '.process.apparmorProfile = "unconfined" | .process.selinuxLabel = "" | .linux.mountLabel = ""'
+  run "$AGENTRUN" validate --bundle "$B"
+  [ "$status" -eq 0 ]
+  ar run -b "$B" lsm2
+  # exec -p takes the same rule for its process.json
+  make_bundle "$B.s" sleep 100
+  ar run -d -b "$B.s" lsm3
+  echo '{"args":["true"],"cwd":"/","user":{"uid":0,"gid":0},"apparmorProfile":"x"}' >"$BATS_TEST_TMPDIR/p.json"
+  run ar exec -p "$BATS_TEST_TMPDIR/p.json" lsm3
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"p.json: apparmorProfile: "*"not applied"* ]]
 }

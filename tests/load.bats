@@ -144,3 +144,71 @@ asyncio.run(main())
   [ "$fds1" -eq "$fds0" ]
   kill -0 $rp
 }
+
+@test "load: ${AGENTRUN_LOAD_CONNS:-1000} concurrent connections from a netns through agentrun-netproxy and the relay" {
+  [ -x "$RELAY" ] && [ -x "$NETPROXY" ] || skip "netproxy binaries not built"
+  need_cmd python3 prlimit unshare nsenter jq
+  local T=$BATS_TEST_TMPDIR N=${AGENTRUN_LOAD_CONNS:-1000} i
+  mkdir -p "$T/s"
+  prlimit --nofile=8192:8192 python3 -c '
+import asyncio
+async def echo(r, w):
+    while d := await r.read(65536):
+        w.write(d); await w.drain()
+    w.close()
+async def main():
+    s = await asyncio.start_server(echo, "127.0.0.1", 0, backlog=4096)
+    print(s.sockets[0].getsockname()[1], flush=True)
+    await s.serve_forever()
+asyncio.run(main())
+' >"$T/port" &
+  track_pid $!
+  for i in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+  prlimit --nofile=8192:8192 "$RELAY" --dir "$T/s" --allow "up.test:443=127.0.0.1:$(cat "$T/port")" 2>"$T/relay.err" &
+  track_pid $!
+  for i in $(seq 50); do grep -q listening "$T/relay.err" && break; sleep 0.1; done
+  # the "container": a process in its own network namespace; the hook leaves
+  # the netproxy server there, which exits with it
+  unshare --net sleep 1000 &
+  local cpid=$!
+  track_pid $cpid
+  for i in $(seq 50); do [ "$(readlink /proc/$cpid/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.1; done
+  echo "{\"ociVersion\":\"1.2.0\",\"id\":\"load\",\"status\":\"creating\",\"pid\":$cpid,\"bundle\":\"/\"}" |
+    prlimit --nofile=8192:8192 "$NETPROXY" --no-dns --route "up.test:443=127.77.0.2=$T/s/up.test:443.sock"
+  run nsenter --net=/proc/$cpid/ns/net prlimit --nofile=8192:8192 python3 -c '
+import asyncio, sys, time
+n = int(sys.argv[1])
+async def one(i, gate):
+    r, w = await asyncio.open_connection("127.77.0.2", 443)
+    await gate.wait()
+    msg = b"conn-%d " % i * 64
+    w.write(msg); await w.drain()
+    got = await asyncio.wait_for(r.readexactly(len(msg)), 30)
+    w.close()
+    return got == msg
+async def main():
+    gate = asyncio.Event()
+    t = time.time()
+    tasks = [asyncio.create_task(one(i, gate)) for i in range(n)]
+    await asyncio.sleep(0.5)
+    gate.set()
+    res = await asyncio.gather(*tasks, return_exceptions=True)
+    print("ok", sum(1 for x in res if x is True), "of", n, "in", round(time.time() - t, 2), "s")
+    errs = [repr(x) for x in res if x is not True][:5]
+    if errs: print("errors", errs)
+asyncio.run(main())
+' "$N"
+  echo "$output"
+  echo "netproxy: $output" >&3
+  [[ "$output" == "ok $N of $N "* ]]
+  # the server goes with the container's init
+  [ -n "$(pgrep -f -- "--route up.test:443=127.77.0.2=$T/s/")" ]
+  kill -9 $cpid
+  local left
+  for i in $(seq 50); do
+    left=$(pgrep -f -- "--route up.test:443=127.77.0.2=$T/s/" || true)
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  [ -z "$left" ]
+}

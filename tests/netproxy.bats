@@ -391,3 +391,32 @@ hook_ann() { state_ann "$1" | "$NETPROXY" --audit "$T/np.log" --config-from-anno
   [[ "$output" == *"through-the-hook"* ]]
   jq -e 'select(.container=="np1" and .outcome=="ok")' "$T/np.log"
 }
+
+@test "netproxy: out of fds (EMFILE) the server does not spin, and serves again" {
+  # The server inherits the hook's limit: room for a handful of connections.
+  (ulimit -n 40; hook)
+  local s; s=$(server_pids | head -1)
+  inside python3 - "$T/held" <<'PY' &
+import socket, sys, time
+socks, refused = [], 0
+for i in range(60):
+    try:   # past its fds the server may reset a client at once: fail fast
+        s = socket.create_connection(("127.77.0.2", 443), timeout=5); s.sendall(b"x"); socks.append(s)
+    except OSError:
+        refused += 1
+open(sys.argv[1], "w").write("%d %d\n" % (len(socks), refused))
+time.sleep(4)
+PY
+  local holder=$!
+  wait_for test -s "$T/held"
+  sleep 0.5
+  [ "$(ls /proc/$s/fd | wc -l)" -ge 36 ]        # it did run out
+  local c0; c0=$(awk '{print $14 + $15}' /proc/$s/stat)
+  sleep 2
+  local c1; c1=$(awk '{print $14 + $15}' /proc/$s/stat)
+  echo "server cpu over 2 s at EMFILE: $((c1 - c0)) ticks"
+  [ $((c1 - c0)) -lt 20 ]
+  wait "$holder"
+  run tcp 127.77.0.2:443 "served again"
+  [ "$output" = "served again" ]
+}

@@ -267,7 +267,13 @@ except OSError:
   id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
   [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
   chown agentrun-test "$WS"
-  run su agentrun-test -s /bin/sh -c "cd '$WS' && XDG_RUNTIME_DIR='$T' '$AGENTRUN' --root '$T/urun' sandbox -- id -u"
+  # the user's own runtime folder: the state root and the sandbox's private folder go there
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$WS" sh -c "cd '$WS' && '$AGENTRUN' sandbox -- id -u"
+  echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = "$(id -u agentrun-test)" ]
+  # nothing left behind in the user's runtime folder but the (empty) state root
+  [ -z "$(ls "$T/xdg/agentrun")" ]
+  [ "$(ls "$T/xdg")" = agentrun ]
 }

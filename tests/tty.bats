@@ -50,6 +50,27 @@ start_receiver() {
   [ "$status" -eq 5 ]
 }
 
+@test "tty: end of piped input reaches the process on the pty as end of file" {
+  # a tty's end of file is not sticky: a program sees it once, as a user's ^D
+  make_bundle "$B" sh -c 'echo "count:$(wc -c)"'
+  config_edit "$B" '.process.terminal = true'
+  # the last line has no newline: it must still arrive, then end of file
+  run timeout 20 sh -c "printf 'one\\ntwo' | '$AGENTRUN' --root '$ROOT' run -b '$B' t5"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"count:7"* ]]
+  # and with nothing at all on stdin
+  run timeout 20 sh -c "'$AGENTRUN' --root '$ROOT' run -b '$B' t6 </dev/null"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"count:0"* ]]
+  # exec -t as well
+  make_bundle "$B.x" sleep 100
+  ar run -d -b "$B.x" t7
+  run timeout 20 sh -c "printf 'a\\nb\\n' | '$AGENTRUN' --root '$ROOT' exec -t t7 sh -c 'wc -l'"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *2* ]]
+}
+
 @test "tty: exec -t with a console socket" {
   make_bundle "$B" sleep 100
   ar run -d -b "$B" t4
