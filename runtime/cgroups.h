@@ -25,8 +25,9 @@
  * runtime-spec default devices and linux.devices), and move pid into it.
  * *path_out is what to store. Anything that cannot be applied fails the
  * whole call and removes what was made. rootless: a cgroup that cannot be
- * made (EPERM/EACCES/EROFS) is skipped with a warning (*path_out NULL) when
- * the config asks for no limit, and devices are left to the user namespace. */
+ * made (EPERM/EACCES/EROFS) is skipped, logged at debug level (*path_out
+ * NULL), when the config asks for no limit, and is an error naming the
+ * missing delegation when it does; devices are left to the user namespace. */
 int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid,
                       bool rootless, char **path_out, ar_error **err);
 /* Could ar_cgroup_create make the container's cgroup with our rights

@@ -212,6 +212,8 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
     }
   add_creds (sb);
   add_writes (sb);
+  if (o->landlock_abi > 0)
+    argv_add (sb, "--landlock", NULL);
   sb->stdout_fd = h->out_fd;
   sb->no_terminal = true;
   return 0;
@@ -266,7 +268,7 @@ require_all (struct report *r, const struct ar_agent_opts *o)
   cleanup_free char *allow = o->n_allow && !o->no_network
                                ? xasprintf ("control-allowed-endpoint:%s:%d", o->allow[0].name, o->allow[0].port)
                                : NULL;
-  const char *extra[] = { ctl, allow };
+  const char *extra[] = { ctl, allow, o->landlock_abi > 0 ? "landlock" : NULL };
   for (size_t i = 0; i < ARRAY_SIZE (required) - 1 + ARRAY_SIZE (extra); i++)
     {
       const char *name = i < ARRAY_SIZE (required) - 1 ? required[i] : extra[i - (ARRAY_SIZE (required) - 1)];

@@ -9,6 +9,8 @@
 #include "log.h"
 #include "rootless.h"
 #include "sandbox.h"
+#include "profile.h"
+#include "settings.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -415,7 +417,7 @@ out:
 
 /* ---- commands ---- */
 
-enum { O_HELP = 1, O_AGENT };
+enum { O_HELP = 1, O_AGENT, O_PROFILE = 50, O_SETTINGS };
 
 static const struct ar_opt *
 opts_with (const struct ar_opt *own, size_t n_own)
@@ -434,6 +436,8 @@ parse_sandbox_args (struct ar_sandbox *sb, const char *cmd, const struct ar_opt 
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id;
+  /* profiles first, so that the command line overrides them */
+  if (ar_profile_apply_opts (sb, p, O_PROFILE, ar_profile_load, &err) == 0)
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)
     {
       if (id == O_HELP)
@@ -444,6 +448,10 @@ parse_sandbox_args (struct ar_sandbox *sb, const char *cmd, const struct ar_opt 
       if (id > AR_SB_OPT_BASE && ar_sandbox_opt (sb, id, arg, &err) < 0)
         break;
     }
+  /* settings last, so that their denies cover every allow */
+  if (!err)
+    ar_profile_apply_opts (sb, (struct ar_optparser){ .argc = argc, .argv = argv, .i = 1, .opts = p.opts, .cmd = cmd },
+                           O_SETTINGS, ar_settings_load, &err);
   if (err)
     {
       ar_log (AR_LOG_ERROR, "%s: %s", cmd, err->msg);
@@ -460,8 +468,8 @@ sandbox_usage (FILE *f)
               "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
               "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
               "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
-              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s",
-           ar_sandbox_opts_help);
+              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s",
+           ar_sandbox_opts_help, ar_profile_opts_help);
 }
 
 /* Write the bundle for --bundle DIR; say how to start the relay it expects. */
@@ -503,14 +511,18 @@ fail:
 int
 cmd_sandbox (struct ar_globals *g, int argc, char **argv)
 {
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP } };
+  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
+                                       { "settings", 0, true, O_SETTINGS } };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r, status = SANDBOX_FAILED;
   ar_sandbox_init (&sb);
   r = parse_sandbox_args (&sb, "sandbox", own, ARRAY_SIZE (own), argc, argv, sandbox_usage, &first);
   if (r != 0)
-    goto done;
+    {
+      r = r > 0 ? 0 : -1; /* --help asked is not a failure */
+      goto done;
+    }
   ar_sandbox_set_args (&sb, argv + first, argc - first);
   if (ar_sandbox_prepare (&sb, &err) < 0)
     {
@@ -541,14 +553,15 @@ static void
 spec_agent_usage (FILE *f)
 {
   fprintf (f, "usage: agentrun spec --agent [options] [--bundle DIR] [-- CMD [ARGS]]\n"
-              "Write the bundle `agentrun sandbox` would run (default command: /bin/sh).\n\n%s",
-           ar_sandbox_opts_help);
+              "Write the bundle `agentrun sandbox` would run (default command: /bin/sh).\n\n%s%s",
+           ar_sandbox_opts_help, ar_profile_opts_help);
 }
 
 int
 cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
 {
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "agent", 0, false, O_AGENT } };
+  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "agent", 0, false, O_AGENT },
+                                       { "profile", 0, true, O_PROFILE }, { "settings", 0, true, O_SETTINGS } };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r;

@@ -5,6 +5,7 @@
 #include "sync.h"
 #include "caps.h"
 #include "hooks.h"
+#include "landlock.h"
 #include "process.h"
 #include "rootfs.h"
 #include "rootless.h"
@@ -238,6 +239,10 @@ init_main (struct ar_init_ctx *c)
     fail_late (err);
   ar_hook_fds_close (&c->cc_hooks);
   ar_hook_fds_close (&c->sc_hooks);
+  /* Landlock after the hooks (they run host binaries) and while we still
+   * hold our capabilities; before seccomp unless a listener loaded it early. */
+  if (ar_landlock_apply (c->spec, &err) < 0)
+    fail_late (err);
   /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
    * still have it, as runc does; with it, seccomp is the last step. */
   if (c->prog && !seccomp_loaded && !p->no_new_privileges)

@@ -19,11 +19,13 @@ libagentrun_a_SOURCES = \
 	runtime/cgroups_apply.c runtime/cgroups_v1.c runtime/cgroups_v2.c runtime/cgroups_ebpf.c \
 	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c \
+	runtime/profile.c runtime/profile.h runtime/settings.c runtime/settings.h \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \
 	runtime/fault.c runtime/fault.h \
 	runtime/copyup.c runtime/copyup.h \
 	runtime/lsm.c runtime/lsm.h runtime/passwd.c runtime/passwd.h \
 	runtime/rootless.c runtime/rootless.h \
+	runtime/landlock.c runtime/landlock.h \
 	$(HOOKS_SOURCES) \
 	runtime/commands.h
 

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -37,6 +38,8 @@ struct probe_args {
   const char **writes; size_t n_writes;
   const char **controls; size_t n_controls;
   const char **creds; size_t n_creds;
+  bool landlock;
+  const char **ll_writes; size_t n_ll_writes;
 };
 
 static void
@@ -357,14 +360,58 @@ probe_kernel_write (const char *name, const char *const *paths)
   report (name, "refused", got, crossed ? "crossed" : "ok");
 }
 
+/* ---- Landlock ---- */
+
+/* A domain is active when "/" cannot be listed: the sandbox's root is its
+ * own folder, owned by the agent and named in no read rule. Each
+ * --landlock-write folder is one the mounts let through (a bind made
+ * writable by mistake): creating a file there must still fail, EACCES. */
+static void
+probe_landlock (const struct probe_args *a)
+{
+  char got[400];
+  long abi = syscall (444 /* landlock_create_ruleset */, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+  if (abi < 0)
+    {
+      snprintf (got, sizeof got, "the kernel offers no Landlock: %s", strerror (errno));
+      report ("landlock", "a Landlock domain", got, "crossed");
+    }
+  else
+    {
+      int fd = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      snprintf (got, sizeof got, "ABI %ld; listing /: %s", abi, fd >= 0 ? "allowed, no domain" : strerror (e));
+      report ("landlock", "a Landlock domain", got, fd < 0 && e == EACCES ? "ok" : "crossed");
+    }
+  for (size_t i = 0; i < a->n_ll_writes; i++)
+    {
+      char name[300], p[PATH_MAX];
+      snprintf (name, sizeof name, "landlock-write:%s", a->ll_writes[i]);
+      snprintf (p, sizeof p, "%s/%s%s", a->ll_writes[i], AR_PROBE_FILE_PREFIX, a->token);
+      int fd = open (p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+      int e = errno;
+      if (fd >= 0)
+        {
+          close (fd);
+          unlink (p);
+        }
+      report (name, "refused by Landlock", fd >= 0 ? "created a file" : strerror (e), fd < 0 && e == EACCES ? "ok"
+              : "crossed");
+    }
+}
+
 /* ---- the command ---- */
 
-enum { P_HOST_PID = 1, P_LOOPBACK, P_FD, P_ALLOW, P_DENY_NAME, P_TOKEN, P_WRITE, P_CONTROL, P_CRED };
+enum { P_HOST_PID = 1, P_LOOPBACK, P_FD, P_ALLOW, P_DENY_NAME, P_TOKEN, P_WRITE, P_CONTROL, P_CRED, P_LANDLOCK,
+       P_LL_WRITE };
 
 static const struct ar_opt probe_opts[] = {
   { "host-pid", 0, true, P_HOST_PID }, { "loopback", 0, true, P_LOOPBACK }, { "fd", 0, true, P_FD },
   { "allow", 0, true, P_ALLOW }, { "deny-name", 0, true, P_DENY_NAME }, { "token", 0, true, P_TOKEN },
   { "write", 0, true, P_WRITE }, { "control-write", 0, true, P_CONTROL }, { "cred", 0, true, P_CRED },
+  { "landlock", 0, false, P_LANDLOCK }, { "landlock-write", 0, true, P_LL_WRITE },
   { NULL, 0, false, 0 },
 };
 
@@ -414,6 +461,8 @@ parse_probe_args (int argc, char **argv, struct probe_args *a, ar_error **err)
       case P_WRITE: push (&a->writes, &a->n_writes, arg); break;
       case P_CONTROL: push (&a->controls, &a->n_controls, arg); break;
       case P_CRED: push (&a->creds, &a->n_creds, arg); break;
+      case P_LANDLOCK: a->landlock = true; break;
+      case P_LL_WRITE: a->landlock = true; push (&a->ll_writes, &a->n_ll_writes, arg); break;
       }
   return id < 0 ? -1 : 0;
 }
@@ -453,9 +502,12 @@ cmd_probe (struct ar_globals *g, int argc, char **argv)
                       (const char *const[]){ "/sys/kernel/uevent_helper", "/sys/fs/cgroup/cgroup.procs", NULL });
   if (a.allow_name)
     probe_allowed (&a);
+  if (a.landlock)
+    probe_landlock (&a);
   free (a.allow_name);
   free (a.writes);
   free (a.controls);
   free (a.creds);
+  free (a.ll_writes);
   return 0;
 }

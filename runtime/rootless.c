@@ -256,8 +256,8 @@ run_helper (const char *name, pid_t pid, const struct ar_idmap *m, size_t n, ar_
     if (errno != EINTR)
       return ar_err (err, errno, "wait for %s", name);
   if (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0)
-    return ar_err (err, 0, "%s %s for pid %d failed (%s %d): are the ranges granted in /etc/sub%cid?", path,
-                   name[3] == 'u' ? "linux.uidMappings" : "linux.gidMappings", (int) pid,
+    return ar_err (err, 0, "%s: %s for pid %d failed (%s %d): are the ranges granted in /etc/sub%cid?",
+                   name[3] == 'u' ? "linux.uidMappings" : "linux.gidMappings", path, (int) pid,
                    WIFEXITED (ws) ? "exit status" : "signal", WIFEXITED (ws) ? WEXITSTATUS (ws) : WTERMSIG (ws),
                    name[3] == 'u' ? 'u' : 'g');
   return 0;

@@ -3,6 +3,7 @@
  * cmd_sandbox.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
+#include "landlock.h"
 #include "log.h"
 #include "spec.h"
 #include "util.h"
@@ -38,6 +39,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "pids", 0, true, AR_SB_PIDS },
   { "cpus", 0, true, AR_SB_CPUS },
   { "bundle", 'b', true, AR_SB_BUNDLE },
+  { "unix-socket", 0, true, AR_SB_UNIX_SOCKET },
   { NULL, 0, false, 0 },
 };
 
@@ -55,7 +57,9 @@ const char ar_sandbox_opts_help[] =
   "                        cgroup it is applied as RLIMIT_NPROC, and --memory/--cpus\n"
   "                        are refused\n"
   "  --cpus N              CPU limit (e.g. 1.5)\n"
-  "  -b, --bundle DIR      write the bundle there and exit, without running\n";
+  "  -b, --bundle DIR      write the bundle there and exit, without running\n"
+  "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
+  "                        $SSH_AUTH_SOCK); whoever connects gets what it serves\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -137,6 +141,20 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
   return 0;
 }
 
+/* --unix-socket: a read-only bind of one socket. A read-only mount does not
+ * stop connect(2) (only the socket file's own write permission does), so
+ * this hands over whatever the socket's server grants. */
+static int
+add_socket (struct ar_sandbox *sb, const char *arg, ar_error **err)
+{
+  struct stat st;
+  if (stat (arg, &st) < 0)
+    return ar_err (err, errno, "--unix-socket %s", arg);
+  if (!S_ISSOCK (st.st_mode))
+    return ar_err (err, 0, "--unix-socket %s: not a Unix socket", arg);
+  return add_bind (sb, "--unix-socket", arg, false, err);
+}
+
 static int
 set_dir (const char *opt, const char *arg, char **slot, ar_error **err)
 {
@@ -210,6 +228,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
     case AR_SB_CPUS:
       o->has_cpus = true;
       return ar_agent_parse_cpus (arg, &o->cpu_quota, err);
+    case AR_SB_UNIX_SOCKET: return add_socket (sb, arg, err);
     case AR_SB_BUNDLE:
       free (sb->bundle_out);
       sb->bundle_out = xstrdup (arg);
@@ -489,6 +508,23 @@ ar_sandbox_check_userns (ar_error **err)
   return 0;
 }
 
+/* Landlock is a second wall: where the kernel has it, the bundle asks for it
+ * (and the container then fails closed if it cannot be applied); where it
+ * does not, the mount layout alone confines, and we say so. */
+static void
+sandbox_landlock (struct ar_agent_opts *o)
+{
+  ar_error *lerr = NULL;
+  int abi = ar_landlock_abi (&lerr);
+  if (abi < 0)
+    {
+      ar_warn ("%s: the sandbox has the mount layout as its only filesystem wall", lerr->msg);
+      ar_error_free (lerr);
+      abi = 0;
+    }
+  o->landlock_abi = abi;
+}
+
 int
 ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
 {
@@ -505,6 +541,7 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   build_env (sb);
   if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
     return -1;
+  sandbox_landlock (o);
   if (ar_agent_assign_addrs (o, err) < 0)
     return -1;
   if (o->n_allow > 0 && !o->no_network)

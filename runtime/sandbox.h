@@ -19,9 +19,10 @@ enum {
   AR_SB_OPT_BASE = 1000,
   AR_SB_WORKSPACE, AR_SB_OUT, AR_SB_RO, AR_SB_RW, AR_SB_MASK, AR_SB_ALLOW, AR_SB_NO_NETWORK,
   AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
+  AR_SB_UNIX_SOCKET,
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 13
+#define AR_SB_N_OPTS 14
 extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
 

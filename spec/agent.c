@@ -587,6 +587,75 @@ g_linux (struct gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
   g_close (G, true);
 }
 
+/* The run.agentrun.landlock annotation (runtime/landlock.h): reads of what
+ * is bound in, writes where the sandbox is meant to write. The mounts
+ * already say the same; Landlock holds when a mount is made writable by
+ * mistake. */
+static char *
+landlock_text (const struct ar_agent_opts *o)
+{
+  struct gen L = { .g = yajl_gen_alloc (NULL) };
+  if (!L.g)
+    abort ();
+  g_open (&L, true);
+  g_str (&L, "read");
+  g_open (&L, false);
+  for (size_t i = 0; i < o->n_sys_dirs; i++)
+    g_str (&L, o->sys_dirs[i]);
+  g_str (&L, "/proc");
+  g_str (&L, "/etc/hosts");
+  g_str (&L, "/etc/resolv.conf");
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (!o->binds[i].writable)
+      g_str (&L, o->binds[i].path);
+  for (size_t i = 0; i < o->n_extra; i++)
+    g_str (&L, o->extra_dst[i]);
+  g_close (&L, false);
+  g_str (&L, "write");
+  g_open (&L, false);
+  g_str (&L, o->workspace);
+  if (o->out)
+    g_str (&L, o->out);
+  g_str (&L, "/tmp");
+  g_str (&L, o->home);
+  g_str (&L, "/dev");   /* /dev/null, the pty, /dev/shm: a tmpfs of the sandbox's own */
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (o->binds[i].writable)
+      g_str (&L, o->binds[i].path);
+  g_close (&L, false);
+  /* ABI 6: no abstract Unix socket made outside the sandbox can be reached */
+  if (o->landlock_abi >= 6)
+    g_strv (&L, "scope", (const char *const[]){ "abstract-unix-socket" }, 1);
+  g_close (&L, true);
+  const unsigned char *buf;
+  size_t n;
+  char *text = NULL;
+  if (!L.bad && yajl_gen_get_buf (L.g, &buf, &n) == yajl_gen_status_ok)
+    {
+      text = xmalloc0 (n + 1);
+      memcpy (text, buf, n);
+    }
+  yajl_gen_free (L.g);
+  return text;
+}
+
+static void
+g_annotations (struct gen *G, const struct ar_agent_opts *o)
+{
+  if (o->landlock_abi <= 0)
+    return;
+  cleanup_free char *ll = landlock_text (o);
+  if (!ll)
+    {
+      G->bad = 1;
+      return;
+    }
+  g_str (G, "annotations");
+  g_open (G, true);
+  g_kstr (G, "run.agentrun.landlock", ll);
+  g_close (G, true);
+}
+
 static int
 check_opts (const struct ar_agent_opts *o, ar_error **err)
 {
@@ -641,6 +710,7 @@ ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_e
   g_mounts (&G, o);
   g_hooks (&G, o);
   g_linux (&G, o, seccomp);
+  g_annotations (&G, o);
   g_close (&G, true);
   yajl_tree_free (seccomp);
   const unsigned char *buf;

@@ -66,6 +66,9 @@ struct ar_agent_opts {
   char *seccomp_json; size_t seccomp_len;
   /* extra read-only file binds (host path -> container path), for `agentrun check` */
   char **extra_src; char **extra_dst; size_t n_extra;
+  /* Landlock (the run.agentrun.landlock annotation): 0 off, else the ABI
+   * version of the kernel it is for (>= 6 adds the abstract-socket scope) */
+  int landlock_abi;
 };
 
 /* Parse "NAME[:PORT][=HOST:PORT]" into *ep (fields owned). */

@@ -88,3 +88,19 @@ free_port() {
   [ "$status" -eq 1 ]
   echo "$output" | grep -q '^CROSSED  *control-allowed-endpoint:dead.test:443'
 }
+
+@test "check: as the unprivileged user agentrun-test, every probe holds" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown -R agentrun-test "$WS" "$FHOME"
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  run runuser -u agentrun-test -- env -i PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+    "$AGENTRUN" check --workspace "$WS"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q '^PASS'
+  ! echo "$output" | grep -q '^CROSSED'
+  # the runtime ran rootless: no state or private folder of root's was used, and nothing is left in the user's
+  [ "$(ls "$T/xdg")" = agentrun ]
+  [ -z "$(ls "$T/xdg/agentrun")" ]
+}

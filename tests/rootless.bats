@@ -39,8 +39,12 @@ teardown() {
   for id in $(ls "$XDG/agentrun" 2>/dev/null); do uar delete -f "$id" >/dev/null 2>&1 || true; done
   kill_tracked
   # rootless podman leaves its pause process (the holder of its user
-  # namespace) behind; this test's own, found by the pid file in its XDG folder
-  if [ -f "$XDG/libpod/tmp/pause.pid" ]; then kill -9 "$(cat "$XDG/libpod/tmp/pause.pid")" 2>/dev/null || true; fi
+  # namespace) behind: this test's own, by the pid file in its engine.tmp_dir
+  local f
+  for f in "$U/podman/tmp/pause.pid" "$XDG/libpod/tmp/pause.pid"; do
+    [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+  done
+  return 0
 }
 
 # A command as the user, with a clean environment.
@@ -157,18 +161,21 @@ need_subids() {
   need_subids
   read -r us un < <(subrange /etc/subuid)
   read -r gs gn < <(subrange /etc/subgid)
-  user_bundle "$U/b" sh -c 'cat /proc/self/uid_map; cat /proc/self/setgroups; chown 1000:1000 /root/f && echo chowned'
-  touch "$U/b/rootfs/root/f" && chown "$RL_USER:$RL_USER" "$U/b/rootfs/root/f"
+  user_bundle "$U/b" sh -c 'cat /proc/self/uid_map; cat /proc/self/setgroups; id -u; id -G; touch /tmp/f'
+  # the process runs as 1000:1000 with a supplementary group, which only a
+  # full range (setgroups allowed) can give
   user_edit "$U/b" --argjson us "$us" --argjson un "$un" --argjson gs "$gs" --argjson gn "$gn" --argjson u "$RL_UID" --argjson g "$RL_GID" \
     '.linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}, {containerID: 1, hostID: $us, size: $un}]
-     | .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}, {containerID: 1, hostID: $gs, size: $gn}]'
+     | .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}, {containerID: 1, hostID: $gs, size: $gn}]
+     | .process.user = {uid: 1000, gid: 1000, additionalGids: [1001]}'
   run uar run -b "$U/b" sub
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(echo "${lines[1]}" | tr -s ' ' | sed 's/^ //')" = "1 $us $un" ]
   [ "${lines[2]}" = allow ]
-  [ "${lines[3]}" = chowned ]
-  [ "$(stat -c %u:%g "$U/b/rootfs/root/f")" = "$((us + 999)):$((gs + 999))" ]
+  [ "${lines[3]}" = 1000 ]
+  [ "${lines[4]}" = "1000 1001" ]
+  [ "$(stat -c %u:%g "$U/b/rootfs/tmp/f")" = "$((us + 999)):$((gs + 999))" ]
 }
 
 @test "rootless: container root on a subordinate id (not the user) still starts" {
@@ -237,15 +244,17 @@ user_can_cgroup() {
 
 @test "rootless: root of a user namespace that is not the host's (podman's case) counts as rootless" {
   need_cmd unshare
-  user_bundle "$U/b" sh -c 'cat /proc/self/uid_map; echo ok > /dev/null && echo devnull-ok'
-  # inside `unshare -r` the user's id is 0: the config maps that 0
+  user_bundle "$U/b" sh -c 'cat /proc/self/uid_map; echo ok > /dev/null && echo devnull-ok; touch /root/made'
+  # inside `unshare -r` the user's id is 0: the config maps that 0 (the
+  # container sees its map relative to that namespace)
   user_edit "$U/b" '.linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}]
                     | .linux.gidMappings = [{containerID: 0, hostID: 0, size: 1}]'
   run asuser unshare -r "$RL_BIN/agentrun" run -b "$U/b" inns
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$(echo "${lines[0]}" | tr -s ' ' | sed 's/^ //')" = "0 $RL_UID 1" ]
+  [ "$(echo "${lines[0]}" | tr -s ' ' | sed 's/^ //')" = "0 0 1" ]
   [ "${lines[1]}" = devnull-ok ]
+  [ "$(stat -c %u "$U/b/rootfs/root/made")" = "$RL_UID" ]
   # and with no user namespace of its own: devices are bound, not made
   user_edit "$U/b" 'del(.linux.uidMappings, .linux.gidMappings) | .linux.namespaces |= map(select(.type != "user"))'
   run asuser unshare -r "$RL_BIN/agentrun" run -b "$U/b" inns2

@@ -1,0 +1,207 @@
+/* agentrun profile files (see profile.h): a JSON object whose members are
+ * sandbox options, each applied through ar_sandbox_opt so that a profile and
+ * the command line cannot mean different things. */
+#include "config.h"
+#include "profile.h"
+#include "json.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum kind { K_STR, K_STRV, K_BOOL, K_SCALAR /* a number, or a string such as "2g" */ };
+
+struct key {
+  const char *name;
+  int id;
+  enum kind kind;
+  bool path;            /* relative values are taken from the profile's folder */
+};
+
+/* Applied in this order, whatever the order in the file. */
+static const struct key keys[] = {
+  { "workspace", AR_SB_WORKSPACE, K_STR, true },
+  { "out", AR_SB_OUT, K_STR, true },
+  { "rw", AR_SB_RW, K_STRV, true },
+  { "ro", AR_SB_RO, K_STRV, true },
+  { "mask", AR_SB_MASK, K_STRV, true },
+  { "allow", AR_SB_ALLOW, K_STRV, false },
+  { "no_network", AR_SB_NO_NETWORK, K_BOOL, false },
+  { "audit", AR_SB_AUDIT, K_STR, true },
+  { "env", AR_SB_ENV, K_STRV, false },
+  { "memory", AR_SB_MEMORY, K_SCALAR, false },
+  { "pids", AR_SB_PIDS, K_SCALAR, false },
+  { "cpus", AR_SB_CPUS, K_SCALAR, false },
+  { "unix_sockets", AR_SB_UNIX_SOCKET, K_STRV, true },
+};
+
+int
+ar_profile_read_json (const char *path, const char *label, yajl_val *out, ar_error **err)
+{
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0)
+    return ar_err (err, errno, "%s: open %s", label, path);
+  if (fstat (fd, &st) < 0)
+    return ar_err (err, errno, "%s: stat %s", label, path);
+  if (!S_ISREG (st.st_mode))
+    return ar_err (err, EINVAL, "%s: %s is not a regular file", label, path);
+  if (st.st_size > AR_PROFILE_MAX_SIZE)
+    return ar_err (err, EFBIG, "%s: %s is larger than %d bytes", label, path, AR_PROFILE_MAX_SIZE);
+  cleanup_free char *buf = xmalloc0 ((size_t) st.st_size + 1);
+  size_t len = 0;
+  for (ssize_t n; len < (size_t) st.st_size; len += (size_t) n)
+    {
+      n = read (fd, buf + len, (size_t) st.st_size - len);
+      if (n < 0 && errno == EINTR)
+        {
+          n = 0;
+          continue;
+        }
+      if (n < 0)
+        return ar_err (err, errno, "%s: read %s", label, path);
+      if (n == 0)
+        break;
+    }
+  return ar_json_parse (buf, len, label, out, err);
+}
+
+char *
+ar_profile_dir_of (const char *path, ar_error **err)
+{
+  char buf[PATH_MAX];
+  cleanup_free char *copy = xstrdup (path);
+  char *slash = strrchr (copy, '/');
+  const char *dir = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+  if (!realpath (dir, buf))
+    {
+      ar_err (err, errno, "the folder of %s", path);
+      return NULL;
+    }
+  return xstrdup (buf);
+}
+
+/* One value, with relative paths made absolute against dir. */
+static int
+apply_one (struct ar_sandbox *sb, struct ar_jctx *c, const struct key *k, const char *dir, const char *val)
+{
+  cleanup_free char *abs = k->path && val[0] != '/' ? xasprintf ("%s/%s", dir, val) : NULL;
+  char real[PATH_MAX];
+  /* masks are matched in the container as written: "a/../b" would hide nothing */
+  if (k->id == AR_SB_MASK && realpath (abs ? abs : val, real))
+    {
+      free (abs);
+      abs = xstrdup (real);
+    }
+  if (ar_sandbox_opt (sb, k->id, abs ? abs : val, c->err) < 0)
+    return ar_err_prefix (c->err, "%s: %s", c->label, c->path);
+  return 0;
+}
+
+static int
+apply_key (struct ar_sandbox *sb, struct ar_jctx *c, const struct key *k, yajl_val v, const char *dir)
+{
+  switch (k->kind)
+    {
+    case K_STR:
+      if (!YAJL_IS_STRING (v))
+        return ar_jerr (c, "needs a string");
+      return apply_one (sb, c, k, dir, YAJL_GET_STRING (v));
+    case K_SCALAR:
+      if (!YAJL_IS_STRING (v) && !YAJL_IS_NUMBER (v))
+        return ar_jerr (c, "needs a number or a string");
+      return apply_one (sb, c, k, dir, YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : YAJL_GET_NUMBER (v));
+    case K_BOOL:
+      if (!YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
+        return ar_jerr (c, "needs true or false");
+      return YAJL_IS_TRUE (v) ? apply_one (sb, c, k, dir, "") : 0;
+    case K_STRV:
+      if (!YAJL_IS_ARRAY (v))
+        return ar_jerr (c, "needs an array of strings");
+      for (size_t i = 0; i < v->u.array.len; i++)
+        {
+          yajl_val e = v->u.array.values[i];
+          size_t old = ar_jpath_index (c, i);
+          if (!YAJL_IS_STRING (e))
+            return ar_jerr (c, "needs a string");
+          if (apply_one (sb, c, k, dir, YAJL_GET_STRING (e)) < 0)
+            return -1;
+          ar_jpath_pop (c, old);
+        }
+      return 0;
+    }
+  return ar_jerr (c, "internal: unknown kind");
+}
+
+/* Every key known and given once: a typo must not drop a restriction. */
+static int
+check_keys (struct ar_jctx *c, yajl_val root)
+{
+  for (size_t i = 0; i < root->u.object.len; i++)
+    {
+      const char *name = root->u.object.keys[i];
+      bool known = false;
+      for (size_t k = 0; k < ARRAY_SIZE (keys) && !known; k++)
+        known = strcmp (keys[k].name, name) == 0;
+      if (!known)
+        return ar_jerr_at (c, name, "unknown key (known: workspace, out, ro, rw, mask, allow, no_network, "
+                                    "audit, env, memory, pids, cpus, unix_sockets)");
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (root->u.object.keys[j], name) == 0)
+          return ar_jerr_at (c, name, "given twice");
+    }
+  return 0;
+}
+
+int
+ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
+{
+  cleanup_free char *label = xasprintf ("profile %s", path);
+  cleanup_free char *dir = ar_profile_dir_of (path, err);
+  yajl_val root = NULL;
+  struct ar_jctx c;
+  int r = -1;
+  if (!dir || ar_profile_read_json (path, label, &root, err) < 0)
+    return -1;
+  ar_jctx_init (&c, label, err);
+  if (check_keys (&c, root) < 0)
+    goto out;
+  for (size_t k = 0; k < ARRAY_SIZE (keys); k++)
+    {
+      const char *p[] = { keys[k].name, NULL };
+      yajl_val v = yajl_tree_get (root, p, yajl_t_any);
+      if (!v || YAJL_IS_NULL (v))
+        continue;
+      size_t old = ar_jpath_key (&c, keys[k].name);
+      if (apply_key (sb, &c, &keys[k], v, dir) < 0)
+        goto out;
+      ar_jpath_pop (&c, old);
+    }
+  r = 0;
+out:
+  yajl_tree_free (root);
+  return r;
+}
+
+const char ar_profile_opts_help[] =
+  "  --profile FILE        options from an agentrun profile (JSON); the command line\n"
+  "                        replaces its single values and adds to its lists\n"
+  "  --settings FILE       map Claude Code / sandbox-runtime sandbox settings (JSON) onto\n"
+  "                        these options; what cannot be mapped is printed\n";
+
+int
+ar_profile_apply_opts (struct ar_sandbox *sb, struct ar_optparser p, int id,
+                       int (*load) (struct ar_sandbox *, const char *, ar_error **), ar_error **err)
+{
+  const char *arg;
+  int got;
+  while ((got = ar_opt_next (&p, &arg, err)) > 0)
+    if (got == id && load (sb, arg, err) < 0)
+      return -1;
+  return got < 0 ? -1 : 0;
+}
