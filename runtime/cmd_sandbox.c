@@ -437,8 +437,8 @@ parse_sandbox_args (struct ar_sandbox *sb, const char *cmd, const struct ar_opt 
   const char *arg;
   int id;
   /* profiles first, so that the command line overrides them */
-  if (ar_profile_apply_opts (sb, p, O_PROFILE, ar_profile_load, &err) == 0)
-  while ((id = ar_opt_next (&p, &arg, &err)) > 0)
+  ar_profile_apply_opts (sb, p, O_PROFILE, ar_profile_load, &err);
+  while (!err && (id = ar_opt_next (&p, &arg, &err)) > 0)
     {
       if (id == O_HELP)
         {

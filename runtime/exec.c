@@ -8,6 +8,7 @@
 #include "lsm.h"
 #include "passwd.h"
 #include "process.h"
+#include "landlock.h"
 #include "seccomp.h"
 #include "signals.h"
 #include "spec.h"
@@ -124,6 +125,7 @@ build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct 
 
 struct exec_ctx {
   const struct ar_exec_opts *o;
+  const struct ar_spec *spec;    /* the container's config (Landlock annotation) */
   struct ar_process *p;
   struct ar_seccomp_prog *prog;
   int sock;
@@ -166,6 +168,10 @@ exec_process (struct exec_ctx *x)
       close (master);
       close (slave);
     }
+  /* The same Landlock domain as the init: a process joining the container
+   * must not get around the second wall. Before seccomp, like the init. */
+  if (ar_landlock_apply_kv (x->spec->annotations, x->spec->n_annotations, x->p->no_new_privileges, &err) < 0)
+    exec_fail (x, err);
   if (x->prog && !x->p->no_new_privileges)
     {
       int lfd = -1;
@@ -364,6 +370,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
   if (open_container (g, o->id, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
     goto out;
   x.p = &e.p;
+  x.spec = spec;
   if (x.p->terminal && o->detach && !o->console_socket)
     {
       ar_err (err, 0, "exec: --tty with --detach needs --console-socket");

@@ -120,49 +120,68 @@ deny_read (struct sctx *s, const char *v)
   return 0;
 }
 
-/* The host places the sandbox can write: workspace, out, read-write binds. */
-static size_t
-writable_roots (struct ar_sandbox *sb, const char **roots, size_t max, char *cwd)
+/* The workspace as it will be: --workspace, else the current folder. */
+static const char *
+workspace_of (const struct ar_agent_opts *o, char *cwd)
 {
-  const struct ar_agent_opts *o = &sb->prof;
-  size_t n = 0;
-  roots[n++] = o->workspace ? o->workspace : (realpath (".", cwd) ? cwd : "/");
-  if (o->out)
-    roots[n++] = o->out;
-  for (size_t i = 0; i < o->n_binds && n < max; i++)
-    if (o->binds[i].writable)
-      roots[n++] = o->binds[i].path;
-  return n;
+  return o->workspace ? o->workspace : (realpath (".", cwd) ? cwd : "/");
 }
 
+/* A folder the sandbox must write (workspace, out) cannot be denied. */
+static int
+deny_fixed (struct sctx *s, const char *v, const char *q, char *cwd)
+{
+  const struct ar_agent_opts *o = &s->sb->prof;
+  const char *fixed[] = { workspace_of (o, cwd), o->out };
+  for (size_t i = 0; i < ARRAY_SIZE (fixed); i++)
+    if (fixed[i] && under (fixed[i], q))
+      return ar_jerr (&s->c, "\"%s\": the sandbox writes %s (%s); drop the deny or choose another folder", v,
+                      fixed[i], i == 0 ? "the workspace" : "--out");
+  return 0;
+}
+
+/* Under a writable place the path gets a read-only bind (deeper binds win);
+ * a read-write bind of the path itself becomes read-only; elsewhere the
+ * host is not writable from the sandbox and the deny is moot. */
 static int
 deny_write (struct sctx *s, const char *v)
 {
+  struct ar_agent_opts *o = &s->sb->prof;
   cleanup_free char *p = expand (v);
   char real[PATH_MAX], cwd[PATH_MAX];
-  const char *roots[64];
-  size_t n = writable_roots (s->sb, roots, ARRAY_SIZE (roots), cwd);
   if (strpbrk (v, "*?["))
     return ar_jerr (&s->c, "\"%s\": a pattern cannot be made read-only by agentrun; list the paths", v);
   if (!p)
     return ar_jerr (&s->c, "\"%s\": cannot make the path absolute (HOME or the current folder)", v);
   bool exists = realpath (p, real) != NULL;
   const char *q = exists ? real : p;
-  for (size_t i = 0; i < n; i++)
-    if (under (roots[i], q) && strcmp (roots[i], q) != 0)
-      return ar_jerr (&s->c, "\"%s\": the writable %s lies inside it; the deny would not hold there (drop "
-                             "that folder or this deny)", v, roots[i]);
-  for (size_t i = 0; i < n; i++)
-    if (under (q, roots[i]))
-      {
-        if (!exists)
-          return ar_jerr (&s->c, "\"%s\": %s does not exist, and the sandbox could create it in the writable %s",
-                          v, p, roots[i]);
-        if (ar_sandbox_opt (s->sb, AR_SB_RO, real, s->c.err) < 0)
-          return ar_err_prefix (s->c.err, "%s: %s", s->c.label, s->c.path);
-        return 0;
-      }
-  ar_debug ("%s: %s \"%s\": moot, the sandbox cannot write there anyway", s->c.label, s->c.path, v);
+  if (deny_fixed (s, v, q, cwd) < 0)
+    return -1;
+  bool inside = under (q, workspace_of (o, cwd)) || (o->out && under (q, o->out)), turned = false;
+  for (size_t i = 0; i < o->n_binds; i++)
+    {
+      struct ar_agent_bind *b = &o->binds[i];
+      if (!b->writable)
+        continue;
+      if (strcmp (b->path, q) == 0)
+        b->writable = false, turned = true;
+      else if (under (b->path, q))
+        return ar_jerr (&s->c, "\"%s\": the writable %s lies inside it; the deny would not hold there (drop "
+                               "that folder or this deny)", v, b->path);
+      else if (under (q, b->path))
+        inside = true;
+    }
+  if (turned)
+    return 0;
+  if (!inside)
+    {
+      ar_debug ("%s: %s \"%s\": moot, the sandbox cannot write there anyway", s->c.label, s->c.path, v);
+      return 0;
+    }
+  if (!exists)
+    return ar_jerr (&s->c, "\"%s\": %s does not exist, and the sandbox could create it in a writable folder", v, p);
+  if (ar_sandbox_opt (s->sb, AR_SB_RO, real, s->c.err) < 0)
+    return ar_err_prefix (s->c.err, "%s: %s", s->c.label, s->c.path);
   return 0;
 }
 

@@ -7,7 +7,9 @@
  *   filesystem.allowWrite   -> --rw PATH
  *   filesystem.denyRead     -> --mask PATH
  *   filesystem.denyWrite    -> --ro PATH over a writable place (a deeper bind
- *                              wins; elsewhere the host is not writable anyway)
+ *                              wins), an --rw of that very path made read-only;
+ *                              elsewhere the host is not writable anyway; the
+ *                              workspace and --out themselves cannot be denied
  *   network.allowedDomains  -> --allow NAME (port 443)
  *   network.deniedDomains   -> removes any matching --allow (a deny wins)
  *   network.allowUnixSockets -> --unix-socket PATH

@@ -83,6 +83,19 @@ relocate_data() {
   [ -e "$DATA/new" ]
 }
 
+@test "landlock: a process joining with exec gets the same domain" {
+  have_landlock
+  agent_bundle "$T/b" -- sleep 30
+  relocate_data "$T/b" '["rbind", "rw", "nosuid", "nodev"]'
+  ar run -d -b "$T/b" ll-exec </dev/null >/dev/null 2>&1 3>&-
+  run ar exec ll-exec sh -c 'echo x >/srv/data/by-exec && echo WROTE'
+  echo "$output"
+  [[ "$output" == *"Permission denied"* ]]
+  [[ "$output" != *WROTE* ]]
+  [ ! -e "$DATA/by-exec" ]
+  ar delete -f ll-exec
+}
+
 @test "landlock: reads outside the read list are refused" {
   have_landlock
   agent_bundle "$T/b" -- cat /srv/data/file

@@ -177,11 +177,24 @@ EOF
   [ "$status" -ne 0 ]
   echo "$output" | grep -q 'denyWrite\[0\].*does not exist'
 
-  # a writable folder inside a denyWrite would escape it
+  # the workspace is written by design: denying it (or a folder holding it) cannot hold
   echo "{ \"sandbox\": { \"filesystem\": { \"denyWrite\": [\"$T\"] } } }" >"$T/wide.json"
   run sbx --settings "$T/wide.json" -- true
   [ "$status" -ne 0 ]
-  echo "$output" | grep -q "the writable $WS lies inside it"
+  echo "$output" | grep -q "the sandbox writes $WS (the workspace)"
+
+  # a writable folder inside a denyWrite would escape it
+  echo "{ \"sandbox\": { \"filesystem\": { \"allowWrite\": [\"$T/build/locked\"], \"denyWrite\": [\"$T/build\"] } } }" >"$T/inner.json"
+  run sbx --settings "$T/inner.json" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "the writable $T/build/locked lies inside it"
+
+  # allowed and denied: the deny wins, the folder is bound read-only
+  echo "{ \"sandbox\": { \"filesystem\": { \"allowWrite\": [\"$T/build\"], \"denyWrite\": [\"$T/build\"] } } }" >"$T/both.json"
+  run sbx --settings "$T/both.json" -- sh -c "echo bad >$T/build/locked/file || echo refused"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx refused
+  [ "$(cat "$T/build/locked/file")" = original ]
 
   echo '{ "sandbox": { "network": { "deniedHosts": ["x"] } } }' >"$T/unknown.json"
   run sbx --settings "$T/unknown.json" -- true
