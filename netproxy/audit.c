@@ -95,3 +95,17 @@ audit_dns (const struct audit *a, const char *name, const char *qtype)
             "\"duration_ms\":0,\"outcome\":\"dns-refused\"", nm, qt);
   emit (a, body);
 }
+
+void
+audit_ask (const struct audit *a, const char *endpoint, bool allowed, const char *detail)
+{
+  char ep[300], det[300], body[1024];
+  if (a->fd < 0)
+    return;
+  audit_json_str (ep, sizeof ep, endpoint);
+  audit_json_str (det, sizeof det, detail ? detail : "");
+  snprintf (body, sizeof body,
+            "\"event\":\"ask\",\"endpoint\":%s,\"bytes_up\":0,\"bytes_down\":0,\"duration_ms\":0,"
+            "\"outcome\":\"%s\",\"detail\":%s", ep, allowed ? "allowed" : "denied", det);
+  emit (a, body);
+}

@@ -3,6 +3,7 @@
 #ifndef NP_AUDIT_H
 #define NP_AUDIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "error.h"
@@ -25,6 +26,10 @@ struct audit_conn {
 void audit_conn (const struct audit *a, const struct audit_conn *c);
 /* A DNS lookup we refused (outcome "dns-refused"). */
 void audit_dns (const struct audit *a, const char *name, const char *qtype);
+
+/* An ask-mode decision about endpoint NAME:PORT (outcome "allowed" or
+ * "denied"; detail says who decided or why). */
+void audit_ask (const struct audit *a, const char *endpoint, bool allowed, const char *detail);
 
 /* JSON-escape s into out (always NUL-terminated, truncated to fit). */
 void audit_json_str (char *out, size_t cap, const char *s);

@@ -18,6 +18,6 @@ agentrun_relay_SOURCES = netproxy/relay.c
 agentrun_relay_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
 agentrun_relay_LDADD = $(NETPROXY_LIBS)
 
-agentrun_netproxy_SOURCES = netproxy/netproxy.c netproxy/server.c netproxy/server.h
+agentrun_netproxy_SOURCES = netproxy/netproxy.c netproxy/server.c netproxy/server.h netproxy/ask.c netproxy/ask.h
 agentrun_netproxy_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
 agentrun_netproxy_LDADD = $(NETPROXY_LIBS)

@@ -39,6 +39,8 @@ usage (FILE *f)
            "                     the same, from the file (an absolute path) named by the\n"
            "                     container's annotation KEY in the state on stdin\n"
            "  --idle-timeout S   cut a connection that moved no byte for S seconds (0: never)\n"
+           "  --ask SOCKET       hold lookups of unknown names and ask SOCKET (\"ask NAME 443\";\n"
+           "                     \"allow RELAY_SOCKET\" adds a route at run time, else NXDOMAIN)\n"
            "  --audit FILE       append one JSON line per connection and refused lookup\n"
            "  --dns ADDR         DNS stub address (127.0.0.53); --no-dns to leave it out\n"
            "  --connect-proxy[=ADDR:PORT]  HTTP CONNECT proxy (127.77.0.1:3128)\n",
@@ -54,7 +56,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
     { "audit", required_argument, NULL, 'A' }, { "dns", required_argument, NULL, 'd' },
     { "no-dns", no_argument, NULL, 'n' }, { "connect-proxy", optional_argument, NULL, 'p' },
     { "config-from-annotation", required_argument, NULL, 'C' },
-    { "idle-timeout", required_argument, NULL, 'i' },
+    { "idle-timeout", required_argument, NULL, 'i' }, { "ask", required_argument, NULL, 'a' },
     { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
   };
   static char *px_host;
@@ -80,6 +82,11 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
           return ar_err (err, 0, "--idle-timeout: expected whole seconds, got '%s'", optarg);
         break;
       case 'A': cfg->audit_path = optarg; break;
+      case 'a':
+        if (optarg[0] != '/')
+          return ar_err (err, 0, "--ask %s: needs an absolute socket path", optarg);
+        cfg->ask_socket = optarg;
+        break;
       case 'd': cfg->dns_addr = optarg; break;
       case 'n': cfg->dns = false; break;
       case 'p':
@@ -94,7 +101,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
       }
   if (optind < argc)
     return ar_err (err, 0, "unexpected argument '%s'", argv[optind]);
-  if (cfg->routes.n == 0 && !*annotation)
+  if (cfg->routes.n == 0 && !*annotation && !cfg->ask_socket)
     return ar_err (err, 0, "no route: give --route, --config or --config-from-annotation");
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "server.h"
+#include "ask.h"
 #include "dns.h"
 #include "splice.h"
 #include "util.h"
@@ -68,7 +69,9 @@ server_bind (struct np_server *S, const struct np_config *cfg, ar_error **err)
   memset (S, 0, sizeof *S);
   S->cfg = cfg;
   S->dns_udp.fd = S->pidfd.fd = S->audit.fd = -1;
-  S->L = xmalloc0 ((cfg->routes.n + 2) * sizeof *S->L);
+  /* ask mode adds listeners while running: room for them now, since
+   * epoll holds pointers into this array */
+  S->L = xmalloc0 ((cfg->routes.n + 2 + (cfg->ask_socket ? NP_ASK_MAX : 0)) * sizeof *S->L);
   for (size_t i = 0; i < cfg->routes.n; i++)
     {
       struct route *r = &cfg->routes.v[i];
@@ -227,7 +230,10 @@ accept_route (struct np_listener *L, int fd)
 static int
 dns_lookup (void *ctx, const char *name, struct in_addr *addr)
 {
-  const struct np_config *cfg = ctx;
+  const struct np_server *S = ctx;
+  const struct np_config *cfg = S->cfg;
+  if (S->ask && ask_lookup (S->ask, name, addr))
+    return 1;
   for (size_t i = 0; i < cfg->routes.n; i++)
     {
       const struct route *r = &cfg->routes.v[i];
@@ -238,11 +244,18 @@ dns_lookup (void *ctx, const char *name, struct in_addr *addr)
   return 0;
 }
 
-static ssize_t
-dns_reply (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap)
+ssize_t
+server_dns_probe (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap,
+                  struct dns_query_info *info)
+{
+  return dns_answer (q, qlen, out, cap, dns_lookup, S, info);
+}
+
+ssize_t
+server_dns_reply (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap)
 {
   struct dns_query_info info;
-  ssize_t n = dns_answer (q, qlen, out, cap, dns_lookup, (void *) S->cfg, &info);
+  ssize_t n = dns_answer (q, qlen, out, cap, dns_lookup, S, &info);
   if (n > 0 && info.rcode == 3)
     {
       char tb[8];
@@ -264,8 +277,10 @@ on_dns_udp (struct ev_io *io, uint32_t events)
       ssize_t n = recvfrom (io->fd, q, sizeof q, 0, (struct sockaddr *) &from, &fl);
       if (n < 0)
         return;
+      if (S->ask && ask_hold (S, q, (size_t) n, &from, fl))
+        continue;
       /* A plain resolver takes 512 bytes over UDP; ours never exceed it. */
-      ssize_t m = dns_reply (S, q, (size_t) n, out, 512);
+      ssize_t m = server_dns_reply (S, q, (size_t) n, out, 512);
       if (m > 0)
         sendto (io->fd, out, (size_t) m, MSG_DONTWAIT, (struct sockaddr *) &from, fl);
     }
@@ -325,7 +340,7 @@ on_dns_tcp (struct ev_io *io, uint32_t events)
           if (d->len < mlen + 2)
             break;
           uint8_t out[2 + 1024];
-          ssize_t m = dns_reply (d->S, d->buf + 2, mlen, out + 2, sizeof out - 2);
+          ssize_t m = server_dns_reply (d->S, d->buf + 2, mlen, out + 2, sizeof out - 2);
           if (m > 0)
             {
               out[0] = (uint8_t) (m >> 8);
@@ -555,6 +570,23 @@ on_accept (struct ev_io *io, uint32_t events)
     }
 }
 
+int
+server_add_route (struct np_server *S, struct route *r, ar_error **err)
+{
+  if (add_listener (S, r->addr, r->port, NP_ROUTE, r, err) < 0)
+    return -1;
+  struct np_listener *L = &S->L[S->nL - 1];
+  L->io.cb = on_accept;
+  if (ev_add (&S->loop, &L->io, EPOLLIN) < 0 || (S->paused && ev_mod (&S->loop, &L->io, 0) < 0))
+    {
+      int e = errno;
+      ev_close (&L->io);
+      S->nL--;
+      return ar_err (err, e, "epoll_ctl for %s:%d", r->addr, r->port);
+    }
+  return 0;
+}
+
 static void
 on_pidfd (struct ev_io *io, uint32_t events)
 {
@@ -631,6 +663,8 @@ server_run (struct np_server *S, int pidfd, int ready_fd, ar_error **err)
   if (ev_init (&S->loop, err) < 0)
     return -1;
   S->next_scan = UINT64_MAX;
+  if (S->cfg->ask_socket)
+    ask_init (S);
   for (size_t i = 0; i < S->nL; i++)
     {
       S->L[i].io.cb = on_accept;

@@ -6,6 +6,7 @@
 #define NP_SERVER_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include "audit.h"
 #include "ev.h"
 #include "routes.h"
@@ -20,6 +21,7 @@ struct np_config {
   const char *connect_addr;
   int connect_port;
   uint64_t idle_timeout_ms;  /* 0: a quiet connection is never cut */
+  const char *ask_socket;    /* --ask: unknown names are asked about there (ask.h) */
 };
 
 enum np_kind { NP_ROUTE, NP_DNS_TCP, NP_CONNECT };
@@ -36,6 +38,8 @@ struct np_listener {
 struct dns_tcp;
 struct px_conn;
 struct np_conn;
+struct np_ask;
+struct dns_query_info;
 
 struct np_server {
   struct ev_loop loop;
@@ -53,12 +57,21 @@ struct np_server {
   struct px_conn *px_pending;/* CONNECT requests still being read */
   struct np_conn *conns;     /* spliced connections, for the idle timeout */
   uint64_t next_scan;        /* none goes idle before this */
+  struct np_ask *ask;        /* NULL unless --ask */
 };
 
 /* In the container's netns: bind and listen on everything. */
 int server_bind (struct np_server *S, const struct np_config *cfg, ar_error **err);
 /* The fds the server needs kept across the fork's fd cleanup. */
 size_t server_fds (const struct np_server *S, int *fds, size_t cap);
+/* Listen for one more route while running (ask mode); r must outlive S. */
+int server_add_route (struct np_server *S, struct route *r, ar_error **err);
+/* The answer to a DNS query as the stub gives it (routes and asked names),
+ * refusals audited; _probe builds it without auditing and says what it was. */
+ssize_t server_dns_reply (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap);
+ssize_t server_dns_probe (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap,
+                          struct dns_query_info *info);
+
 /* Run until the process behind pidfd exits. ready_fd gets one byte once
  * the loop is set up, then is closed. */
 int server_run (struct np_server *S, int pidfd, int ready_fd, ar_error **err);

@@ -176,6 +176,15 @@ asks_limits (const struct ar_linux *lnx)
 }
 
 int
+ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out, ar_error **err)
+{
+  *path_out = NULL;
+  if (manager && (strcmp (manager, "disabled") == 0 || strcmp (manager, "systemd") == 0))
+    return 0;
+  return resolve_path (id, lnx, path_out, err);
+}
+
+int
 ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid, bool rootless,
                   char **path_out, ar_error **err)
 {

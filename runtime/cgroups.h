@@ -34,6 +34,11 @@ int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */
 bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx);
+/* The path ar_cgroup_create would use (cgroupfs only; NULL for "disabled" and
+ * "systemd"), so that create can record it before making it: a create killed
+ * half way leaves delete --force what to remove. */
+int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out,
+                       ar_error **err);
 /* Move another process (exec) into the container's cgroup. */
 int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
 /* Pids in the container's cgroup. */

@@ -2,7 +2,9 @@
  * mark on what we made, and removal that waits for dying tasks. */
 #include "config.h"
 #include "cgroups_internal.h"
+#include "kfile.h"
 #include "log.h"
+#include "strio.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -28,15 +30,8 @@ int
 ar_cg_write (const char *dir, const char *file, const char *value, ar_error **err)
 {
   cleanup_free char *p = xasprintf ("%s/%s", dir, file);
-  cleanup_close int fd = open (p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return ar_err (err, errno, "cgroup: open %s", p);
-  size_t len = strlen (value);
-  ssize_t w = write (fd, value, len);
-  if (w < 0)
-    return ar_err (err, errno, "cgroup: write \"%s\" to %s", value, p);
-  if ((size_t) w != len)
-    return ar_err (err, EIO, "cgroup: short write of \"%s\" to %s", value, p);
+  if (ar_kfile_write (p, value, strlen (value), err) < 0)
+    return ar_err_prefix (err, "cgroup: setting \"%s\"", value);
   return 0;
 }
 
@@ -62,21 +57,11 @@ ar_cg_read (const char *dir, const char *file, char **out, ar_error **err)
   cleanup_close int fd = open (p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return ar_err (err, errno, "cgroup: open %s", p);
-  size_t cap = 4096, len = 0;
-  cleanup_free char *buf = xmalloc0 (cap);
-  for (;;)
-    {
-      if (len + 1 >= cap)
-        buf = xrealloc (buf, cap *= 2);
-      ssize_t r = read (fd, buf + len, cap - len - 1);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return ar_err (err, errno, "cgroup: read %s", p);
-      if (r == 0)
-        break;
-      len += r;
-    }
+  size_t len = 0;
+  cleanup_free char *buf = NULL;
+  /* The largest cgroup files (memory.stat, cgroup.procs of a big tree) are far below this. */
+  if (ar_read_all (fd, 64 << 20, &buf, &len) < 0)
+    return ar_err (err, errno, "cgroup: read %s", p);
   while (len > 0 && buf[len - 1] == '\n')
     len--;
   buf[len] = '\0';

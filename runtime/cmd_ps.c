@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "spec.h"
 #include "state.h"
+#include "strio.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -81,22 +82,15 @@ run_ps (char **args, int nargs, char **out, ar_error **err)
   cleanup_close int rfd = pfd[0];
   if (pid < 0)
     return ar_err (err, errno, "ps: fork");
-  size_t cap = 8192, len = 0;
-  char *buf = xmalloc0 (cap);
-  for (ssize_t n; (n = read (rfd, buf + len, cap - len - 1)) != 0;)
-    {
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        break;
-      len += (size_t) n;
-      if (len + 1 == cap)
-        buf = xrealloc (buf, cap *= 2);
-    }
-  buf[len] = '\0';
+  char *buf = NULL;
+  int rerr = ar_read_all (rfd, 64 << 20, &buf, NULL) < 0 ? errno : 0;
+  if (rerr)
+    close (ar_steal_fd (rfd));  /* a ps still writing gets SIGPIPE and ends */
   int ws = 0;
   while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
     ;
+  if (rerr)
+    return ar_err (err, rerr, "ps: read the output of /bin/ps");
   if (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0)
     {
       free (buf);

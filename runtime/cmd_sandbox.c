@@ -310,10 +310,14 @@ supervise (struct ar_globals *g, struct ar_sandbox *sb, pid_t child, int sfd, in
             close (pfd);
           return 0;
         }
-      struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
+      /* poll skips negative fds: no pidfd, no --ask */
+      struct pollfd p[3] = { { .fd = sfd, .events = POLLIN }, { .fd = pfd, .events = POLLIN },
+                             { .fd = sb->asker.path ? sb->asker.lfd : -1, .events = POLLIN } };
       int timeout = kill_at ? 200 : (pfd < 0 ? 100 : -1);
-      if (poll (p, pfd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+      if (poll (p, 3, timeout) < 0 && errno != EINTR)
         ar_warn ("sandbox: poll: %s", strerror (errno));
+      if ((p[2].revents & POLLIN) && !kill_at)
+        ar_asker_serve (&sb->asker, sb, child, sfd);
       struct signalfd_siginfo si;
       if ((p[0].revents & POLLIN) && read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
         {
@@ -343,6 +347,7 @@ cleanup (struct ar_globals *g, struct ar_sandbox *sb)
       if (ar_container_delete (g, sb->id, true, &derr) < 0)
         ar_warn ("sandbox cleanup: delete %s: %s", sb->id, derr->msg);
     }
+  ar_asker_close (&sb->asker);
   stop_relay (sb);
   if (sb->tmpdir)
     {
@@ -393,11 +398,14 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
     goto out;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
-  bool net = sb->prof.n_allow > 0 && !sb->prof.no_network;
+  bool net = (sb->prof.n_allow > 0 || sb->ask) && !sb->prof.no_network;
   sb->runtime_validates = true;
+  if (net && sb->ask && ar_asker_open (&sb->asker, sb, err) < 0)
+    goto out;
   if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
     goto out;
-  if (net && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
+  if (net && sb->prof.n_allow > 0
+      && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
     goto out;
   if ((sig = pending_stop (&set)))
     {
@@ -417,7 +425,7 @@ out:
 
 /* ---- commands ---- */
 
-enum { O_HELP = 1, O_AGENT, O_PROFILE = 50, O_SETTINGS };
+enum { O_HELP = 1, O_AGENT, O_PROFILE = 50, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
 
 static const struct ar_opt *
 opts_with (const struct ar_opt *own, size_t n_own)
@@ -445,6 +453,13 @@ parse_sandbox_args (struct ar_sandbox *sb, const char *cmd, const struct ar_opt 
           usage (stdout);
           return 1;
         }
+      if (id == O_ASK)
+        sb->ask = true;
+      if (id == O_SAVE_PROFILE)
+        {
+          free (sb->save_profile);
+          sb->save_profile = xstrdup (arg);
+        }
       if (id > AR_SB_OPT_BASE && ar_sandbox_opt (sb, id, arg, &err) < 0)
         break;
     }
@@ -468,8 +483,8 @@ sandbox_usage (FILE *f)
               "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
               "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
               "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
-              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s",
-           ar_sandbox_opts_help, ar_profile_opts_help);
+              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s",
+           ar_sandbox_opts_help, ar_profile_opts_help, ar_asker_opts_help);
 }
 
 /* Write the bundle for --bundle DIR; say how to start the relay it expects. */
@@ -512,7 +527,8 @@ int
 cmd_sandbox (struct ar_globals *g, int argc, char **argv)
 {
   static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
-                                       { "settings", 0, true, O_SETTINGS } };
+                                       { "settings", 0, true, O_SETTINGS }, { "ask", 0, false, O_ASK },
+                                       { "save-profile", 0, true, O_SAVE_PROFILE } };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r, status = SANDBOX_FAILED;

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "spec.h"
 #include "state.h"
+#include "strio.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -98,16 +99,10 @@ read_resources (const char *file, struct ar_resources *r, ar_error **err)
   cleanup_close int fd = strcmp (file, "-") == 0 ? fcntl (0, F_DUPFD_CLOEXEC, 0) : open (file, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return ar_err (err, errno, "update: open %s", file);
-  size_t cap = 4096, len = 0;
-  cleanup_free char *buf = xmalloc0 (cap);
-  for (ssize_t n; (n = read (fd, buf + len, cap - len)) != 0; len += n)
-    {
-      if (n < 0)
-        return ar_err (err, errno, "update: read %s", file);
-      if (len + n == cap && (cap *= 2) > AR_SPEC_MAX_FILE_SIZE)
-        return ar_err (err, EFBIG, "update: %s", file);
-      buf = xrealloc (buf, cap);
-    }
+  size_t len = 0;
+  cleanup_free char *buf = NULL;
+  if (ar_read_all (fd, AR_SPEC_MAX_FILE_SIZE, &buf, &len) < 0)
+    return ar_err (err, errno, "update: read %s", file);
   return ar_resources_parse (buf, len, strcmp (file, "-") == 0 ? "<stdin>" : file, r, err);
 }
 

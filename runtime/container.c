@@ -70,8 +70,8 @@ is_rootless (struct ar_globals *g)
   return ar_rootless_detect (g->rootless);
 }
 
-static int
-reap (pid_t pid)
+int
+ar_reap (pid_t pid)
 {
   int ws;
   pid_t r;
@@ -98,14 +98,17 @@ copy_file (const char *from, int dirfd, const char *to, ar_error **err)
     {
       if (n < 0 && errno == EINTR)
         continue;
-      if (n < 0 || write (out, buf, (size_t) n) != n)
-        return ar_err (err, errno, "copy %s", from);
+      ssize_t w = n < 0 ? -1 : write (out, buf, (size_t) n);
+      if (w < 0)
+        return ar_err (err, errno, "copy %s into the state folder", from);
+      if (w != n)
+        return ar_err (err, EIO, "copy %s into the state folder: short write", from);
     }
   return 0;
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, ar_error **err)
+int
+ar_write_pid_file (const char *path, pid_t pid, ar_error **err)
 {
   cleanup_free char *tmp = xasprintf ("%s.tmp", path);
   cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -114,8 +117,9 @@ write_pid_file (const char *path, pid_t pid, ar_error **err)
 
   if (fd < 0)
     return ar_err (err, errno, "--pid-file: open %s", tmp);
-  if (write (fd, buf, (size_t) len) != len)
-    return ar_err (err, errno, "--pid-file: write %s", tmp);
+  ssize_t w = write (fd, buf, (size_t) len);
+  if (w != len)
+    return ar_err (err, w < 0 ? errno : EIO, "--pid-file: write %s", tmp);
   if (rename (tmp, path) < 0)
     return ar_err (err, errno, "--pid-file: rename to %s", path);
   return 0;
@@ -190,12 +194,12 @@ undo_create (struct ar_globals *g, struct created *c)
         syscall (SYS_pidfd_send_signal, c->init_pidfd, SIGKILL, NULL, 0);
       else
         kill (c->init, SIGKILL);
-      reap (c->init);
+      ar_reap (c->init);
     }
   if (c->child1 > 0)
     {
       kill (c->child1, SIGKILL);
-      reap (c->child1);
+      ar_reap (c->child1);
     }
   if (c->st.cgroup_path)
     {
@@ -226,7 +230,7 @@ on_pid (struct parent_io *io, pid_t pid, ar_error **err)
   if (c->init_pidfd < 0)
     return ar_err (err, errno, "pidfd_open %d", (int) pid);
   fcntl (c->init_pidfd, F_SETFD, FD_CLOEXEC);
-  int ws = reap (c->child1);
+  int ws = ar_reap (c->child1);
   c->child1 = 0;
   if (ws != 0)
     return ar_err (err, 0, "container setup process failed (status %d)", ws);
@@ -281,7 +285,7 @@ on_ready (struct parent_io *io, ar_error **err)
   struct created *c = io->c;
   if (ar_cstate_write (c->lockfd, &c->st, err) < 0)
     return -1;
-  if (io->o->pid_file && write_pid_file (io->o->pid_file, c->init, err) < 0)
+  if (io->o->pid_file && ar_write_pid_file (io->o->pid_file, c->init, err) < 0)
     return -1;
   ar_fault_point ("create-before-commit");
   return ar_sync_send (io->sock, SYNC_COMMIT, 0, -1, NULL, err);
@@ -421,11 +425,34 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
   return 0;
 }
 
+/* Before the cgroup exists, write where it will be: if this process is
+ * killed between making it and committing state.json, delete --force still
+ * finds it (state.json, once written, carries the path). */
+static int
+record_pending_cgroup (struct ar_globals *g, struct created *c, ar_error **err)
+{
+  cleanup_free char *path = NULL;
+  if (ar_cgroup_resolve (g->cgroup_manager, c->st.id, c->spec->linux_, &path, err) < 0)
+    return -1;
+  if (!path)
+    return 0;
+  cleanup_close int fd
+      = openat (c->lockfd, AR_STATE_CGROUP_PENDING, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return ar_err (err, errno, "create %s in the state folder", AR_STATE_CGROUP_PENDING);
+  size_t len = strlen (path);
+  if (write (fd, path, len) != (ssize_t) len)
+    return ar_err (err, errno ? errno : EIO, "write %s in the state folder", AR_STATE_CGROUP_PENDING);
+  return 0;
+}
+
 static int
 spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
        bool foreground, ar_error **err)
 {
   int sv[2];
+  if (record_pending_cgroup (g, c, err) < 0)
+    return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   ic->sock = sv[1];
@@ -505,7 +532,7 @@ ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_er
 static int
 release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
 {
-  cleanup_close int fifo = openat (dirfd, AR_STATE_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_close int fifo = openat (dirfd, AR_STATE_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
   char b;
 
   if (fifo < 0)

@@ -39,4 +39,11 @@ int ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int 
 int ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err);
 int ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err);
 
+/* --pid-file: the pid goes to PATH.tmp, then a rename, so a reader never
+ * sees a partial number. */
+int ar_write_pid_file (const char *path, pid_t pid, ar_error **err);
+
+/* waitpid retried on EINTR: the wait status, or -1. */
+int ar_reap (pid_t pid);
+
 #endif

@@ -107,6 +107,25 @@ run_poststop (const struct ar_cstate *st)
   ar_spec_free (spec);
 }
 
+/* A create killed after making its cgroup and before writing state.json
+ * left the path in cgroup.pending: kill what is in it and remove it. */
+static int
+remove_pending_cgroup (int dirfd, ar_error **err)
+{
+  char path[4096];
+  cleanup_close int fd = openat (dirfd, AR_STATE_CGROUP_PENDING, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "open %s in the state folder", AR_STATE_CGROUP_PENDING);
+  ssize_t n = read (fd, path, sizeof path - 1);
+  if (n < 0)
+    return ar_err (err, errno, "read %s in the state folder", AR_STATE_CGROUP_PENDING);
+  path[n] = '\0';
+  if (n == 0 || path[0] != '/')
+    return ar_err (err, 0, "%s in the state folder: not a cgroup path", AR_STATE_CGROUP_PENDING);
+  ar_cgroup_kill_all (path, SIGKILL, NULL);
+  return ar_cgroup_destroy (path, err);
+}
+
 int
 ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err)
 {
@@ -129,6 +148,8 @@ ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error 
       /* A create that died half way: only --force cleans it. */
       if (!force)
         return ar_err (err, 0, "container \"%s\" is being created (use --force to remove a broken one)", id);
+      if (remove_pending_cgroup (dirfd, err) < 0)
+        return -1;
       return ar_state_remove (g->root, id, err);
     }
   r = -1;

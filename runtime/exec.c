@@ -3,6 +3,7 @@
 #include "exec.h"
 #include "fault.h"
 #include "caps.h"
+#include "container.h"
 #include "cgroups.h"
 #include "log.h"
 #include "lsm.h"
@@ -225,17 +226,6 @@ struct exec_parent {
 };
 
 static int
-reap_child (pid_t pid)
-{
-  int ws;
-  pid_t r;
-  do
-    r = waitpid (pid, &ws, 0);
-  while (r < 0 && errno == EINTR);
-  return r < 0 ? -1 : ws;
-}
-
-static int
 exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **err)
 {
   for (;;)
@@ -253,7 +243,7 @@ exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **
           if (ep->pidfd < 0)
             return ar_err (err, errno, "exec: pidfd_open %d", (int) ep->pid);
           fcntl (ep->pidfd, F_SETFD, FD_CLOEXEC);
-          if (reap_child (ep->child1) != 0)
+          if (ar_reap (ep->child1) != 0)
             return ar_err (err, 0, "exec: joining the container failed");
           ep->child1 = 0;
         }
@@ -275,21 +265,6 @@ exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **
         close (fd);
       /* SYNC_READY: keep reading until execve closes the socket. */
     }
-}
-
-static int
-write_pid (const char *path, pid_t pid, ar_error **err)
-{
-  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
-  FILE *f = fopen (tmp, "we");
-  if (!f)
-    return ar_err (err, errno, "--pid-file: open %s", tmp);
-  fprintf (f, "%d", (int) pid);
-  if (fclose (f) != 0)
-    return ar_err (err, errno, "--pid-file: write %s", tmp);
-  if (rename (tmp, path) < 0)
-    return ar_err (err, errno, "--pid-file: rename to %s", path);
-  return 0;
 }
 
 static int
@@ -344,12 +319,12 @@ undo_exec (struct exec_parent *ep)
   if (ep->child1 > 0)
     {
       kill (ep->child1, SIGKILL);
-      reap_child (ep->child1);
+      ar_reap (ep->child1);
     }
   if (ep->pid > 0)
     {
       syscall (SYS_pidfd_send_signal, ep->pidfd, SIGKILL, NULL, 0);
-      reap_child (ep->pid);
+      ar_reap (ep->pid);
     }
 }
 
@@ -392,6 +367,14 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
         ar_err (err, errno, "exec: open %s", root);
       goto out;
     }
+  /* The root and namespaces above were reached by pid: if the pidfd's
+   * process is still alive now, the pid could not have been recycled in
+   * between, so they are the container's and not a newcomer's. */
+  if (syscall (SYS_pidfd_send_signal, x.pidfd, 0, NULL, 0) < 0)
+    {
+      ar_err (err, errno, "exec: container \"%s\": its init exited while joining", o->id);
+      goto out;
+    }
   /* --user names are the container's: resolved in its root, not ours. */
   if (o->user && !o->process_path)
     {
@@ -410,7 +393,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
       undo_exec (&ep);
       goto out;
     }
-  if (o->pid_file && write_pid (o->pid_file, ep.pid, err) < 0)
+  if (o->pid_file && ar_write_pid_file (o->pid_file, ep.pid, err) < 0)
     {
       undo_exec (&ep);
       goto out;

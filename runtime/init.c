@@ -138,7 +138,7 @@ wait_for_start (struct ar_init_ctx *c)
 {
   ar_error *err = NULL;
   /* Blocks until `start` opens the read side; the byte says go. */
-  int fd = openat (c->state_fd, "exec.fifo", O_WRONLY | O_CLOEXEC);
+  int fd = openat (c->state_fd, "exec.fifo", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     {
       ar_err (&err, errno, "open exec.fifo");

@@ -4,7 +4,7 @@ libagentrun_a_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS) $(SECCOMP_CFLAGS) $(CAP_CFLAG
 libagentrun_a_SOURCES = \
 	runtime/log.c runtime/log.h \
 	runtime/cli.c runtime/cli.h \
-	runtime/state.c runtime/state.h runtime/namespaces.c runtime/namespaces.h runtime/caps.c runtime/caps.h \
+	runtime/state.c runtime/state.h runtime/namespaces.c runtime/namespaces.h runtime/kfile.c runtime/kfile.h runtime/caps.c runtime/caps.h \
 	runtime/process.c runtime/process.h runtime/terminal.c runtime/terminal.h runtime/signals.c runtime/signals.h \
 	runtime/selfexe.c runtime/selfexe.h runtime/sync.h runtime/init.c runtime/container.c runtime/container.h \
 	runtime/delete.c runtime/exec.c runtime/exec.h runtime/cmd_common.h runtime/cmd_create.c runtime/cmd_run.c \
@@ -20,6 +20,7 @@ libagentrun_a_SOURCES = \
 	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c \
 	runtime/profile.c runtime/profile.h runtime/settings.c runtime/settings.h \
+	runtime/asker.c runtime/asker.h \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \
 	runtime/fault.c runtime/fault.h \
 	runtime/copyup.c runtime/copyup.h \

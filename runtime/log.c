@@ -1,5 +1,6 @@
 #include "config.h"
 #include "log.h"
+#include "strio.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -34,42 +35,6 @@ ar_log_init (const char *file, const char *format, bool debug, ar_error **err)
 int ar_log_fd (void) { return log_fd; }
 bool ar_log_debug_enabled (void) { return log_debug; }
 
-/* Append s to buf as JSON string contents. */
-static size_t
-json_escape (char *buf, size_t cap, const char *s)
-{
-  size_t n = 0;
-  for (; *s && n + 7 < cap; s++)
-    {
-      unsigned char c = (unsigned char) *s;
-      if (c == '"' || c == '\\')
-        { buf[n++] = '\\'; buf[n++] = (char) c; }
-      else if (c == '\n')
-        { buf[n++] = '\\'; buf[n++] = 'n'; }
-      else if (c < 0x20)
-        n += (size_t) snprintf (buf + n, cap - n, "\\u%04x", c);
-      else
-        buf[n++] = (char) c;
-    }
-  buf[n] = '\0';
-  return n;
-}
-
-static void
-write_all (int fd, const char *buf, size_t len)
-{
-  while (len > 0)
-    {
-      ssize_t w = write (fd, buf, len);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        return;
-      buf += w;
-      len -= (size_t) w;
-    }
-}
-
 void
 ar_log (enum ar_log_level level, const char *fmt, ...)
 {
@@ -96,14 +61,14 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
       if (log_json)
         {
           char esc[8192];
-          json_escape (esc, sizeof esc, msg);
+          ar_json_escape (esc, sizeof esc, msg);
           n = snprintf (line, sizeof line, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
                         level_names[level], esc, ts);
         }
       else
         n = snprintf (line, sizeof line, "%s %s: %s\n", ts, level_names[level], msg);
       if (n > 0)
-        write_all (log_fd, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+        (void) ar_write_all (log_fd, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
     }
   /* Errors and warnings always reach stderr too; debug/info only without a log file. */
   if (level >= AR_LOG_WARNING || log_fd < 0)
@@ -111,7 +76,7 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
       int n = snprintf (line, sizeof line, "agentrun: %s%s\n",
                         level == AR_LOG_WARNING ? "warning: " : level == AR_LOG_DEBUG ? "debug: " : "", msg);
       if (n > 0)
-        write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+        (void) ar_write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
     }
   errno = saved;
 }

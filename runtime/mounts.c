@@ -4,6 +4,7 @@
  * accident: only an option that asks for the opposite clears one. */
 #include "config.h"
 #include "mounts.h"
+#include "kfile.h"
 #include "copyup.h"
 #include "pathutil.h"
 #include "util.h"
@@ -268,26 +269,6 @@ ar_mount_fresh (const char *type, const char *source, const struct ar_mount_opts
   return mfd;
 }
 
-/* A user namespace holding m's idmap, for MOUNT_ATTR_IDMAP: a child is cloned
- * straight into a new user namespace (no window where it is not), its maps are
- * written from here, and the namespace fd outlives it. */
-static int
-write_map (pid_t pid, const char *file, const struct ar_idmap *map, size_t n, ar_error **err)
-{
-  char path[64], buf[4096];
-  size_t len = 0;
-  for (size_t i = 0; i < n && len < sizeof buf; i++)
-    len += (size_t) snprintf (buf + len, sizeof buf - len, "%u %u %u\n", map[i].container_id, map[i].host_id,
-                              map[i].size);
-  if (len >= sizeof buf)
-    return ar_err (err, E2BIG, "idmap: %s", file);
-  snprintf (path, sizeof path, "/proc/%d/%s", pid, file);
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || write (fd, buf, len) != (ssize_t) len)
-    return ar_err (err, errno, "idmap: write %s", path);
-  return 0;
-}
-
 /* The pid of pidfd's process as the mounted /proc sees it (fdinfo's "Pid:"). */
 static pid_t
 proc_pid_of (int pidfd)
@@ -303,6 +284,9 @@ proc_pid_of (int pidfd)
   return -1;
 }
 
+/* A user namespace holding m's idmap, for MOUNT_ATTR_IDMAP: a child is cloned
+ * straight into a new user namespace (no window where it is not), its maps are
+ * written from here, and the namespace fd outlives it. */
 static int
 idmap_userns (const struct ar_mount *m, const char *what, ar_error **err)
 {
@@ -336,8 +320,10 @@ idmap_userns (const struct ar_mount *m, const char *what, ar_error **err)
   snprintf (path, sizeof path, "/proc/%d/ns/user", procpid);
   if (procpid <= 0)
     ar_err (err, 0, "%s: idmap helper not visible in /proc", what);
-  else if (write_map (procpid, "uid_map", m->uid_mappings, m->n_uid_mappings, err) == 0
-      && write_map (procpid, "gid_map", m->gid_mappings, m->n_gid_mappings, err) == 0)
+  else if (ar_kfile_write_idmap (procpid, "uid_map", m->uid_mappings, m->n_uid_mappings, err) < 0
+           || ar_kfile_write_idmap (procpid, "gid_map", m->gid_mappings, m->n_gid_mappings, err) < 0)
+    ar_err_prefix (err, "%s: idmap", what);
+  else
     {
       fd = open (path, O_RDONLY | O_CLOEXEC);
       if (fd < 0)

@@ -1,6 +1,7 @@
 /* Namespaces: flags, joining by path, id maps, time offsets. */
 #include "config.h"
 #include "namespaces.h"
+#include "kfile.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -118,45 +119,16 @@ ar_ns_join (int fds[AR_NS_N], ar_error **err)
   return 0;
 }
 
-static int
-write_proc_file (pid_t pid, const char *name, const char *data, ar_error **err)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ar_err (err, errno, "open %s", path);
-  size_t len = strlen (data);
-  ssize_t n = write (fd, data, len);
-  if (n < 0)
-    return ar_err (err, errno, "write %s", path);
-  if ((size_t) n != len)
-    return ar_err (err, EIO, "write %s: short write", path);
-  return 0;
-}
-
-static char *
-format_map (const struct ar_idmap *m, size_t n)
-{
-  size_t cap = n * 40 + 1, len = 0;
-  char *buf = xmalloc0 (cap);
-  for (size_t i = 0; i < n; i++)
-    len += (size_t) snprintf (buf + len, cap - len, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
-  return buf;
-}
-
 int
 ar_ns_write_idmaps (pid_t pid, const struct ar_linux *lnx, bool deny_setgroups, ar_error **err)
 {
   if (!lnx->n_uid_mappings || !lnx->n_gid_mappings)
     return ar_err (err, 0, "config.json: linux.uidMappings/gidMappings: a new user namespace needs both");
-  cleanup_free char *uids = format_map (lnx->uid_mappings, lnx->n_uid_mappings);
-  cleanup_free char *gids = format_map (lnx->gid_mappings, lnx->n_gid_mappings);
-  if (write_proc_file (pid, "uid_map", uids, err) < 0)
+  if (ar_kfile_write_idmap (pid, "uid_map", lnx->uid_mappings, lnx->n_uid_mappings, err) < 0)
     return -1;
-  if (deny_setgroups && write_proc_file (pid, "setgroups", "deny", err) < 0)
+  if (deny_setgroups && ar_kfile_write_proc (pid, "setgroups", "deny", err) < 0)
     return -1;
-  return write_proc_file (pid, "gid_map", gids, err);
+  return ar_kfile_write_idmap (pid, "gid_map", lnx->gid_mappings, lnx->n_gid_mappings, err);
 }
 
 int
@@ -173,7 +145,7 @@ ar_ns_write_time_offsets (const struct ar_linux *lnx, ar_error **err)
         return ar_err (err, 0, "config.json: linux.timeOffsets.%s: only monotonic and boottime can be offset", clk);
       char line[128];
       snprintf (line, sizeof line, "%s %lld %u\n", clk, (long long) o->secs, o->nanosecs);
-      if (write_proc_file (getpid (), "timens_offsets", line, err) < 0)
+      if (ar_kfile_write_proc (getpid (), "timens_offsets", line, err) < 0)
         return -1;
     }
   return 0;

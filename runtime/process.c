@@ -1,6 +1,7 @@
 /* The container process: settings applied in the child, then execve. */
 #include "config.h"
 #include "process.h"
+#include "kfile.h"
 #include "caps.h"
 #include "seccomp.h"
 #include "spec.h"
@@ -22,20 +23,6 @@
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-static int
-write_file (const char *path, const char *data, ar_error **err)
-{
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return ar_err (err, errno, "open %s", path);
-  size_t len = strlen (data);
-  ssize_t n = write (fd, data, len);
-  if (n < 0)
-    return ar_err (err, errno, "write %s", path);
-  if ((size_t) n != len)
-    return ar_err (err, EIO, "write %s: short write", path);
-  return 0;
-}
 
 /* Write one sysctl under the container's /proc/sys, reached from its
  * rootfs fd without following any symlink: the rootfs is the user's. */
@@ -142,7 +129,7 @@ set_oom_score_adj (const struct ar_process *p, ar_error **err)
       if (atoi (cur) == p->oom_score_adj)
         return 0;
     }
-  return write_file ("/proc/self/oom_score_adj", want, err);
+  return ar_kfile_write ("/proc/self/oom_score_adj", want, strlen (want), err);
 }
 
 #define IOPRIO_CLASS_SHIFT 13

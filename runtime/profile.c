@@ -6,6 +6,8 @@
 #include "json.h"
 #include "util.h"
 
+#include <yajl/yajl_gen.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -204,4 +206,115 @@ ar_profile_apply_opts (struct ar_sandbox *sb, struct ar_optparser p, int id,
     if (got == id && load (sb, arg, err) < 0)
       return -1;
   return got < 0 ? -1 : 0;
+}
+
+/* ---- writing: `always` answers of sandbox --ask ---- */
+
+static yajl_gen_status
+gen_val (yajl_gen g, yajl_val v)
+{
+  yajl_gen_status s = yajl_gen_status_ok;
+  if (YAJL_IS_STRING (v))
+    return yajl_gen_string (g, (const unsigned char *) v->u.string, strlen (v->u.string));
+  if (YAJL_IS_NUMBER (v))
+    return yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
+  if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
+    return yajl_gen_bool (g, YAJL_IS_TRUE (v));
+  if (YAJL_IS_ARRAY (v))
+    {
+      s = yajl_gen_array_open (g);
+      for (size_t i = 0; s == yajl_gen_status_ok && i < v->u.array.len; i++)
+        s = gen_val (g, v->u.array.values[i]);
+      return s == yajl_gen_status_ok ? yajl_gen_array_close (g) : s;
+    }
+  if (YAJL_IS_OBJECT (v))
+    {
+      s = yajl_gen_map_open (g);
+      for (size_t i = 0; s == yajl_gen_status_ok && i < v->u.object.len; i++)
+        if ((s = yajl_gen_string (g, (const unsigned char *) v->u.object.keys[i], strlen (v->u.object.keys[i])))
+            == yajl_gen_status_ok)
+          s = gen_val (g, v->u.object.values[i]);
+      return s == yajl_gen_status_ok ? yajl_gen_map_close (g) : s;
+    }
+  return yajl_gen_null (g);
+}
+
+/* The profile with endpoint in its "allow" list (added last, once). */
+static yajl_gen_status
+gen_with_allow (yajl_gen g, yajl_val root, const char *endpoint)
+{
+  yajl_gen_status s = yajl_gen_map_open (g);
+  bool seen = false;
+  for (size_t i = 0; root && s == yajl_gen_status_ok && i < root->u.object.len; i++)
+    {
+      const char *k = root->u.object.keys[i];
+      yajl_val v = root->u.object.values[i];
+      s = yajl_gen_string (g, (const unsigned char *) k, strlen (k));
+      if (s != yajl_gen_status_ok || strcmp (k, "allow") != 0 || !YAJL_IS_ARRAY (v))
+        {
+          s = s == yajl_gen_status_ok ? gen_val (g, v) : s;
+          continue;
+        }
+      seen = true;
+      bool have = false;
+      s = yajl_gen_array_open (g);
+      for (size_t j = 0; s == yajl_gen_status_ok && j < v->u.array.len; j++)
+        {
+          yajl_val e = v->u.array.values[j];
+          have = have || (YAJL_IS_STRING (e) && strcmp (e->u.string, endpoint) == 0);
+          s = gen_val (g, e);
+        }
+      if (s == yajl_gen_status_ok && !have)
+        s = yajl_gen_string (g, (const unsigned char *) endpoint, strlen (endpoint));
+      s = s == yajl_gen_status_ok ? yajl_gen_array_close (g) : s;
+    }
+  if (s == yajl_gen_status_ok && !seen)
+    {
+      s = yajl_gen_string (g, (const unsigned char *) "allow", 5);
+      s = s == yajl_gen_status_ok ? yajl_gen_array_open (g) : s;
+      s = s == yajl_gen_status_ok ? yajl_gen_string (g, (const unsigned char *) endpoint, strlen (endpoint)) : s;
+      s = s == yajl_gen_status_ok ? yajl_gen_array_close (g) : s;
+    }
+  return s == yajl_gen_status_ok ? yajl_gen_map_close (g) : s;
+}
+
+static int
+write_atomic (const char *path, const unsigned char *buf, size_t len, ar_error **err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.agentrun-XXXXXX", path);
+  int fd = mkostemp (tmp, O_CLOEXEC);
+  if (fd < 0)
+    return ar_err (err, errno, "create %s", tmp);
+  bool ok = write (fd, buf, len) == (ssize_t) len && write (fd, "\n", 1) == 1 && fsync (fd) == 0;
+  int e = errno;
+  if (close (fd) < 0 && ok)
+    ok = false, e = errno;
+  if (!ok || rename (tmp, path) < 0)
+    {
+      e = ok ? errno : e;
+      unlink (tmp);
+      return ar_err (err, e, "write %s", path);
+    }
+  return 0;
+}
+
+int
+ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err)
+{
+  cleanup_free char *label = xasprintf ("profile %s", path);
+  yajl_val root = NULL;
+  if (access (path, F_OK) == 0 && ar_profile_read_json (path, label, &root, err) < 0)
+    return -1;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  const unsigned char *buf;
+  size_t len;
+  int r = -1;
+  if (gen_with_allow (g, root, endpoint) != yajl_gen_status_ok || yajl_gen_get_buf (g, &buf, &len) != yajl_gen_status_ok)
+    ar_err (err, 0, "%s: cannot write the JSON", label);
+  else
+    r = write_atomic (path, buf, len, err);
+  yajl_gen_free (g);
+  yajl_tree_free (root);
+  return r;
 }

@@ -43,4 +43,9 @@ int ar_profile_read_json (const char *path, const char *label, yajl_val *out, ar
 /* The folder of path (absolute, caller frees), for relative paths in it. */
 char *ar_profile_dir_of (const char *path, ar_error **err);
 
+/* Add endpoint ("NAME:PORT") to the "allow" list of the profile at path,
+ * keeping its other keys; the file is created if missing and replaced
+ * atomically. */
+int ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err);
+
 #endif

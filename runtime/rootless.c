@@ -4,6 +4,7 @@
  * namespace can be refused. */
 #include "config.h"
 #include "rootless.h"
+#include "kfile.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -200,28 +201,6 @@ ar_rootless_check_idmaps (const struct ar_linux *lnx, ar_error **err)
   return check_one (true, lnx->gid_mappings, lnx->n_gid_mappings, err);
 }
 
-static int
-write_map (pid_t pid, const char *name, const struct ar_idmap *m, size_t n, ar_error **err)
-{
-  char path[64];
-  size_t cap = n * 40 + 8, len = 0;
-  cleanup_free char *buf = xmalloc0 (cap);
-  for (size_t i = 0; i < n; i++)
-    len += (size_t) snprintf (buf + len, cap - len, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
-  if (!len)
-    len = (size_t) snprintf (buf, cap, "deny");
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ar_err (err, errno, "open %s", path);
-  ssize_t w = write (fd, buf, len);
-  if (w < 0)
-    return ar_err (err, errno, "write %s", path);
-  if ((size_t) w != len)
-    return ar_err (err, EIO, "write %s: short write", path);
-  return 0;
-}
-
 /* newuidmap PID inside outside count...: the setuid helper checks the
  * ranges against /etc/subuid itself; its own message goes to our stderr. */
 static int
@@ -269,7 +248,7 @@ ar_rootless_write_idmaps (pid_t pid, const struct ar_linux *lnx, ar_error **err)
   bool setuid_ok = have_cap (CAP_SETUID), setgid_ok = have_cap (CAP_SETGID);
   if (own_single (lnx->uid_mappings, lnx->n_uid_mappings, geteuid ()) || setuid_ok)
     {
-      if (write_map (pid, "uid_map", lnx->uid_mappings, lnx->n_uid_mappings, err) < 0)
+      if (ar_kfile_write_idmap (pid, "uid_map", lnx->uid_mappings, lnx->n_uid_mappings, err) < 0)
         return -1;
     }
   else if (run_helper ("newuidmap", pid, lnx->uid_mappings, lnx->n_uid_mappings, err) < 0)
@@ -279,9 +258,9 @@ ar_rootless_write_idmaps (pid_t pid, const struct ar_linux *lnx, ar_error **err)
   /* Without CAP_SETGID over the parent namespace the kernel takes a gid
    * map only once setgroups is denied: else dropping a group by setgroups
    * could lift a "deny" that group carries on a file. */
-  if (!setgid_ok && write_map (pid, "setgroups", NULL, 0, err) < 0)
+  if (!setgid_ok && ar_kfile_write_proc (pid, "setgroups", "deny", err) < 0)
     return -1;
-  return write_map (pid, "gid_map", lnx->gid_mappings, lnx->n_gid_mappings, err);
+  return ar_kfile_write_idmap (pid, "gid_map", lnx->gid_mappings, lnx->n_gid_mappings, err);
 }
 
 static long

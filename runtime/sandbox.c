@@ -105,6 +105,7 @@ ar_sandbox_free (struct ar_sandbox *sb)
   strv_free (sb->link_name, sb->n_links);
   strv_free (sb->link_target, sb->n_links);
   free (sb->bundle_out);
+  free (sb->save_profile);
   free (sb->id);
   free (sb->tmpdir);
   memset (sb, 0, sizeof *sb);
@@ -544,7 +545,7 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   sandbox_landlock (o);
   if (ar_agent_assign_addrs (o, err) < 0)
     return -1;
-  if (o->n_allow > 0 && !o->no_network)
+  if ((o->n_allow > 0 || sb->ask) && !o->no_network)
     {
       if (!(o->netproxy = ar_sandbox_find_helper ("agentrun-netproxy", err)))
         return ar_err_prefix (err, "network step: ");

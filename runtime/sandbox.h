@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "agent.h"
+#include "asker.h"
 #include "cli.h"
 #include "error.h"
 
@@ -42,6 +43,9 @@ struct ar_sandbox {
   bool no_terminal;                     /* never a pty, even when stdin is a terminal (check) */
   bool runtime_validates;               /* the bundle goes straight to the runtime, which parses
                                            and validates it: no need to do it twice */
+  bool ask;                             /* --ask: new names are asked about (asker.h) */
+  char *save_profile;                   /* --save-profile FILE: where `always` answers go */
+  struct ar_asker asker;
 };
 
 void ar_sandbox_init (struct ar_sandbox *sb);

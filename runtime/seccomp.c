@@ -7,6 +7,7 @@
 #include "seccomp_cache.h"
 #include "log.h"
 #include "state.h"
+#include "strio.h"
 #include "util.h"
 
 #include <errno.h>
@@ -342,30 +343,6 @@ ar_seccomp_prog_free (struct ar_seccomp_prog *prog)
   free (prog);
 }
 
-/* JSON string body of s (without quotes), escaped. */
-static char *
-json_escape (const char *s)
-{
-  size_t n = 0, cap = strlen (s) * 6 + 1;
-  char *out = xmalloc0 (cap);
-
-  for (; *s; s++)
-    {
-      unsigned char c = (unsigned char) *s;
-      if (c == '"' || c == '\\')
-        {
-          out[n++] = '\\';
-          out[n++] = (char) c;
-        }
-      else if (c < 0x20)
-        n += (size_t) snprintf (out + n, cap - n, "\\u%04x", c);
-      else
-        out[n++] = (char) c;
-    }
-  out[n] = '\0';
-  return out;
-}
-
 static int
 send_with_fd (int sock, const char *buf, size_t len, int fd, const char *path, ar_error **err)
 {
@@ -413,7 +390,10 @@ ar_seccomp_send_listener (const struct ar_seccomp *sc, int listener_fd, const ch
     return ar_err (err, ENAMETOOLONG, LABEL ": linux.seccomp.listenerPath: %s", path);
   if (ar_state_parse (state_json, strlen (state_json), &st, err) < 0)
     return ar_err_prefix (err, "seccomp listener: container state");
-  meta = json_escape (sc->listener_metadata ? sc->listener_metadata : "");
+  const char *md = sc->listener_metadata ? sc->listener_metadata : "";
+  size_t cap = strlen (md) * 6 + 1;
+  meta = xmalloc0 (cap);
+  ar_json_escape (meta, cap, md);
   doc = xasprintf ("{\"ociVersion\":\"%s\",\"fds\":[\"seccompFd\"],\"pid\":%d,\"metadata\":\"%s\",\"state\":%s}",
                    AR_SPEC_VERSION, (int) st.pid, meta, state_json);
   ar_state_clear (&st);

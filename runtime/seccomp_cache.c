@@ -7,6 +7,7 @@
  * and the SHA-256 of its instructions. Anything else is a miss. */
 #include "config.h"
 #include "seccomp_cache.h"
+#include "strio.h"
 #include "log.h"
 #include "util.h"
 
@@ -254,23 +255,6 @@ ar_seccomp_cache_load (const char *state_root, const unsigned char key[AR_SHA256
   return 0;
 }
 
-static int
-write_all (int fd, const void *p, size_t n)
-{
-  const char *c = p;
-  while (n > 0)
-    {
-      ssize_t w = write (fd, c, n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        return -1;
-      c += w;
-      n -= (size_t) w;
-    }
-  return 0;
-}
-
 void
 ar_seccomp_cache_store (const char *state_root, const unsigned char key[AR_SHA256_LEN],
                         const struct ar_seccomp_prog *prog)
@@ -297,7 +281,7 @@ ar_seccomp_cache_store (const char *state_root, const unsigned char key[AR_SHA25
       ar_debug ("seccomp cache: create %s: %s", tmp, strerror (errno));
       return;
     }
-  if (write_all (fd, &h, sizeof h) < 0 || write_all (fd, prog->insns, body) < 0 || renameat (dir, tmp, dir, name) < 0)
+  if (ar_write_all (fd, &h, sizeof h) < 0 || ar_write_all (fd, prog->insns, body) < 0 || renameat (dir, tmp, dir, name) < 0)
     {
       ar_debug ("seccomp cache: writing %s: %s", name, strerror (errno));
       unlinkat (dir, tmp, 0);

@@ -1,6 +1,7 @@
 /* Re-exec from a sealed memfd copy of /proc/self/exe. */
 #include "config.h"
 #include "selfexe.h"
+#include "strio.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -29,29 +30,14 @@ static char **
 own_argv (ar_error **err)
 {
   cleanup_close int fd = open ("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  size_t cap = 4096, len = 0;
+  size_t len = 0;
   char *buf;
 
   if (fd < 0)
     return ar_err (err, errno, "open /proc/self/cmdline"), NULL;
-  buf = xmalloc0 (cap);
-  for (;;)
-    {
-      if (len + 2 >= cap)
-        buf = xrealloc (buf, cap *= 2);
-      ssize_t n = read (fd, buf + len, cap - len - 2);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          free (buf);
-          return ar_err (err, errno, "read /proc/self/cmdline"), NULL;
-        }
-      if (n == 0)
-        break;
-      len += (size_t) n;
-    }
-  buf[len] = '\0';
+  /* The kernel caps argv+envp at a quarter of the stack limit: 64 MiB is plenty. */
+  if (ar_read_all (fd, 64 << 20, &buf, &len) < 0)
+    return ar_err (err, errno, "read /proc/self/cmdline"), NULL;
   size_t argc = 0;
   for (size_t i = 0; i < len; i++)
     if (buf[i] == '\0')

@@ -1,6 +1,7 @@
 /* Signal forwarding and the foreground wait loop. */
 #include "config.h"
 #include "signals.h"
+#include "strio.h"
 #include "log.h"
 #include "terminal.h"
 #include "util.h"
@@ -93,22 +94,6 @@ relay_stop (struct relay *r)
     tcsetattr (STDIN_FILENO, TCSANOW, &r->saved);
 }
 
-static int
-write_all (int fd, const char *buf, size_t len)
-{
-  while (len)
-    {
-      ssize_t n = write (fd, buf, len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return -1;
-      buf += n;
-      len -= (size_t) n;
-    }
-  return 0;
-}
-
 /* Move one buffer from -> to; false when from is done. *last (if given)
  * gets the last byte moved. */
 static bool
@@ -122,7 +107,7 @@ pump (int from, int to, char *last)
     return false;
   if (last)
     *last = buf[n - 1];
-  return write_all (to, buf, (size_t) n) == 0;
+  return ar_write_all (to, buf, (size_t) n) == 0;
 }
 
 /* End of our stdin. From a pipe or a file, the process on the pty would

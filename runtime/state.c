@@ -1,6 +1,7 @@
 /* State folder, locking and state.json for one container. */
 #include "config.h"
 #include "state.h"
+#include "strio.h"
 #include "util.h"
 #include "cgroups.h"
 
@@ -252,39 +253,10 @@ static int
 read_small_file (int dirfd, const char *name, char **out, ar_error **err)
 {
   cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  size_t cap = 4096, len = 0;
-  char *buf;
-
   if (fd < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "open state file %s", name);
-  buf = xmalloc0 (cap);
-  for (;;)
-    {
-      if (len + 1 >= cap)
-        {
-          if (cap > (1 << 24))
-            {
-              free (buf);
-              return ar_err (err, EFBIG, "read state file %s", name);
-            }
-          cap *= 2;
-          buf = xrealloc (buf, cap);
-        }
-      ssize_t n = read (fd, buf + len, cap - len - 1);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int e = errno;
-          free (buf);
-          return ar_err (err, e, "read state file %s", name);
-        }
-      if (n == 0)
-        break;
-      len += (size_t) n;
-    }
-  buf[len] = '\0';
-  *out = buf;
+  if (ar_read_all (fd, 1 << 24, out, NULL) < 0)
+    return ar_err (err, errno, "read state file %s", name);
   return 1;
 }
 

@@ -14,6 +14,8 @@
 
 #define AR_STATE_FILE "state.json"
 #define AR_STATE_CONFIG "config.json"
+/* The cgroup a create is about to make, until state.json records it. */
+#define AR_STATE_CGROUP_PENDING "cgroup.pending"
 #define AR_STATE_FIFO "exec.fifo"
 
 struct ar_cstate {

@@ -211,6 +211,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   free (o->allow);
   free (o->netproxy);
   free (o->relay_dir);
+  free (o->ask_socket);
   free (o->audit);
   free (o->home);
   free (o->user);
@@ -462,7 +463,7 @@ g_mounts (struct gen *G, const struct ar_agent_opts *o)
 static void
 g_hooks (struct gen *G, const struct ar_agent_opts *o)
 {
-  if (o->no_network || o->n_allow == 0)
+  if (o->no_network || (o->n_allow == 0 && !o->ask_socket))
     return;
   g_str (G, "hooks");
   g_open (G, true);
@@ -485,6 +486,11 @@ g_hooks (struct gen *G, const struct ar_agent_opts *o)
     {
       g_str (G, "--audit");
       g_str (G, o->audit);
+    }
+  if (o->ask_socket)
+    {
+      g_str (G, "--ask");
+      g_str (G, o->ask_socket);
     }
   g_close (G, false);
   g_kint (G, "timeout", 30);
@@ -671,7 +677,7 @@ check_opts (const struct ar_agent_opts *o, ar_error **err)
     return ar_err (err, 0, "agent profile: refusing to run the agent as uid or gid 0");
   if (o->pids <= 0)
     return ar_err (err, 0, "agent profile: --pids must be positive");
-  if (!o->no_network && o->n_allow > 0 && (!o->netproxy || !o->relay_dir))
+  if (!o->no_network && (o->n_allow > 0 || o->ask_socket) && (!o->netproxy || !o->relay_dir))
     return ar_err (err, 0, "agent profile: --allow needs agentrun-netproxy and a relay folder");
   if (!o->seccomp_json)
     return ar_err (err, 0, "agent profile: no seccomp profile");

@@ -48,6 +48,7 @@ struct ar_agent_opts {
   bool no_network;
   char *netproxy;                               /* absolute path of agentrun-netproxy */
   char *relay_dir;                              /* host folder with the relay's sockets */
+  char *ask_socket;                             /* sandbox --ask: where the netproxy asks about new names */
   char *audit;                                  /* --audit FILE (absolute) or NULL */
   /* process */
   char **args; size_t n_args;

@@ -358,9 +358,19 @@ ptrace_attack (int seconds)
           seen++;
           if (ptrace (PTRACE_ATTACH, pid, 0, 0) == 0)
             {
-              attached++;
-              printf ("ATTACHED %d %s\n", pid, target);
+              /* Stopped and ours now: what is it? A process that has
+               * already exec'd the container's program is fair game; the
+               * runtime (its memfd copy or binary) is not. */
               waitpid (pid, NULL, __WALL);
+              n = readlink (path, target, sizeof target - 1);
+              target[n > 0 ? n : 0] = '\0';
+              if (n > 0 && (strstr (target, "busybox") || strcmp (target, self) == 0))
+                printf ("LATE %d %s (attached after its exec)\n", pid, target);
+              else
+                {
+                  attached++;
+                  printf ("ATTACHED %d %s\n", pid, n > 0 ? target : "(exe unreadable)");
+                }
               ptrace (PTRACE_DETACH, pid, 0, 0);
             }
           else if (seen < 5)

@@ -57,14 +57,16 @@ assert_clean() {
 # long as the container's init (the state on stdin names its pid). It must
 # not outlive delete --force.
 with_helper_hook() {
-  local helper=$BATS_TEST_TMPDIR/helper.sh
-  cat >"$helper" <<HELPER
+  local helper=$BATS_TEST_TMPDIR/helper.sh watch=$BATS_TEST_TMPDIR/watch.sh
+  # alive while the pid exists and is not a zombie, as the server's pidfd
+  # sees it (this machine's pid 1 can be slow to reap an orphaned init)
+  cat >"$watch" <<'WATCH'
 #!/bin/sh
-pid=\$(jq -r .pid)
-setsid sh -c "while kill -0 \$pid 2>/dev/null; do sleep 0.1; done" </dev/null >/dev/null 2>&1 &
-echo \$! >"$BATS_TEST_TMPDIR/helper.pid"
-HELPER
-  chmod +x "$helper"
+while st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [ "${st%% *}" != Z ]; do sleep 0.1; done
+WATCH
+  printf '#!/bin/sh\n# %s\npid=$(jq -r .pid)\nsetsid %s "$pid" </dev/null >/dev/null 2>&1 &\necho $! >"%s"\n' \
+    "$ID" "$watch" "$BATS_TEST_TMPDIR/helper.pid" >"$helper"
+  chmod +x "$helper" "$watch"
   config_edit "$B" '.hooks.createRuntime = [{"path": $p, "args": [$p, $id]}]' --arg p "$helper" --arg id "$ID"
 }
 helper_gone() {

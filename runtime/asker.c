@@ -1,0 +1,264 @@
+/* The asking side of `agentrun sandbox --ask`: see asker.h. */
+#include "config.h"
+#include "asker.h"
+#include "log.h"
+#include "profile.h"
+#include "sandbox.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define QUESTION_WAIT_MS 2000   /* the server writes its line right after connecting */
+#define RELAY_WAIT_MS 5000
+
+enum answer { NO, YES, ALWAYS };
+
+int
+ar_asker_open (struct ar_asker *a, struct ar_sandbox *sb, ar_error **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  a->lfd = -1;
+  a->path = xasprintf ("%s/ask.sock", sb->tmpdir);
+  if (strlen (a->path) >= sizeof sa.sun_path)
+    return ar_err (err, ENAMETOOLONG, "--ask: socket path %s", a->path);
+  strcpy (sa.sun_path, a->path);
+  a->lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (a->lfd < 0)
+    return ar_err (err, errno, "--ask: socket");
+  /* only root (the netproxy server) may connect: the agent must not answer itself */
+  if (bind (a->lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || chmod (a->path, 0600) < 0 || listen (a->lfd, 16) < 0)
+    return ar_err (err, errno, "--ask: listen on %s", a->path);
+  free (sb->prof.ask_socket);
+  sb->prof.ask_socket = xstrdup (a->path);
+  return 0;
+}
+
+/* "ask NAME PORT" with a name we would accept for --allow. */
+static int
+read_question (int fd, char *name, size_t cap, int *port)
+{
+  char buf[320];
+  size_t len = 0;
+  while (len < sizeof buf - 1 && !memchr (buf, '\n', len))
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      if (poll (&p, 1, QUESTION_WAIT_MS) <= 0)
+        return -1;
+      ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+      if (n <= 0)
+        return -1;
+      len += (size_t) n;
+    }
+  buf[len] = '\0';
+  char fmt[32];
+  snprintf (fmt, sizeof fmt, "ask %%%zus %%d", cap - 1);
+  if (sscanf (buf, fmt, name, port) != 2 || *port < 1 || *port > 65535)
+    return -1;
+  for (const char *c = name; *c; c++)
+    if (!isalnum ((unsigned char) *c) && *c != '-' && *c != '.')
+      return -1;
+  return 0;
+}
+
+/* One line from the terminal, which may be in raw mode (the container's
+ * terminal relay set it so): we echo, and stop at CR or LF. A signal for
+ * us (sfd) ends the question with no answer. */
+static enum answer
+prompt (int tty, const char *ep, bool can_always, int sfd)
+{
+  char q[400], line[16];
+  size_t n = 0;
+  int len = snprintf (q, sizeof q, "\r\nagentrun: allow %s for this run? [y/N%s] ", ep, can_always ? "/always" : "");
+  if (write (tty, q, (size_t) len) != len)
+    return NO;
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = tty, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+      char c;
+      if (poll (p, 2, -1) < 0 && errno != EINTR)
+        return NO;
+      if (p[1].revents & POLLIN)
+        return NO;
+      if (!(p[0].revents & (POLLIN | POLLHUP)) || read (tty, &c, 1) != 1)
+        continue;
+      if (c == '\r' || c == '\n' || c == 4)
+        break;
+      if (n < sizeof line - 1)
+        line[n++] = c;
+      if (write (tty, &c, 1) < 0)
+        return NO;
+    }
+  line[n] = '\0';
+  if (write (tty, "\r\n", 2) < 0)
+    return NO;
+  if (strcasecmp (line, "y") == 0 || strcasecmp (line, "yes") == 0)
+    return YES;
+  return can_always && strcasecmp (line, "always") == 0 ? ALWAYS : NO;
+}
+
+static enum answer
+ask_person (struct ar_sandbox *sb, const char *ep, pid_t child, int sfd)
+{
+  int tty = open ("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (tty < 0)
+    {
+      ar_warn ("sandbox --ask: %s refused: no terminal to ask on (/dev/tty: %s)", ep, strerror (errno));
+      return NO;
+    }
+  /* the container's terminal relay would take the keystrokes meant for us */
+  bool stop = sb->prof.terminal && child > 0 && kill (child, SIGSTOP) == 0;
+  enum answer r = prompt (tty, ep, sb->save_profile != NULL, sfd);
+  if (stop)
+    kill (child, SIGCONT);
+  close (tty);
+  return r;
+}
+
+static long long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A relay of its own for the new route, in <tmpdir>/ask-N; the socket path. */
+static char *
+start_route_relay (struct ar_asker *a, struct ar_sandbox *sb, const char *ep, ar_error **err)
+{
+  if (a->n_relays == AR_ASKER_MAX_RELAYS)
+    return ar_err (err, 0, "more than %d endpoints allowed at run time", AR_ASKER_MAX_RELAYS), NULL;
+  cleanup_free char *relay = ar_sandbox_find_helper ("agentrun-relay", err);
+  if (!relay)
+    return NULL;
+  cleanup_free char *dir = xasprintf ("%s/ask-%zu", sb->tmpdir, a->n_relays);
+  cleanup_free char *errlog = xasprintf ("%s.err", dir);
+  char *sock = xasprintf ("%s/%s.sock", dir, ep);
+  char *argv[] = { (char *) "agentrun-relay", (char *) "--dir", dir, (char *) "--container", sb->id,
+                   (char *) "--grace", (char *) "1", (char *) "--allow", (char *) ep,
+                   sb->prof.audit ? (char *) "--audit" : NULL, sb->prof.audit, NULL };
+  pid_t parent = getpid ();
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      sigset_t none;
+      sigemptyset (&none);
+      setpgid (0, 0);
+      if (prctl (PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid () != parent)
+        _exit (127);
+      /* its chatter goes to a file of ours, never to the terminal we ask on */
+      int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
+      int log = open (errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (nul < 0 || log < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (log, 2) < 0)
+        _exit (127);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      execv (relay, argv);
+      _exit (127);
+    }
+  if (pid < 0)
+    {
+      ar_err (err, errno, "fork for agentrun-relay");
+      free (sock);
+      return NULL;
+    }
+  a->relays[a->n_relays++] = pid;
+  for (long long end = now_ms () + RELAY_WAIT_MS; now_ms () < end; usleep (2000))
+    {
+      struct stat st;
+      if (lstat (sock, &st) == 0 && S_ISSOCK (st.st_mode))
+        return sock;
+      if (waitpid (pid, NULL, WNOHANG) == pid)
+        {
+          a->relays[--a->n_relays] = 0;
+          break;
+        }
+    }
+  ar_err (err, 0, "agentrun-relay for %s did not start", ep);
+  free (sock);
+  return NULL;
+}
+
+static void
+reply (int fd, const char *line)
+{
+  size_t n = strlen (line);
+  if (write (fd, line, n) != (ssize_t) n)
+    ar_warn ("sandbox --ask: answering the netproxy: %s", strerror (errno));
+}
+
+void
+ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, pid_t child, int sfd)
+{
+  char name[256], ep[300];
+  int port;
+  cleanup_close int fd = accept4 (a->lfd, NULL, NULL, SOCK_CLOEXEC);
+  if (fd < 0)
+    return;
+  if (read_question (fd, name, sizeof name, &port) < 0)
+    {
+      reply (fd, "deny\n");
+      return;
+    }
+  snprintf (ep, sizeof ep, "%s:%d", name, port);
+  enum answer ans = ask_person (sb, ep, child, sfd);
+  if (ans == NO)
+    {
+      reply (fd, "deny\n");
+      return;
+    }
+  cleanup_error ar_error *err = NULL;
+  cleanup_free char *sock = start_route_relay (a, sb, ep, &err);
+  if (!sock)
+    {
+      ar_warn ("sandbox --ask: %s refused: %s", ep, err->msg);
+      {
+        reply (fd, "deny\n");
+        return;
+      }
+    }
+  cleanup_free char *line = xasprintf ("allow %s\n", sock);
+  reply (fd, line);
+  if (ans == ALWAYS && ar_profile_append_allow (sb->save_profile, ep, &err) < 0)
+    ar_warn ("sandbox --ask: %s allowed for this run, but not saved: %s", ep, err->msg);
+}
+
+void
+ar_asker_close (struct ar_asker *a)
+{
+  if (!a->path)
+    return;   /* never opened */
+  for (size_t i = 0; i < a->n_relays; i++)
+    if (a->relays[i] > 0)
+      {
+        kill (a->relays[i], SIGTERM);
+        waitpid (a->relays[i], NULL, 0);
+      }
+  a->n_relays = 0;
+  if (a->lfd >= 0)
+    close (a->lfd);
+  a->lfd = -1;
+  if (a->path)
+    unlink (a->path);
+  free (a->path);
+  a->path = NULL;
+}
+
+const char ar_asker_opts_help[] =
+  "  --ask                 when the command looks up a name that is not allowed, ask on\n"
+  "                        this terminal (never the command's): y allows NAME:443 for\n"
+  "                        this run, anything else (or no terminal) refuses it\n"
+  "  --save-profile FILE   with --ask, `always` also adds NAME:443 to FILE's allow list\n";

@@ -1,0 +1,23 @@
+/* Small byte helpers shared by the runtime and the network proxy: a write
+ * loop that survives partial writes and EINTR, and JSON string escaping. */
+#ifndef AR_STRIO_H
+#define AR_STRIO_H
+
+#include <stddef.h>
+
+/* Write all LEN bytes of BUF to FD. 0, or -1 with errno (EIO when the
+ * kernel took nothing without saying why). */
+int ar_write_all (int fd, const void *buf, size_t len);
+
+/* S as the body of a JSON string (no quotes) into BUF of CAP bytes, always
+ * NUL-terminated; cut short (at a character boundary of the escaped form)
+ * when CAP is too small. Returns the length written. CAP = 6 * strlen + 1
+ * always fits. */
+size_t ar_json_escape (char *buf, size_t cap, const char *s);
+
+/* Read FD to its end into a new NUL-terminated buffer (*out; *len, if not
+ * NULL, without the NUL). 0, or -1 with errno: EFBIG past MAX bytes (the
+ * buffer never grows much beyond MAX, whatever FD is). */
+int ar_read_all (int fd, size_t max, char **out, size_t *len);
+
+#endif
