@@ -254,20 +254,23 @@ cmp_int (const void *a, const void *b)
   return *(const int *) a - *(const int *) b;
 }
 
-/* The server keeps its listeners and nothing else the runtime handed us. */
-static void
+/* The server keeps its listeners and nothing else the runtime handed us:
+ * -1 if that cannot be made sure of (a long-lived daemon must not sit on
+ * fds of the runtime's). */
+static int
 close_all_but (int *keep, size_t n)
 {
   qsort (keep, n, sizeof *keep, cmp_int);
   unsigned int from = 3;
   for (size_t i = 0; i < n; i++)
     {
-      if ((unsigned int) keep[i] > from)
-        syscall (SYS_close_range, from, (unsigned int) keep[i] - 1, 0);
+      if ((unsigned int) keep[i] > from && syscall (SYS_close_range, from, (unsigned int) keep[i] - 1, 0) < 0)
+        return -1;
       if ((unsigned int) keep[i] >= from)
         from = (unsigned int) keep[i] + 1;
     }
-  syscall (SYS_close_range, from, ~0U, 0);
+  if (syscall (SYS_close_range, from, ~0U, 0) < 0)
+    return -1;
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
   if (null >= 0)
     {
@@ -276,6 +279,7 @@ close_all_but (int *keep, size_t n)
       if (null > 2)
         close (null);
     }
+  return 0;
 }
 
 /* The grandchild: detached (new session, reparented), outside the
@@ -287,7 +291,8 @@ server_main (struct np_server *S, int pidfd, int ready)
   size_t n = server_fds (S, keep, ARRAY_SIZE (keep) - 2);
   keep[n++] = pidfd;
   keep[n++] = ready;
-  close_all_but (keep, n);
+  if (close_all_but (keep, n) < 0)
+    _exit (1);                  /* no readiness byte: the hook reports the failure */
   prctl (PR_SET_NAME, "agentrun-netpx");
   ev_raise_nofile ();
   cleanup_error ar_error *err = NULL;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +83,9 @@ prompt (int tty, const char *ep, bool can_always, int sfd)
 {
   char q[400], line[16];
   size_t n = 0;
+  struct termios tio;
+  /* in raw mode (the container's terminal relay set it) nothing echoes but us */
+  bool echo = tcgetattr (tty, &tio) == 0 && !(tio.c_lflag & ECHO);
   int len = snprintf (q, sizeof q, "\r\nagentrun: allow %s for this run? [y/N%s] ", ep, can_always ? "/always" : "");
   if (write (tty, q, (size_t) len) != len)
     return NO;
@@ -93,17 +97,24 @@ prompt (int tty, const char *ep, bool can_always, int sfd)
         return NO;
       if (p[1].revents & POLLIN)
         return NO;
-      if (!(p[0].revents & (POLLIN | POLLHUP)) || read (tty, &c, 1) != 1)
+      if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
+      ssize_t r = read (tty, &c, 1);
+      if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (r != 1)
+        return NO;   /* the terminal went away: no one to say yes */
+      if (c == 3)
+        return NO;   /* ^C in raw mode: no signal comes, the answer is no */
       if (c == '\r' || c == '\n' || c == 4)
         break;
       if (n < sizeof line - 1)
         line[n++] = c;
-      if (write (tty, &c, 1) < 0)
+      if (echo && write (tty, &c, 1) < 0)
         return NO;
     }
   line[n] = '\0';
-  if (write (tty, "\r\n", 2) < 0)
+  if (echo && write (tty, "\r\n", 2) < 0)
     return NO;
   if (strcasecmp (line, "y") == 0 || strcasecmp (line, "yes") == 0)
     return YES;

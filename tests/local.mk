@@ -3,7 +3,7 @@ TESTS_BATS = $(sort $(wildcard $(srcdir)/tests/*.bats))
 EXTRA_DIST += tests
 check-local: all
 	AGENTRUN_BUILDDIR=$(abs_builddir) AGENTRUN_SRCDIR=$(abs_srcdir) \
-	  bats $(BATS_FLAGS) $(TESTS_BATS)
+	  $(srcdir)/tests/run-bats $(BATS_FLAGS) $(TESTS_BATS)
 # The seccomp notify agent tests/seccomp.bats runs (built by `make`, not installed).
 noinst_PROGRAMS += tests/seccomp-notify-agent
 tests_seccomp_notify_agent_SOURCES = tests/seccomp-notify-agent.c
