@@ -93,7 +93,7 @@ ar_sandbox_rmtree (const char *path, ar_error **err)
   if (lstat (path, &st) < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", path);
   if (rm_at (AT_FDCWD, path, st.st_dev, err) < 0)
-    return ar_err_prefix (err, "cleanup of %s: ", path);
+    return ar_err_prefix (err, "cleanup of %s", path);
   return 0;
 }
 
@@ -142,7 +142,7 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
   const struct ar_agent_opts *o = &sb->prof;
   cleanup_free char *relay = ar_sandbox_find_helper ("agentrun-relay", err);
   if (!relay)
-    return ar_err_prefix (err, "network step: ");
+    return ar_err_prefix (err, "network step");
   size_t n = 0;
   char **argv = xmalloc0 ((o->n_allow * 2 + 12) * sizeof *argv);
   argv[n++] = xstrdup ("agentrun-relay");

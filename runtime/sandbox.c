@@ -548,7 +548,7 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   if ((o->n_allow > 0 || sb->ask) && !o->no_network)
     {
       if (!(o->netproxy = ar_sandbox_find_helper ("agentrun-netproxy", err)))
-        return ar_err_prefix (err, "network step: ");
+        return ar_err_prefix (err, "network step");
     }
   return 0;
 }
@@ -707,7 +707,7 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
    * config: a profile the runtime would refuse is caught here */
   struct ar_spec *spec = NULL;
   if (!sb->runtime_validates && ar_spec_parse (json, len, "agent config.json", &spec, err) < 0)
-    return ar_err_prefix (err, "agent profile: ");
+    return ar_err_prefix (err, "agent profile");
   ar_spec_free (spec);
   cleanup_free char *hosts = ar_agent_hosts_text (o);
   cleanup_free char *resolv = ar_agent_resolv_text (o);

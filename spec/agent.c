@@ -179,9 +179,10 @@ ar_agent_hosts_text (const struct ar_agent_opts *o)
 char *
 ar_agent_resolv_text (const struct ar_agent_opts *o)
 {
-  (void) o;
-  /* the netproxy's DNS stub answers allowed names and refuses the rest */
-  return xasprintf ("nameserver %s\noptions attempts:1 timeout:2\n", AR_AGENT_DNS_ADDR);
+  /* The netproxy's DNS stub answers allowed names and refuses the rest at
+   * once; with --ask it holds a lookup while a person decides, so the
+   * resolver must wait as long as the question may take. */
+  return xasprintf ("nameserver %s\noptions attempts:1 timeout:%d\n", AR_AGENT_DNS_ADDR, o && o->ask_socket ? 30 : 2);
 }
 
 void
