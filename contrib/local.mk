@@ -12,3 +12,6 @@ criodir = $(datadir)/agentrun/crio
 dist_crio_DATA = contrib/crio/agentrun.conf
 kubernetesdir = $(datadir)/agentrun/kubernetes
 dist_kubernetes_DATA = contrib/kubernetes/runtimeclass.yaml
+# The relay as a service (edit its --allow lines, then install into /etc/systemd/system).
+systemdunitdir = $(datadir)/agentrun/systemd
+dist_systemdunit_DATA = contrib/systemd/agentrun-relay.service

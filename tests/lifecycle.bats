@@ -172,7 +172,6 @@ status_of() { ar state "$1" | jq -r .status; }
 @test "lifecycle: 50 run cycles leave mounts, processes and state entries as they were" {
   make_bundle "$B" true
   m0=$(count_mounts)
-  p0=$(ls /proc | grep -c '^[0-9]')
   for i in $(seq 50); do ar run -b "$B" "leak$i"; done
   [ "$(ls "$ROOT" | wc -l)" -eq 0 ]
   # nothing of ours is mounted on the host; the host-wide count moves only
@@ -180,9 +179,14 @@ status_of() { ar state "$1" | jq -r .status; }
   ! grep -q " $BATS_TEST_TMPDIR" /proc/self/mountinfo
   m1=$(count_mounts)
   [ $((m1 - m0)) -lt 10 ]
-  p1=$(ls /proc | grep -c '^[0-9]')
-  # other work on the machine may start a few processes; 50 leaked inits would show
-  [ $((p1 - p0)) -lt 10 ]
+  # no process of ours is left: none runs in the bundle's rootfs or names
+  # this test's folder on its command line (a leaked init would do both)
+  local p left=0
+  for p in /proc/[0-9]*; do
+    [[ "$(readlink "$p/root" 2>/dev/null) $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" == *"$BATS_TEST_TMPDIR"* ]] &&
+      left=$((left + 1))
+  done
+  [ "$left" -eq 0 ]
 }
 
 @test "lifecycle: --root is created 0700 when missing" {
