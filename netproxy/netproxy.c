@@ -336,9 +336,10 @@ main (int argc, char **argv)
 {
   struct np_config cfg = { 0 };
   struct ar_state st = { 0 };
-  struct np_server S;
+  struct np_server S = { 0 };
   const char *annotation = NULL;
   cleanup_error ar_error *err = NULL;
+  int rc = 1;
 
   /* Keep 0-2 taken so no listener lands there and gets dup2'd over. */
   for (int fd = 0; fd >= 0 && fd <= 2;)
@@ -364,8 +365,13 @@ main (int argc, char **argv)
       || server_bind (&S, &cfg, &err) < 0 || probe_relays (&cfg.routes, &err) < 0
       || spawn_server (&S, pidfd, &err) < 0)
     goto fail;
-  return 0;
+  rc = 0;
 fail:
-  fprintf (stderr, "%s: %s\n", prog, err->msg);
-  return 1;
+  if (rc)
+    fprintf (stderr, "%s: %s\n", prog, err->msg);
+  /* The server has its own copy (fork): free ours, so a leak checker sees none. */
+  free (S.L);
+  routes_free (&cfg.routes);
+  ar_state_clear (&st);
+  return rc;
 }
