@@ -72,6 +72,19 @@ ev_run_once (struct ev_loop *l, int timeout_ms)
   return 0;
 }
 
+void
+ev_fini (struct ev_loop *l)
+{
+  for (size_t i = 0; i < l->n_grave; i++)
+    free (l->graveyard[i]);
+  free (l->graveyard);
+  l->graveyard = NULL;
+  l->n_grave = l->cap_grave = 0;
+  if (l->epfd >= 0)
+    close (l->epfd);
+  l->epfd = -1;
+}
+
 uint64_t
 ev_now_ms (void)
 {

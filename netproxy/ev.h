@@ -36,6 +36,8 @@ void ev_defer_free (struct ev_loop *l, void *p);
 /* Wait at most timeout_ms (-1: forever), dispatch, free the graveyard.
  * Returns -1 only on an epoll failure other than EINTR. */
 int ev_run_once (struct ev_loop *l, int timeout_ms);
+/* Free what is pending and the loop itself (at exit). */
+void ev_fini (struct ev_loop *l);
 
 /* Monotonic milliseconds, and wall-clock RFC3339 (UTC, ms) into buf[32]. */
 uint64_t ev_now_ms (void);
