@@ -111,12 +111,18 @@ int
 ar_write_pid_file (const char *path, pid_t pid, ar_error **err)
 {
   cleanup_free char *tmp = xasprintf ("%s.tmp", path);
-  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   char buf[32];
   int len = snprintf (buf, sizeof buf, "%d", (int) pid);
 
+  /* The folder may be writable by others (/tmp): we are root, so the temp
+   * file is made fresh (O_EXCL never follows a symlink) after removing
+   * whatever stands at its name; one planted again in between makes the
+   * open fail rather than write through it. */
+  if (unlink (tmp) < 0 && errno != ENOENT)
+    return ar_err (err, errno, "--pid-file: remove the stale %s", tmp);
+  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0)
-    return ar_err (err, errno, "--pid-file: open %s", tmp);
+    return ar_err (err, errno, "--pid-file: create %s", tmp);
   ssize_t w = write (fd, buf, (size_t) len);
   if (w != len)
     return ar_err (err, w < 0 ? errno : EIO, "--pid-file: write %s", tmp);

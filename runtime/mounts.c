@@ -335,14 +335,12 @@ idmap_userns (const struct ar_mount *m, const char *what, ar_error **err)
   return fd;
 }
 
+/* MFD: the detached clone of SRC (open_tree), opened before the target was
+ * made so that the file-or-directory choice and the bind see one object. */
 static int
-mount_bind (const struct ar_mount *m, const char *src, const struct ar_mount_opts *o, int target_fd,
+mount_bind (const struct ar_mount *m, const char *src, int mfd, const struct ar_mount_opts *o, int target_fd,
             const char *what, ar_error **err)
 {
-  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->rbind ? AT_RECURSIVE : 0);
-  cleanup_close int mfd = open_tree (AT_FDCWD, src, flags);
-  if (mfd < 0)
-    return ar_err (err, errno, "%s: open mount source `%s`", what, src);
   if (o->idmap)
     {
       cleanup_close int ns = idmap_userns (m, what, err);
@@ -400,14 +398,18 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
   else if (bind)
     {
       cleanup_free char *src = m->source ? abs_source (ctx, m->source) : NULL;
+      cleanup_close int mfd = -1;
       struct stat st;
       if (!src)
         ar_err (err, 0, "%s.source: missing for a bind mount", where);
-      else if (stat (src, &st) < 0)
+      else if ((mfd = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o.rbind ? AT_RECURSIVE : 0)))
+               < 0)
         ar_err (err, errno, "%s: mount source `%s`", what, src);
+      else if (fstat (mfd, &st) < 0)
+        ar_err (err, errno, "%s: stat mount source `%s`", what, src);
       else if ((target = ar_mk_in_root (ctx->rootfs_fd, m->destination, S_ISDIR (st.st_mode) ? AR_MK_DIR : AR_MK_FILE,
                                         err)) >= 0)
-        ret = mount_bind (m, src, &o, target, what, err);
+        ret = mount_bind (m, src, mfd, &o, target, what, err);
     }
   else if (o.idmap)
     ar_err (err, 0, "%s.options: idmap applies to bind mounts only", where);
@@ -437,7 +439,9 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
           /* sysfs belongs to the network namespace's owner: like runc, show the host's, recursively. */
           o.rbind = true;
           o.rattr_set |= o.attr_set; /* ro/nosuid/... for the host's submounts too */
-          ret = mount_bind (m, "/sys", &o, target, what, err);
+          cleanup_close int sys = open_tree (AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+          ret = sys < 0 ? ar_err (err, errno, "%s: open mount source `/sys`", what)
+                        : mount_bind (m, "/sys", sys, &o, target, what, err);
         }
       else if (err && !*err)
         *err = ar_steal_ptr (fresh_err);

@@ -365,14 +365,11 @@ fd_hygiene (int preserve_fds, ar_error **err)
   /* Belt on top of O_CLOEXEC everywhere: whatever leaked, it closes at exec. */
   if (syscall (SYS_close_range, 3 + preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
     return ar_err (err, errno, "close_range");
-  for (int fd = 3; fd < 3 + preserve_fds; fd++)
-    {
-      int fl = fcntl (fd, F_GETFD);
-      if (fl < 0)
-        continue;
-      if (fcntl (fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
-        return ar_err (err, errno, "preserve fd %d", fd);
-    }
+  /* 3 .. 3+preserve_fds-1 are left as they are, on purpose: an fd the
+   * caller passed reached us across execve, so it is not close-on-exec and
+   * stays open; one the runtime opened (always O_CLOEXEC) on a number the
+   * caller left free closes at exec. Clearing FD_CLOEXEC here would hand the
+   * runtime's own files (exec.fifo, sockets) to the container. */
   return 0;
 }
 

@@ -87,6 +87,22 @@ status_of() { ar state "$1" | jq -r .status; }
   [ "$(grep NSpid /proc/$pid/status | awk '{print $NF}')" = 1 ]
 }
 
+@test "lifecycle: --pid-file never writes through a symlink planted at its temp name" {
+  make_bundle "$B" sleep 100
+  echo keep > "$BATS_TEST_TMPDIR/victim"
+  ln -s "$BATS_TEST_TMPDIR/victim" "$BATS_TEST_TMPDIR/pid.tmp"
+  ar create -b "$B" --pid-file "$BATS_TEST_TMPDIR/pid" pf1
+  [ "$(cat "$BATS_TEST_TMPDIR/victim")" = keep ]
+  [ ! -L "$BATS_TEST_TMPDIR/pid" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$(ar state pf1 | jq -r .pid)" ]
+  ar start pf1
+  ln -s "$BATS_TEST_TMPDIR/victim" "$BATS_TEST_TMPDIR/xp.tmp"
+  ar exec -d --pid-file "$BATS_TEST_TMPDIR/xp" pf1 sleep 100
+  [ "$(cat "$BATS_TEST_TMPDIR/victim")" = keep ]
+  [ ! -L "$BATS_TEST_TMPDIR/xp" ]
+  [ "$(cat "/proc/$(cat "$BATS_TEST_TMPDIR/xp")/comm")" = sleep ]
+}
+
 @test "lifecycle: kill by name, SIG name and number; --all" {
   make_bundle "$B" sh -c 'trap "exit 3" USR1; while :; do sleep 0.1; done'
   for sig in USR1 SIGUSR1 10; do

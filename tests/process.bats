@@ -129,6 +129,22 @@ runc_out() { ar run -b "$B" "p$RANDOM" 2>&1; }
   grep -q via-fd3 "$BATS_TEST_TMPDIR/kept"
 }
 
+@test "process: --preserve-fds passes the caller's fds, never the runtime's own" {
+  # The caller leaves 3..10 closed except 6: the runtime's own files may land
+  # on those numbers, and must still close at exec.
+  make_bundle "$B" sh -c 'for f in 3 4 5 6 7 8 9 10; do [ -e /proc/self/fd/$f ] && echo "$f $(readlink /proc/self/fd/$f)"; done; true'
+  run bash -c 'exec 3>&- 4>&- 5>&- 7>&- 8>&- 9>&- 10>&- 6>"$1/passed"; shift; "$@"' bash "$BATS_TEST_TMPDIR" \
+    "$AGENTRUN" --root "$ROOT" run --preserve-fds 8 -b "$B" pf1
+  [ "$status" -eq 0 ]
+  [ "$output" = "6 $BATS_TEST_TMPDIR/passed" ]
+  config_edit "$B" '.process.args = ["sleep","100"]'
+  ar run -d -b "$B" pf2
+  run bash -c 'exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 10>&-; "$@"' bash \
+    "$AGENTRUN" --root "$ROOT" exec --preserve-fds 8 pf2 sh -c 'ls /proc/self/fd | tr "\n" " "'
+  [ "$status" -eq 0 ]
+  [ "$output" = "0 1 2 3 " ]
+}
+
 @test "process: the agentrun binary cannot be written from inside (CVE-2019-5736)" {
   make_bundle "$B" sleep 100
   config_edit "$B" '.process.capabilities = null'
