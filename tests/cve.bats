@@ -361,11 +361,18 @@ ptrace_attack (int seconds)
               /* Stopped and ours now: what is it? A process that has
                * already exec'd the container's program is fair game; the
                * runtime (its memfd copy or binary) is not. */
-              waitpid (pid, NULL, __WALL);
+              int ws = 0;
+              pid_t w = waitpid (pid, &ws, __WALL);
               n = readlink (path, target, sizeof target - 1);
+              int rl_errno = errno;
               target[n > 0 ? n : 0] = '\0';
               if (n > 0 && (strstr (target, "busybox") || strcmp (target, self) == 0))
                 printf ("LATE %d %s (attached after its exec)\n", pid, target);
+              else if ((w == pid && (WIFEXITED (ws) || WIFSIGNALED (ws))) || (n <= 0 && rl_errno == ENOENT))
+                /* It ended before it could be looked at: a runtime process
+                 * lingers while it sets up, so this was a container program
+                 * that had just exited. */
+                printf ("GONE %d (exited before it could be identified)\n", pid);
               else
                 {
                   attached++;
