@@ -215,8 +215,7 @@ print("echo:" + s.recv(100).decode().strip())
 
 sandbox_setup() {
   [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
-  local d=$T
-  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  let_others_walk_to "$T"
   WS=$T/ws FHOME=$T/home
   mkdir -p "$WS" "$FHOME"
   chown 65534:65534 "$WS" "$FHOME"

@@ -9,8 +9,7 @@ AGENT_UID=65534
 setup() {
   T=$BATS_TEST_TMPDIR
   [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path is issue 9)"
-  local d=$T
-  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  let_others_walk_to "$T"
   WS=$T/ws OUT=$T/out FHOME=$T/home
   mkdir -p "$WS" "$OUT" "$FHOME/.ssh"
   echo SSH-SECRET >"$FHOME/.ssh/id_test"

@@ -86,5 +86,13 @@ cleanup_containers() {
   done
 }
 
+# bats makes its temp folders 0700; a runtime that reaches bind sources as
+# another uid (the agent's, or an unprivileged user's) must be able to walk,
+# not list, the chain of folders down to DIR.
+let_others_walk_to() {
+  local d=$1
+  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+}
+
 # Counters for leak checks.
 count_mounts() { wc -l </proc/self/mountinfo; }

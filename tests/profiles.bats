@@ -12,8 +12,7 @@ AGENT_UID=65534
 setup() {
   T=$BATS_TEST_TMPDIR
   [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
-  local d=$T
-  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  let_others_walk_to "$T"
   WS=$T/ws FHOME=$T/home
   mkdir -p "$WS/secret" "$WS/keep" "$T/build/locked" "$FHOME"
   echo s3cret >"$WS/secret/key"

@@ -20,14 +20,12 @@ setup_file() {
   install -d -m 0755 "$RL_BIN"
   install -m 0755 "$AGENTRUN" "$RELAY" "$NETPROXY" "$RL_BIN/"
   # bats's folders are 0700: let the user walk (not list) down to ours
-  local d=$BATS_FILE_TMPDIR
-  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  let_others_walk_to "$BATS_FILE_TMPDIR"
 }
 
 setup() {
   [ -z "$RL_SKIP" ] || skip "$RL_SKIP"
-  local d=$BATS_TEST_TMPDIR
-  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  let_others_walk_to "$BATS_TEST_TMPDIR"
   U=$BATS_TEST_TMPDIR/u XDG=$BATS_TEST_TMPDIR/u/xdg
   install -d -m 0755 -o "$RL_USER" -g "$RL_USER" "$U"
   install -d -m 0700 -o "$RL_USER" -g "$RL_USER" "$XDG"

@@ -11,10 +11,7 @@ AGENT_UID=65534
 setup() {
   T=$BATS_TEST_TMPDIR
   [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path is issue 9)"
-  # bats makes its temp folders 0700; the runtime reaches bind sources as
-  # the agent's uid, so let it walk (not list) the chain down to $T
-  local d=$T
-  while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
+  let_others_walk_to "$T"
   WS=$T/ws OUT=$T/out FHOME=$T/home
   mkdir -p "$WS" "$OUT" "$FHOME"
   chown "$AGENT_UID:$AGENT_UID" "$WS" "$OUT" "$FHOME"
