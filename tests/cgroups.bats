@@ -84,7 +84,10 @@ state_status() { ar state "$ID" | jq -r .status; }
   bundle sh -c 'head -c 100000000 /dev/zero | tr "\\0" a | sort >/dev/null; echo "rc=$?"'
   config_edit "$B" '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
   run ar run -b "$B" "$ID"
-  [[ "$output" == *"rc=137"* ]] || { echo "$output"; false; }
+  echo "status=$status output=$output"
+  # the OOM killer picks its victim: sort (then the shell reports rc=137), or
+  # at times the shell itself, the init (then the container exits 137)
+  [[ "$output" == *"rc=137"* ]] || [ "$status" -eq 137 ]
 }
 
 @test "cgroups: the same process completes without the limit (the OOM test can fail)" {

@@ -74,7 +74,13 @@ helper_gone() {
   [ -s "$BATS_TEST_TMPDIR/helper.pid" ] || return 0
   hp=$(cat "$BATS_TEST_TMPDIR/helper.pid")
   track_pid "$hp"
-  ! kill -0 "$hp" 2>/dev/null
+  # it polls the init every 0.1 s: give it a few of those to notice
+  local i
+  for i in $(seq 50); do
+    kill -0 "$hp" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # fault PHASE CMD...: run the runtime with the phase armed; it must die of SIGKILL.
