@@ -11,6 +11,7 @@
 #include "namespaces.h"
 #include "rootless.h"
 #include "seccomp.h"
+#include "unixconn.h"
 #include "selfexe.h"
 #include "fault.h"
 #include "signals.h"
@@ -424,6 +425,8 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
                   is_rootless (g) ? g->root : NULL, err) < 0)
     return -1;
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, g->root, &ic->prog, err) < 0)
+    return -1;
+  if (ar_unixconn_validate (c->spec, err) < 0)
     return -1;
   if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)

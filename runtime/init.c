@@ -11,6 +11,7 @@
 #include "rootless.h"
 #include "seccomp.h"
 #include "signals.h"
+#include "unixconn.h"
 #include "spec/state.h"
 #include "terminal.h"
 #include "util.h"
@@ -242,6 +243,10 @@ init_main (struct ar_init_ctx *c)
   /* Landlock after the hooks (they run host binaries) and while we still
    * hold our capabilities; before seccomp unless a listener loaded it early. */
   if (ar_landlock_apply (c->spec, &err) < 0)
+    fail_late (err);
+  /* The connect supervisor shares that Landlock domain (abstract sockets
+   * stay scoped) and is forked before any filter of ours is loaded. */
+  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, &p->user, &err) < 0)
     fail_late (err);
   /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
    * still have it, as runc does; with it, seccomp is the last step. */

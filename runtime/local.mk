@@ -27,6 +27,7 @@ libagentrun_a_SOURCES = \
 	runtime/lsm.c runtime/lsm.h runtime/passwd.c runtime/passwd.h \
 	runtime/rootless.c runtime/rootless.h \
 	runtime/landlock.c runtime/landlock.h \
+	runtime/unixconn.c runtime/unixconn.h runtime/unixconn_serve.c \
 	$(HOOKS_SOURCES) \
 	runtime/commands.h
 

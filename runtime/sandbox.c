@@ -142,9 +142,9 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
   return 0;
 }
 
-/* --unix-socket: a read-only bind of one socket. A read-only mount does not
- * stop connect(2) (only the socket file's own write permission does), so
- * this hands over whatever the socket's server grants. */
+/* --unix-socket: a read-only bind of one socket, and the only pathname
+ * socket connect(2) may reach (run.agentrun.unix-connect). It hands over
+ * whatever the socket's server grants. */
 static int
 add_socket (struct ar_sandbox *sb, const char *arg, ar_error **err)
 {
@@ -153,7 +153,10 @@ add_socket (struct ar_sandbox *sb, const char *arg, ar_error **err)
     return ar_err (err, errno, "--unix-socket %s", arg);
   if (!S_ISSOCK (st.st_mode))
     return ar_err (err, 0, "--unix-socket %s: not a Unix socket", arg);
-  return add_bind (sb, "--unix-socket", arg, false, err);
+  if (add_bind (sb, "--unix-socket", arg, false, err) < 0)
+    return -1;
+  sb->prof.binds[sb->prof.n_binds - 1].socket = true;
+  return 0;
 }
 
 static int

@@ -646,20 +646,47 @@ landlock_text (const struct ar_agent_opts *o)
   return text;
 }
 
+/* The run.agentrun.unix-connect annotation (runtime/unixconn.h): connect(2)
+ * reaches the --unix-socket sockets and no other pathname socket, even one
+ * inside a folder bound in. */
+static char *
+unix_connect_text (const struct ar_agent_opts *o)
+{
+  struct gen U = { .g = yajl_gen_alloc (NULL) };
+  if (!U.g)
+    abort ();
+  g_open (&U, false);
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (o->binds[i].socket)
+      g_str (&U, o->binds[i].path);
+  g_close (&U, false);
+  const unsigned char *buf;
+  size_t n;
+  char *text = NULL;
+  if (!U.bad && yajl_gen_get_buf (U.g, &buf, &n) == yajl_gen_status_ok)
+    {
+      text = xmalloc0 (n + 1);
+      memcpy (text, buf, n);
+    }
+  yajl_gen_free (U.g);
+  return text;
+}
+
 static void
 g_annotations (struct gen *G, const struct ar_agent_opts *o)
 {
-  if (o->landlock_abi <= 0)
-    return;
-  cleanup_free char *ll = landlock_text (o);
-  if (!ll)
+  cleanup_free char *ll = o->landlock_abi > 0 ? landlock_text (o) : NULL;
+  cleanup_free char *uc = unix_connect_text (o);
+  if ((o->landlock_abi > 0 && !ll) || !uc)
     {
       G->bad = 1;
       return;
     }
   g_str (G, "annotations");
   g_open (G, true);
-  g_kstr (G, "run.agentrun.landlock", ll);
+  if (ll)
+    g_kstr (G, "run.agentrun.landlock", ll);
+  g_kstr (G, "run.agentrun.unix-connect", uc);
   g_close (G, true);
 }
 

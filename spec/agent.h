@@ -31,6 +31,7 @@ struct ar_agent_endpoint {
 struct ar_agent_bind {
   char *path;
   bool writable;
+  bool socket;               /* --unix-socket: the only sockets connect(2) may reach */
 };
 
 struct ar_agent_opts {

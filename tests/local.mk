@@ -10,6 +10,11 @@ tests_seccomp_notify_agent_SOURCES = tests/seccomp-notify-agent.c
 # Static: it also runs inside busybox containers as a syscall probe.
 tests_seccomp_notify_agent_LDFLAGS = -static
 tests_seccomp_notify_agent_CFLAGS = -Wall -Wextra -Werror -std=gnu11 -O2 -g   # no sanitizers: static
+# The connect supervisor's probe tests/unixsock.bats runs inside sandboxes (static too).
+noinst_PROGRAMS += tests/unixconn-probe
+tests_unixconn_probe_SOURCES = tests/unixconn-probe.c
+tests_unixconn_probe_LDFLAGS = -static -pthread
+tests_unixconn_probe_CFLAGS = -Wall -Wextra -Werror -std=gnu11 -O2 -g -pthread
 
 # libFuzzer targets (`make fuzz`, `make fuzz-smoke FUZZ_SECONDS=60`), built
 # with clang straight from the sources, not from the gcc-built libraries.

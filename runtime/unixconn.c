@@ -1,0 +1,281 @@
+/* run.agentrun.unix-connect: the annotation, the connect filter, and the
+ * start of the supervisor that serves it (unixconn.h). */
+#include "config.h"
+#include "unixconn.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#define LABEL "annotation " AR_UNIXCONN_ANNOTATION
+
+const char *
+ar_unixconn_annotation (const struct ar_kv *kv, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (kv[i].key, AR_UNIXCONN_ANNOTATION) == 0)
+      return kv[i].value;
+  return NULL;
+}
+
+static void
+tree_release (yajl_val *v)
+{
+  if (*v)
+    yajl_tree_free (*v);
+}
+
+/* The paths of the annotation; with st, each one's inode (it must be a
+ * socket, seen from the calling process's root). */
+static int
+parse_paths (const char *text, struct ar_unixconn_allow *allow, size_t *n, ar_error **err)
+{
+  char ebuf[256] = "";
+  __attribute__ ((cleanup (tree_release))) yajl_val root = yajl_tree_parse (text, ebuf, sizeof ebuf);
+  if (!root || !YAJL_IS_ARRAY (root))
+    {
+      ebuf[strcspn (ebuf, "\n")] = '\0';
+      return ar_err (err, 0, LABEL ": $: not a JSON array of paths%s%s", *ebuf ? ": " : "", ebuf);
+    }
+  if (root->u.array.len > AR_UNIXCONN_MAX_ALLOW)
+    return ar_err (err, E2BIG, LABEL ": $: more than %d sockets", AR_UNIXCONN_MAX_ALLOW);
+  for (size_t i = 0; i < root->u.array.len; i++)
+    {
+      const char *p = YAJL_GET_STRING (root->u.array.values[i]);
+      if (!p || p[0] != '/')
+        return ar_err (err, 0, LABEL ": $[%zu]: not an absolute path", i);
+      if (!allow)
+        continue;
+      struct stat st;
+      if (stat (p, &st) < 0)
+        return ar_err (err, errno, LABEL ": $[%zu]: %s", i, p);
+      if (!S_ISSOCK (st.st_mode))
+        return ar_err (err, 0, LABEL ": $[%zu]: %s: not a Unix socket", i, p);
+      allow[i] = (struct ar_unixconn_allow){ .dev = st.st_dev, .ino = st.st_ino };
+    }
+  *n = root->u.array.len;
+  return 0;
+}
+
+int
+ar_unixconn_validate (const struct ar_spec *spec, ar_error **err)
+{
+  const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
+  size_t n;
+  if (!text)
+    return 0;
+  const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
+  if (sc && sc->listener_path && *sc->listener_path)
+    return ar_err (err, 0, LABEL ": cannot be combined with linux.seccomp.listenerPath (the connect supervisor "
+                   "would run under that filter)");
+  return parse_paths (text, NULL, &n, err);
+}
+
+static void
+ctx_release (scmp_filter_ctx *ctx)
+{
+  if (*ctx)
+    seccomp_release (*ctx);
+}
+
+/* connect(2) -> user notification, everything else allowed (the container's
+ * own profile, a separate filter, still applies: the kernel takes the
+ * strictest answer of all filters, so a profile that denies connect wins).
+ * libseccomp also catches socketcall(SYS_CONNECT) of 32-bit x86. */
+static int
+load_filter (int *listener, ar_error **err)
+{
+  __attribute__ ((cleanup (ctx_release))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
+  int r;
+  if (!ctx)
+    return ar_err (err, ENOMEM, LABEL ": seccomp_init");
+  if ((r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0
+      || (r = seccomp_attr_set (ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0)
+    return ar_err (err, -r, LABEL ": seccomp_attr_set");
+  if (seccomp_arch_native () == SCMP_ARCH_X86_64)
+    {
+      if ((r = seccomp_arch_add (ctx, SCMP_ARCH_X86)) < 0 || (r = seccomp_arch_add (ctx, SCMP_ARCH_X32)) < 0)
+        return ar_err (err, -r, LABEL ": seccomp_arch_add");
+    }
+  else if (seccomp_arch_native () == SCMP_ARCH_AARCH64 && (r = seccomp_arch_add (ctx, SCMP_ARCH_ARM)) < 0)
+    return ar_err (err, -r, LABEL ": seccomp_arch_add");
+  if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (connect), 0)) < 0)
+    return ar_err (err, -r, LABEL ": seccomp_rule_add connect");
+  if ((r = seccomp_load (ctx)) < 0)
+    return ar_err (err, -r, LABEL ": load the connect filter");
+  *listener = seccomp_notify_fd (ctx);
+  if (*listener < 0)
+    return ar_err (err, -*listener, LABEL ": the connect filter has no listener");
+  return 0;
+}
+
+/* The supervisor's identity: the process's user, CAP_SYS_PTRACE alone (in
+ * the container's user namespace: pidfd_getfd and process_vm_readv on a
+ * target that made itself non-dumpable, as ssh does), nothing to gain. */
+static int
+drop_to (const struct ar_user *u, ar_error **err)
+{
+  unsigned max = cap_max_bits ();
+  for (unsigned cap = 0; cap < max; cap++)
+    if (cap != CAP_SYS_PTRACE && prctl (PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+      return ar_err (err, errno, "drop capability %u from the bounding set", cap);
+  /* the process's groups: paths and sockets are checked as for the caller */
+  gid_t gids[64];
+  size_t ng = u->n_additional_gids < 64 ? u->n_additional_gids : 64;
+  for (size_t i = 0; i < ng; i++)
+    gids[i] = u->additional_gids[i];
+  if (setgroups (ng, gids) < 0 && (ng || errno != EPERM))
+    return ar_err (err, errno, "setgroups");
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setresgid (u->gid, u->gid, u->gid) < 0
+      || setresuid (u->uid, u->uid, u->uid) < 0)
+    return ar_err (err, errno, "take uid %u gid %u", u->uid, u->gid);
+  cap_t caps = cap_init ();
+  cap_value_t keep = CAP_SYS_PTRACE;
+  int r = caps ? 0 : -1;
+  if (r == 0)
+    r = cap_set_flag (caps, CAP_PERMITTED, 1, &keep, CAP_SET) | cap_set_flag (caps, CAP_EFFECTIVE, 1, &keep, CAP_SET);
+  if (r == 0)
+    r = cap_set_proc (caps);
+  int e = errno;
+  cap_free (caps);
+  if (r < 0)
+    return ar_err (err, e, "keep CAP_SYS_PTRACE alone");
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return ar_err (err, errno, "clear the ambient capabilities");
+  /* after the uid change, which resets it: nothing may ptrace us or read our fds */
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0
+      || prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl");
+  return 0;
+}
+
+/* Only the socket to the init and stderr (errors) stay open; stdin and
+ * stdout must not be held open by a process the caller does not know of. */
+static int
+supervisor_fds (int sock, ar_error **err)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0)
+    return ar_err (err, errno, "open /dev/null");
+  if (dup2 (null, 0) < 0 || dup2 (null, 1) < 0)
+    return ar_err (err, errno, "dup2 /dev/null");
+  close (null);
+  if ((sock > 3 && syscall (SYS_close_range, 3, sock - 1, 0) < 0) || syscall (SYS_close_range, sock + 1, ~0U, 0) < 0)
+    return ar_err (err, errno, "close_range");
+  return 0;
+}
+
+/* The supervisor: drop to its identity, take the listener, say ready, serve. */
+__attribute__ ((noreturn)) static void
+supervisor (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n)
+{
+  ar_error *err = NULL;
+  char ok;
+  int listener = -1;
+
+  prctl (PR_SET_NAME, "ar-unixconn", 0, 0, 0);
+  signal (SIGPIPE, SIG_IGN);
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGPIPE && s != SIGKILL && s != SIGSTOP)
+      signal (s, SIG_DFL);
+  if (supervisor_fds (sock, &err) < 0 || drop_to (u, &err) < 0
+      || ar_recv_fd (sock, &listener, &ok, 1, &err) < 0)
+    {
+      ar_err_prefix (&err, "connect supervisor");
+      ar_send_fd (sock, -1, err->msg, strlen (err->msg), NULL);
+      _exit (1);
+    }
+  if (listener < 0 || ar_send_fd (sock, -1, "", 0, &err) < 0)
+    _exit (1);
+  close (sock);
+  ar_unixconn_serve (listener, allow, n);
+}
+
+/* Fork twice: the supervisor is reparented to the pid namespace's init,
+ * so a process joining with `exec` does not get a child it never made. */
+static int
+spawn (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n, ar_error **err)
+{
+  pid_t mid = fork ();
+  if (mid < 0)
+    return ar_err (err, errno, LABEL ": fork the connect supervisor");
+  if (mid == 0)
+    {
+      pid_t pid = fork ();
+      if (pid == 0)
+        supervisor (sock, u, allow, n);
+      _exit (pid < 0 ? 1 : 0);
+    }
+  int st;
+  while (waitpid (mid, &st, 0) < 0)
+    if (errno != EINTR)
+      return ar_err (err, errno, LABEL ": wait for the connect supervisor's parent");
+  if (!WIFEXITED (st) || WEXITSTATUS (st) != 0)
+    return ar_err (err, EAGAIN, LABEL ": fork the connect supervisor");
+  return 0;
+}
+
+/* Hand the listener over and wait for the supervisor's word. */
+static int
+handover (int sock, int listener, ar_error **err)
+{
+  char msg[512];
+  int fd = -1;
+  if (ar_send_fd (sock, listener, "L", 1, err) < 0)
+    return ar_err_prefix (err, LABEL ": hand the listener to the connect supervisor");
+  ssize_t r = ar_recv_fd (sock, &fd, msg, sizeof msg - 1, err);
+  if (fd >= 0)
+    close (fd);
+  if (r < 0)
+    return ar_err_prefix (err, LABEL ": the connect supervisor's answer");
+  if (r == 0)
+    return ar_err (err, 0, LABEL ": the connect supervisor exited before it was ready");
+  msg[r] = '\0';
+  if (msg[0])
+    return ar_err (err, 0, "%s", msg);
+  return 0;
+}
+
+int
+ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, const struct ar_user *user, ar_error **err)
+{
+  const char *text = ar_unixconn_annotation (annotations, n_ann);
+  struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
+  size_t n = 0;
+  int sv[2];
+
+  if (!text)
+    return 0;
+  if (parse_paths (text, allow, &n, err) < 0)
+    return -1;
+  if (access ("/proc/self/fd", X_OK) < 0)
+    return ar_err (err, errno, LABEL ": the connect supervisor needs /proc mounted in the container");
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return ar_err (err, errno, LABEL ": socketpair");
+  cleanup_close int mine = sv[0];
+  int theirs = sv[1];
+  int r = spawn (theirs, user, allow, n, err);
+  close (theirs);
+  if (r < 0)
+    return -1;
+  /* Loaded after the fork: the supervisor is under no filter of ours. */
+  cleanup_close int listener = -1;
+  if (load_filter (&listener, err) < 0)
+    return -1;
+  return handover (mine, listener, err);
+}

@@ -1,0 +1,205 @@
+/* Test helper for run.agentrun.unix-connect (tests/unixsock.bats): static,
+ * so that it runs in any sandbox or bundle.
+ *   unixconn-probe connect PATH         connect, print "ok LINE" (the server's first line) or "refused ERRNO"
+ *   unixconn-probe nodump connect PATH  the same after PR_SET_DUMPABLE 0 (as ssh does)
+ *   unixconn-probe race ALLOWED DENIED N
+ *       N connects to a buffer that a second thread keeps rewriting between
+ *       the two paths; prints "escaped" and exits 2 if a connect ever
+ *       reached DENIED (getpeername), else "held OK_COUNT REFUSED_COUNT"
+ *   unixconn-probe bench PATH N         microseconds per connect (new socket each time)
+ *   unixconn-probe bench-udp HOST N     the same for a UDP socket to HOST:9
+ *   unixconn-probe serve PATH LINE      listen on PATH (mode 0777), answer LINE to each connection
+ *   unixconn-probe tcp HOST PORT        a TCP connect, "ok" or "refused ERRNO" */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static int
+unix_connect (const char *path)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  snprintf (a.sun_path, sizeof a.sun_path, "%s", path);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0 || connect (s, (struct sockaddr *) &a, sizeof a) < 0)
+    {
+      int e = errno;
+      if (s >= 0)
+        close (s);
+      errno = e;
+      return -1;
+    }
+  return s;
+}
+
+static int
+do_connect (const char *path)
+{
+  int s = unix_connect (path);
+  if (s < 0)
+    {
+      printf ("refused %s\n", strerrorname_np (errno));
+      return 1;
+    }
+  char line[256] = "";
+  ssize_t n = read (s, line, sizeof line - 1);
+  line[n > 0 ? n : 0] = '\0';
+  line[strcspn (line, "\n")] = '\0';
+  printf ("ok %s\n", line);
+  close (s);
+  return 0;
+}
+
+static struct sockaddr_un race_addr = { .sun_family = AF_UNIX };
+static char race_paths[2][sizeof race_addr.sun_path];
+static atomic_int race_stop;
+
+static void *
+rewriter (void *arg)
+{
+  (void) arg;
+  for (unsigned i = 0; !atomic_load (&race_stop); i++)
+    memcpy (race_addr.sun_path, race_paths[i & 1], sizeof race_addr.sun_path);
+  return NULL;
+}
+
+static int
+do_race (const char *allowed, const char *denied, int n)
+{
+  pthread_t t;
+  int ok = 0, refused = 0;
+  snprintf (race_paths[0], sizeof race_paths[0], "%s", allowed);
+  snprintf (race_paths[1], sizeof race_paths[1], "%s", denied);
+  memcpy (race_addr.sun_path, race_paths[0], sizeof race_addr.sun_path);
+  pthread_create (&t, NULL, rewriter, NULL);
+  for (int i = 0; i < n; i++)
+    {
+      int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (connect (s, (struct sockaddr *) &race_addr, sizeof race_addr) < 0)
+        {
+          refused++;
+          close (s);
+          continue;
+        }
+      ok++;
+      struct sockaddr_un peer = { 0 };
+      socklen_t len = sizeof peer;
+      if (getpeername (s, (struct sockaddr *) &peer, &len) == 0 && strcmp (peer.sun_path, denied) == 0)
+        {
+          atomic_store (&race_stop, 1);
+          printf ("escaped after %d connects\n", i + 1);
+          return 2;
+        }
+      close (s);
+    }
+  atomic_store (&race_stop, 1);
+  pthread_join (t, NULL);
+  printf ("held %d %d\n", ok, refused);
+  return ok > 0 && refused > 0 ? 0 : 1;
+}
+
+static double
+now_us (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int
+do_bench (const char *path, const char *host, int n)
+{
+  struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons (9) };
+  if (host)
+    inet_pton (AF_INET, host, &in.sin_addr);
+  struct sockaddr_un un = { .sun_family = AF_UNIX };
+  if (path)
+    snprintf (un.sun_path, sizeof un.sun_path, "%s", path);
+  double total = 0;
+  for (int i = 0; i < n; i++)
+    {
+      int s = socket (path ? AF_UNIX : AF_INET, (path ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+      double t0 = now_us ();
+      int r = path ? connect (s, (struct sockaddr *) &un, sizeof un) : connect (s, (struct sockaddr *) &in, sizeof in);
+      total += now_us () - t0;
+      if (r < 0 && errno != EACCES)
+        {
+          printf ("connect: %s\n", strerror (errno));
+          return 1;
+        }
+      close (s);
+    }
+  printf ("%.1f us per connect (%s)\n", total / n, path ? "unix" : "udp");
+  return 0;
+}
+
+static int
+do_tcp (const char *host, int port)
+{
+  struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons ((unsigned short) port) };
+  inet_pton (AF_INET, host, &in.sin_addr);
+  int s = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect (s, (struct sockaddr *) &in, sizeof in) < 0)
+    {
+      printf ("refused %s\n", strerrorname_np (errno));
+      return 1;
+    }
+  printf ("ok\n");
+  return 0;
+}
+
+static int
+do_serve (const char *path, const char *line)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  snprintf (a.sun_path, sizeof a.sun_path, "%s", path);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0 || bind (s, (struct sockaddr *) &a, sizeof a) < 0 || chmod (path, 0777) < 0 || listen (s, 4096) < 0)
+    return perror (path), 1;
+  signal (SIGPIPE, SIG_IGN);
+  for (;;)
+    {
+      int c = accept4 (s, NULL, NULL, SOCK_CLOEXEC);
+      if (c < 0)
+        continue;
+      dprintf (c, "%s\n", line);
+      close (c);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  setvbuf (stdout, NULL, _IOLBF, 0);
+  if (argc > 1 && strcmp (argv[1], "nodump") == 0)
+    {
+      if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return perror ("prctl"), 1;
+      argv++, argc--;
+    }
+  if (argc == 3 && strcmp (argv[1], "connect") == 0)
+    return do_connect (argv[2]);
+  if (argc == 5 && strcmp (argv[1], "race") == 0)
+    return do_race (argv[2], argv[3], atoi (argv[4]));
+  if (argc == 4 && strcmp (argv[1], "bench") == 0)
+    return do_bench (argv[2], NULL, atoi (argv[3]));
+  if (argc == 4 && strcmp (argv[1], "bench-udp") == 0)
+    return do_bench (NULL, argv[2], atoi (argv[3]));
+  if (argc == 4 && strcmp (argv[1], "serve") == 0)
+    return do_serve (argv[2], argv[3]);
+  if (argc == 4 && strcmp (argv[1], "tcp") == 0)
+    return do_tcp (argv[2], atoi (argv[3]));
+  fprintf (stderr, "usage: see tests/unixconn-probe.c\n");
+  return 64;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# run.agentrun.unix-connect: connect(2) under the supervisor. The sandbox
+# can see a host socket inside its workspace; only the --unix-socket one may
+# be connected, by absolute or relative path, by a non-dumpable client, and
+# whatever a second thread does to the address. TCP through the netproxy
+# (the control) still connects; a dead supervisor means ENOSYS, never an
+# unchecked connect. As root (the agent runs as nobody) and as agentrun-test.
+
+load helpers
+
+AGENT_UID=65534
+PROBE_BIN=$BUILDDIR/tests/unixconn-probe
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged run is a test of its own, through runuser)"
+  [ -x "$PROBE_BIN" ] || skip "tests/unixconn-probe not built"
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+  # the probe must be visible inside: the workspace is
+  install -m 0755 "$PROBE_BIN" "$WS/probe"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+# A host server on PATH answering LINE to each connection.
+serve() {
+  "$WS/probe" serve "$1" "$2" &
+  track_pid $!
+  local i
+  for i in $(seq 50); do [ -S "$1" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+# Both sockets inside the workspace, both visible in the sandbox.
+two_servers() {
+  serve "$WS/chosen.sock" CHOSEN
+  serve "$WS/other.sock" OTHER
+}
+
+# The same checks for whoever runs the sandbox (root here, agentrun-test below).
+check_lines() {
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx "abs-chosen ok CHOSEN"
+  echo "$output" | grep -qx "abs-other refused EACCES"
+  echo "$output" | grep -qx "rel-chosen ok CHOSEN"
+  echo "$output" | grep -qx "rel-other refused EACCES"
+  echo "$output" | grep -qx "dotdot-other refused EACCES"
+  echo "$output" | grep -qx "nodump-chosen ok CHOSEN"
+  echo "$output" | grep -qx "nodump-other refused EACCES"
+  echo "$output" | grep -qx "missing refused ENOENT"
+  echo "$output" | grep -qx "magic refused EACCES"
+}
+
+# An O_PATH fd of the other socket, connected through its /proc magic link:
+# the kernel alone would follow it.
+MAGIC='import errno, os, socket
+fd = os.open("other.sock", os.O_PATH)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("/proc/%d/fd/%d" % (os.getpid(), fd)); print("ok")
+except OSError as e:
+    print("refused", errno.errorcode[e.errno])'
+export MAGIC
+
+PROBES='p=./probe
+echo "abs-chosen $($p connect "$PWD/chosen.sock")"
+echo "abs-other $($p connect "$PWD/other.sock")"
+echo "rel-chosen $($p connect chosen.sock)"
+echo "rel-other $($p connect other.sock)"
+mkdir -p sub; cd sub
+echo "dotdot-other $(../probe connect ../other.sock)"
+cd ..
+echo "nodump-chosen $($p nodump connect chosen.sock)"
+echo "nodump-other $($p nodump connect other.sock)"
+echo "missing $($p connect "$PWD/none.sock")"
+echo "magic $(python3 -c "$MAGIC")"'
+
+@test "unixsock: only the --unix-socket one connects, by any path, also from a non-dumpable client" {
+  two_servers
+  run sb -e MAGIC --unix-socket "$WS/chosen.sock" -- bash -c "$PROBES"
+  check_lines
+  # the control: the host itself reaches both
+  run "$WS/probe" connect "$WS/other.sock"
+  [ "$output" = "ok OTHER" ]
+}
+
+@test "unixsock: without --unix-socket no pathname socket connects, not even one in the workspace" {
+  two_servers
+  run sb -- sh -c './probe connect chosen.sock; ./probe connect other.sock; echo done'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | grep -c '^refused EACCES$')" -eq 2 ]
+  [[ "$output" != *"ok "* ]]
+}
+
+@test "unixsock: a second thread rewriting the address never gets through" {
+  two_servers
+  run sb --unix-socket "$WS/chosen.sock" -- ./probe race "$WS/chosen.sock" "$WS/other.sock" 3000
+  echo "$output"
+  # exit 2 and "escaped" would mean a connect reached other.sock
+  [ "$status" -eq 0 ]
+  [[ "$output" == "held "* ]]
+}
+
+@test "unixsock: TCP through the netproxy and abstract sockets of the sandbox's own still connect" {
+  need_cmd socat
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr SYSTEM:'echo TCP-UPSTREAM' &
+  track_pid $!
+  for i in $(seq 50); do bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && break; sleep 0.1; done
+  run sb --allow "echo.test:443=127.0.0.1:$port" -- bash -c '
+    exec 3<>/dev/tcp/echo.test/443 && head -n1 <&3
+    socat ABSTRACT-LISTEN:agentrun-unixsock-test SYSTEM:"echo ABSTRACT-OWN" & sleep 0.5
+    socat -u ABSTRACT-CONNECT:agentrun-unixsock-test -'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *TCP-UPSTREAM* ]]
+  [[ "$output" == *ABSTRACT-OWN* ]]
+}
+
+@test "unixsock: with the supervisor gone, connect fails with ENOSYS" {
+  two_servers
+  # The agent runs as the supervisor's uid and may kill it (by pid, found in
+  # the sandbox's own pid namespace); that only takes connect(2) away.
+  run sb --unix-socket "$WS/chosen.sock" -- bash -c '
+    ./probe connect chosen.sock
+    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && kill -9 "${p#/proc/}" && echo killed; done
+    sleep 0.2
+    ./probe connect chosen.sock; ./probe connect other.sock; echo end'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "ok CHOSEN" ]
+  [ "${lines[1]}" = killed ]
+  [ "${lines[2]}" = "refused ENOSYS" ]
+  [ "${lines[3]}" = "refused ENOSYS" ]
+}
+
+@test "unixsock: a bundle's annotation is checked before the container starts" {
+  make_bundle "$T/b" true
+  config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"relative.sock\"]"'
+  run ar run -b "$T/b" unixsock-bad
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'annotation run.agentrun.unix-connect: $[0]: not an absolute path'* ]]
+  config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"/missing.sock\"]"'
+  run ar run -b "$T/b" unixsock-missing
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'annotation run.agentrun.unix-connect: $[0]: /missing.sock: No such file or directory'* ]]
+}
+
+@test "unixsock: as the unprivileged user agentrun-test" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  two_servers
+  chown agentrun-test "$WS" "$FHOME"
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" MAGIC="$MAGIC" \
+    bash -c "cd '$WS' && '$AGENTRUN' sandbox -e MAGIC --unix-socket '$WS/chosen.sock' -- bash -c '$PROBES'"
+  check_lines
+  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+    bash -c "cd '$WS' && '$AGENTRUN' sandbox --unix-socket '$WS/chosen.sock' -- ./probe race '$WS/chosen.sock' '$WS/other.sock' 3000"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == "held "* ]]
+}
