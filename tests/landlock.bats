@@ -251,11 +251,11 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [[ "$output" == *"$T/missing.sock"*"No such file or directory"* ]]
 }
 
-@test "unix-socket: the documented limit, a socket bound in by mistake can be connected" {
+@test "unix-socket: a socket bound in by mistake is visible but cannot be connected" {
   need_cmd socat
-  # README: neither a read-only mount nor Landlock (ABI 7 here at most)
-  # governs connect(2) on a pathname socket; only what is bound in is
-  # reachable. Bound at /srv/s, read-only, outside every Landlock rule:
+  # Neither a read-only mount nor Landlock (ABI 7 here at most) governs
+  # connect(2) on a pathname socket: run.agentrun.unix-connect does. Bound
+  # at /srv/s, read-only, outside every Landlock rule:
   mkdir -p "$T/s2"
   chmod 755 "$T/s2"
   start_unix_server "$T/s2/other.sock" OTHER-SOCKET
@@ -264,12 +264,17 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
     --arg d "$T/s2"
   mkdir -p "$T/b/rootfs/srv/s"
   chown -R "$AGENT_UID:$AGENT_UID" "$T/b/rootfs/srv"
+  jq -e '.annotations["run.agentrun.unix-connect"] == "[]"' "$T/b/config.json"
   run ar run -b "$T/b" ll-sock
   echo "$output"
   if [ "$(landlock_abi)" -ge 1 ]; then
-    # Landlock is on: the socket file cannot be opened, yet connect works
     [[ "$output" == *"Permission denied"* ]]
   fi
+  [[ "$output" != *OTHER-SOCKET* ]]
+  # the control: without the annotation the same mistake hands the socket over
+  config_edit "$T/b" 'del(.annotations["run.agentrun.unix-connect"])'
+  run ar run -b "$T/b" ll-sock2
+  echo "$output"
   [[ "$output" == *OTHER-SOCKET* ]]
 }
 

@@ -174,3 +174,19 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$status" -eq 0 ]
   [[ "$output" == "held "* ]]
 }
+
+@test "unixsock: a process joining with exec is under its own supervisor, not a child of the one it runs" {
+  two_servers
+  env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/b" --workspace "$WS" \
+    --unix-socket "$WS/chosen.sock" -- sleep 60
+  ar run -d -b "$T/b" unixsock-exec </dev/null >/dev/null 2>&1 3>&-
+  run ar exec --cwd "$WS" unixsock-exec bash -c './probe connect chosen.sock; ./probe connect other.sock
+    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && echo "supervisor ppid $(cut -d" " -f4 $p/stat)"; done'
+  echo "$output"
+  ar delete -f unixsock-exec
+  [ "${lines[0]}" = "ok CHOSEN" ]
+  [ "${lines[1]}" = "refused EACCES" ]
+  # the init's supervisor and the exec's, both children of the container's
+  # init: none is a child of the bash that exec started
+  [ "$(echo "$output" | grep -c '^supervisor ppid 1$')" -eq 2 ]
+}
