@@ -59,7 +59,8 @@ const char ar_sandbox_opts_help[] =
   "  --cpus N              CPU limit (e.g. 1.5)\n"
   "  -b, --bundle DIR      write the bundle there and exit, without running\n"
   "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
-  "                        $SSH_AUTH_SOCK); whoever connects gets what it serves\n";
+  "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
+  "                        may reach; whoever connects gets what it serves\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {

@@ -58,6 +58,8 @@ check_lines() {
   echo "$output" | grep -qx "nodump-other refused EACCES"
   echo "$output" | grep -qx "missing refused ENOENT"
   echo "$output" | grep -qx "magic refused EACCES"
+  echo "$output" | grep -qx "link-other refused EACCES"
+  echo "$output" | grep -qx "link-chosen ok CHOSEN"
 }
 
 # An O_PATH fd of the other socket, connected through its /proc magic link:
@@ -82,6 +84,9 @@ cd ..
 echo "nodump-chosen $($p nodump connect chosen.sock)"
 echo "nodump-other $($p nodump connect other.sock)"
 echo "missing $($p connect "$PWD/none.sock")"
+ln -sf other.sock link-other.sock; ln -sf chosen.sock link-chosen.sock
+echo "link-other $($p connect link-other.sock)"
+echo "link-chosen $($p connect link-chosen.sock)"
 echo "magic $(python3 -c "$MAGIC")"'
 
 @test "unixsock: only the --unix-socket one connects, by any path, also from a non-dumpable client" {
