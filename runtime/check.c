@@ -20,6 +20,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
@@ -164,8 +165,30 @@ struct host_bits {
   int listen_fd;       /* 127.0.0.1:<port>, the probe must not reach it */
   int leak_fd;         /* the host's / opened without O_CLOEXEC on purpose */
   int out_fd;          /* the probes' stdout */
+  int unix_fd;         /* a listening socket in the workspace, the probe must not reach it */
+  char *unix_path;
   char token[17];
 };
+
+/* In the workspace, so that the sandbox sees it; skipped (and not required)
+ * when the path does not fit a sockaddr_un. */
+static int
+unix_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  cleanup_free char *p = xasprintf ("%s/" AR_PROBE_FILE_PREFIX "%s.sock", sb->prof.workspace, h->token);
+  if (strlen (p) >= sizeof a.sun_path)
+    return 0;
+  strcpy (a.sun_path, p);
+  h->unix_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (h->unix_fd < 0 || bind (h->unix_fd, (struct sockaddr *) &a, sizeof a) < 0)
+    return ar_err (err, errno, "check: host socket %s", p);
+  h->unix_path = p, p = NULL;
+  if (chmod (h->unix_path, 0777) < 0 || listen (h->unix_fd, 4) < 0)
+    return ar_err (err, errno, "check: host socket %s", h->unix_path);
+  argv_add (sb, "--unix-socket", h->unix_path);
+  return 0;
+}
 
 static int
 host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
@@ -214,6 +237,8 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   add_writes (sb);
   if (o->landlock_abi > 0)
     argv_add (sb, "--landlock", NULL);
+  if (unix_setup (sb, h, err) < 0)
+    return -1;
   sb->stdout_fd = h->out_fd;
   sb->no_terminal = true;
   return 0;
@@ -262,13 +287,14 @@ parse_output (const char *buf, const char *token, struct report *r)
 }
 
 static void
-require_all (struct report *r, const struct ar_agent_opts *o)
+require_all (struct report *r, const struct ar_agent_opts *o, bool unix_socket)
 {
   cleanup_free char *ctl = xasprintf ("control-write:%s", o->workspace);
   cleanup_free char *allow = o->n_allow && !o->no_network
                                ? xasprintf ("control-allowed-endpoint:%s:%d", o->allow[0].name, o->allow[0].port)
                                : NULL;
-  const char *extra[] = { ctl, allow, o->landlock_abi > 0 ? "landlock" : NULL };
+  const char *extra[] = { ctl, allow, o->landlock_abi > 0 ? "landlock" : NULL,
+                          unix_socket ? "unix-connect:visible-host-socket" : NULL };
   for (size_t i = 0; i < ARRAY_SIZE (required) - 1 + ARRAY_SIZE (extra); i++)
     {
       const char *name = i < ARRAY_SIZE (required) - 1 ? required[i] : extra[i - (ARRAY_SIZE (required) - 1)];
@@ -344,7 +370,7 @@ print_json (const struct report *r, int crossed)
 int
 ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *crossed, ar_error **err)
 {
-  struct host_bits h = { .listen_fd = -1, .leak_fd = -1, .out_fd = -1 };
+  struct host_bits h = { .listen_fd = -1, .leak_fd = -1, .out_fd = -1, .unix_fd = -1 };
   struct report r = { 0 };
   cleanup_free char *out = NULL;
   int status, ret = -1;
@@ -357,7 +383,7 @@ ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *cross
   if (read_all (h.out_fd, &out, err) < 0)
     goto out;
   parse_output (out, h.token, &r);
-  require_all (&r, &sb->prof);
+  require_all (&r, &sb->prof, h.unix_path != NULL);
   if (status != 0)
     {
       char got[64];
@@ -381,5 +407,10 @@ out:
     close (h.leak_fd);
   if (h.out_fd >= 0)
     close (h.out_fd);
+  if (h.unix_fd >= 0)
+    close (h.unix_fd);
+  if (h.unix_path && unlink (h.unix_path) < 0)
+    ar_warn ("check: remove %s: %s", h.unix_path, strerror (errno));
+  free (h.unix_path);
   return ret;
 }

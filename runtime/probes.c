@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ struct probe_args {
   const char **creds; size_t n_creds;
   bool landlock;
   const char **ll_writes; size_t n_ll_writes;
+  const char *unix_socket;       /* a host socket the sandbox can see, not a --unix-socket */
 };
 
 static void
@@ -402,17 +404,31 @@ probe_landlock (const struct probe_args *a)
     }
 }
 
+/* A host socket inside the workspace: visible, listening, mode 0777, so
+ * only the connect supervisor stands between the agent and it. */
+static void
+probe_unix_socket (const char *path)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  snprintf (a.sun_path, sizeof a.sun_path, "%s", path);
+  cleanup_close int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int r = s < 0 ? -1 : connect (s, (struct sockaddr *) &a, sizeof a);
+  int e = errno;
+  report ("unix-connect:visible-host-socket", "refused", r == 0 ? "connected to the host's socket" : strerror (e),
+          r == 0 ? "crossed" : "ok");
+}
+
 /* ---- the command ---- */
 
 enum { P_HOST_PID = 1, P_LOOPBACK, P_FD, P_ALLOW, P_DENY_NAME, P_TOKEN, P_WRITE, P_CONTROL, P_CRED, P_LANDLOCK,
-       P_LL_WRITE };
+       P_LL_WRITE, P_UNIX };
 
 static const struct ar_opt probe_opts[] = {
   { "host-pid", 0, true, P_HOST_PID }, { "loopback", 0, true, P_LOOPBACK }, { "fd", 0, true, P_FD },
   { "allow", 0, true, P_ALLOW }, { "deny-name", 0, true, P_DENY_NAME }, { "token", 0, true, P_TOKEN },
   { "write", 0, true, P_WRITE }, { "control-write", 0, true, P_CONTROL }, { "cred", 0, true, P_CRED },
   { "landlock", 0, false, P_LANDLOCK }, { "landlock-write", 0, true, P_LL_WRITE },
-  { NULL, 0, false, 0 },
+  { "unix-socket", 0, true, P_UNIX }, { NULL, 0, false, 0 },
 };
 
 static void
@@ -463,6 +479,7 @@ parse_probe_args (int argc, char **argv, struct probe_args *a, ar_error **err)
       case P_CRED: push (&a->creds, &a->n_creds, arg); break;
       case P_LANDLOCK: a->landlock = true; break;
       case P_LL_WRITE: a->landlock = true; push (&a->ll_writes, &a->n_ll_writes, arg); break;
+      case P_UNIX: a->unix_socket = arg; break;
       }
   return id < 0 ? -1 : 0;
 }
@@ -504,6 +521,8 @@ cmd_probe (struct ar_globals *g, int argc, char **argv)
     probe_allowed (&a);
   if (a.landlock)
     probe_landlock (&a);
+  if (a.unix_socket)
+    probe_unix_socket (a.unix_socket);
   free (a.allow_name);
   free (a.writes);
   free (a.controls);
