@@ -195,3 +195,56 @@ echo "magic $(python3 -c "$MAGIC")"'
   # init: none is a child of the bash that exec started
   [ "$(echo "$output" | grep -c '^supervisor ppid 1$')" -eq 2 ]
 }
+
+# sshd as agentrun-test: an unprivileged sshd needs no privilege separation
+# folder (/run/sshd) and logs in only its own user; host key, config and
+# authorized keys live in the test's folder. The key lives only in an
+# ssh-agent run as the sandbox's uid (it serves no other), forwarded with
+# --unix-socket; the ssh client inside makes itself non-dumpable.
+@test "unixsock: git over ssh through a forwarded ssh-agent, against the test's own sshd" {
+  need_cmd ssh ssh-agent ssh-add ssh-keygen git setpriv
+  [ -x /usr/sbin/sshd ] || skip "sshd missing (openssh-server)"
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  local d=$T/sshd a=$T/agent port sock
+  mkdir -p "$d" "$a"
+  ssh-keygen -q -t ed25519 -N '' -f "$d/host_key"
+  ssh-keygen -q -t ed25519 -N '' -C unixsock-git -f "$a/id"
+  cp "$a/id.pub" "$d/authorized_keys"
+  git init -q -b main "$d/src"
+  echo FROM-THE-SSH-REMOTE >"$d/src/README"
+  git -C "$d/src" add README
+  git -C "$d/src" -c user.name=t -c user.email=t@t commit -qm first
+  git clone -q --bare "$d/src" "$d/repo.git"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  printf '%s\n' "Port $port" "ListenAddress 127.0.0.1" "HostKey $d/host_key" "PidFile $d/sshd.pid" \
+    "AuthorizedKeysFile $d/authorized_keys" "StrictModes no" "UsePAM no" "PasswordAuthentication no" \
+    "KbdInteractiveAuthentication no" "AllowUsers agentrun-test" >"$d/sshd_config"
+  chown -R agentrun-test:agentrun-test "$d"
+  chown -R "$AGENT_UID:$AGENT_UID" "$a"
+  chmod 700 "$a"
+  runuser -u agentrun-test -- /usr/sbin/sshd -D -e -f "$d/sshd_config" 2>"$T/sshd.log" &
+  track_pid $!
+  for i in $(seq 50); do bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && break; sleep 0.1; done
+  bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null || { cat "$T/sshd.log"; skip "sshd cannot run here"; }
+  sock=$a/agent.sock
+  setpriv --reuid "$AGENT_UID" --regid "$AGENT_UID" --clear-groups ssh-agent -D -a "$sock" >/dev/null &
+  track_pid $!
+  for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  SSH_AUTH_SOCK=$sock setpriv --reuid "$AGENT_UID" --regid "$AGENT_UID" --clear-groups ssh-add "$a/id" 2>/dev/null
+  rm -f "$a/id"   # from now on the key exists only in the agent
+  local ssh_cmd="ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes"
+  run sb --unix-socket "$sock" -e SSH_AUTH_SOCK="$sock" -e GIT_SSH_COMMAND="$ssh_cmd" \
+    --allow "git.test:22=127.0.0.1:$port" -- \
+    sh -c "git clone -q ssh://agentrun-test@git.test:22$d/repo.git clone && cat clone/README && git -C clone ls-remote origin"
+  echo "$output"
+  cat "$T/sshd.log"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *FROM-THE-SSH-REMOTE* ]]
+  [[ "$output" == *refs/heads/main* ]]
+  # the control: without the forwarded agent the same clone is refused
+  run sb -e GIT_SSH_COMMAND="$ssh_cmd" --allow "git.test:22=127.0.0.1:$port" -- \
+    git clone -q "ssh://agentrun-test@git.test:22$d/repo.git" clone2
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Permission denied (publickey)"* ]]
+}
