@@ -23,8 +23,7 @@ enum ask_state { ASK_PENDING, ASK_ALLOWED, ASK_DENIED };
 struct held {
   uint8_t q[HELD_LEN];
   size_t len;
-  struct sockaddr_storage from;
-  socklen_t fl;
+  struct ask_to to;
 };
 
 struct ask_name {
@@ -82,8 +81,8 @@ answer_held (struct ask_name *a)
     {
       struct held *h = &a->held[i];
       ssize_t m = server_dns_reply (S, h->q, h->len, out, sizeof out);
-      if (m > 0 && S->dns_udp.fd >= 0)
-        sendto (S->dns_udp.fd, out, (size_t) m, MSG_DONTWAIT, (struct sockaddr *) &h->from, h->fl);
+      if (m > 0)
+        server_dns_answer_held (S, &h->to, out, (size_t) m);
     }
   a->n_held = 0;
 }
@@ -184,7 +183,7 @@ start_asking (struct ask_name *a)
 }
 
 bool
-ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct sockaddr_storage *from, socklen_t fl)
+ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct ask_to *to)
 {
   struct np_ask *A = S->ask;
   struct dns_query_info info;
@@ -209,9 +208,10 @@ ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct socka
     }
   /* a resolver's retry replaces the oldest held copy */
   struct held *h = &a->held[a->n_held < HELD_MAX ? a->n_held++ : 0];
+  if (h->len && !h->to.fl)
+    server_dns_tcp_release (S, h->to.tcp_id);   /* the replaced copy's connection may expire again */
   memcpy (h->q, q, qlen);
   h->len = qlen;
-  memcpy (&h->from, from, fl);
-  h->fl = fl;
+  h->to = *to;
   return true;
 }

@@ -24,10 +24,16 @@
 
 /* Set up S->ask (S->cfg->ask_socket is set). */
 void ask_init (struct np_server *S);
-/* A UDP query: true when it was held (answered later), false when the
- * caller answers it now. */
-bool ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct sockaddr_storage *from,
-               socklen_t fl);
+/* Where a held query's answer goes: a UDP client, or a DNS-over-TCP
+ * connection by its id (it may be gone by then: the answer is dropped). */
+struct ask_to {
+  struct sockaddr_storage from; /* UDP */
+  socklen_t fl;                 /* 0: TCP */
+  uint64_t tcp_id;
+};
+/* A query: true when it was held (answered later through
+ * server_dns_answer_held), false when the caller answers it now. */
+bool ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct ask_to *to);
 /* 1 and *addr when name was allowed at run time. */
 int ask_lookup (const struct np_ask *A, const char *name, struct in_addr *addr);
 

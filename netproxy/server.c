@@ -277,7 +277,9 @@ on_dns_udp (struct ev_io *io, uint32_t events)
       ssize_t n = recvfrom (io->fd, q, sizeof q, 0, (struct sockaddr *) &from, &fl);
       if (n < 0)
         return;
-      if (S->ask && ask_hold (S, q, (size_t) n, &from, fl))
+      struct ask_to to = { .fl = fl };
+      memcpy (&to.from, &from, fl);
+      if (S->ask && ask_hold (S, q, (size_t) n, &to))
         continue;
       /* A plain resolver takes 512 bytes over UDP; ours never exceed it. */
       ssize_t m = server_dns_reply (S, q, (size_t) n, out, 512);
@@ -292,6 +294,8 @@ struct dns_tcp {
   uint8_t buf[2 + 1024];
   size_t len;
   uint64_t last;
+  uint64_t id;
+  unsigned held;               /* queries held in ask mode: not idle */
   struct dns_tcp *prev, *next;
 };
 
@@ -340,7 +344,12 @@ on_dns_tcp (struct ev_io *io, uint32_t events)
           if (d->len < mlen + 2)
             break;
           uint8_t out[2 + 1024];
-          ssize_t m = server_dns_reply (d->S, d->buf + 2, mlen, out + 2, sizeof out - 2);
+          struct ask_to to = { .tcp_id = d->id };
+          ssize_t m = -1;
+          if (d->S->ask && ask_hold (d->S, d->buf + 2, mlen, &to))
+            d->held++;
+          else
+            m = server_dns_reply (d->S, d->buf + 2, mlen, out + 2, sizeof out - 2);
           if (m > 0)
             {
               out[0] = (uint8_t) (m >> 8);
@@ -357,6 +366,46 @@ on_dns_tcp (struct ev_io *io, uint32_t events)
     }
 }
 
+static struct dns_tcp *
+dns_tcp_find (struct np_server *S, uint64_t id)
+{
+  for (struct dns_tcp *d = S->dns_conns; d; d = d->next)
+    if (d->id == id)
+      return d;
+  return NULL;
+}
+
+void
+server_dns_tcp_release (struct np_server *S, uint64_t id)
+{
+  struct dns_tcp *d = dns_tcp_find (S, id);
+  if (d && d->held)
+    d->held--;
+}
+
+void
+server_dns_answer_held (struct np_server *S, const struct ask_to *to, const uint8_t *a, size_t len)
+{
+  if (to->fl)
+    {
+      if (S->dns_udp.fd >= 0)
+        sendto (S->dns_udp.fd, a, len, MSG_DONTWAIT, (const struct sockaddr *) &to->from, to->fl);
+      return;
+    }
+  struct dns_tcp *d = dns_tcp_find (S, to->tcp_id);
+  uint8_t out[2 + 1024];
+  if (!d || len > sizeof out - 2)
+    return;
+  if (d->held)
+    d->held--;
+  d->last = ev_now_ms ();
+  out[0] = (uint8_t) (len >> 8);
+  out[1] = (uint8_t) len;
+  memcpy (out + 2, a, len);
+  if (send (d->io.fd, out, len + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) len + 2)
+    dns_tcp_close (d);
+}
+
 static void
 accept_dns_tcp (struct np_server *S, int fd)
 {
@@ -370,6 +419,7 @@ accept_dns_tcp (struct np_server *S, int fd)
   d->io.cb = on_dns_tcp;
   d->S = S;
   d->last = ev_now_ms ();
+  d->id = ++S->dns_ids;
   d->next = S->dns_conns;
   if (d->next)
     d->next->prev = d;
@@ -634,7 +684,7 @@ expire (struct np_server *S)
   for (struct dns_tcp *d = S->dns_conns, *nx; d; d = nx)
     {
       nx = d->next;
-      if (now - d->last >= DNS_TCP_IDLE_MS)
+      if (!d->held && now - d->last >= DNS_TCP_IDLE_MS)
         dns_tcp_close (d);
       else if (timeout < 0 || timeout > 1000)
         timeout = 1000;

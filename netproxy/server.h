@@ -54,6 +54,7 @@ struct np_server {
   size_t nconns;
   struct dns_tcp *dns_conns; /* idle-expired, at most DNS_TCP_MAX */
   size_t n_dns;
+  uint64_t dns_ids;          /* ids of DNS-over-TCP connections, for answers held in ask mode */
   struct px_conn *px_pending;/* CONNECT requests still being read */
   struct np_conn *conns;     /* spliced connections, for the idle timeout */
   uint64_t next_scan;        /* none goes idle before this */
@@ -71,6 +72,13 @@ int server_add_route (struct np_server *S, struct route *r, ar_error **err);
 ssize_t server_dns_reply (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap);
 ssize_t server_dns_probe (struct np_server *S, const uint8_t *q, size_t qlen, uint8_t *out, size_t cap,
                           struct dns_query_info *info);
+
+struct ask_to;
+/* Send the answer to a query ask mode held, over UDP or on its TCP
+ * connection if that is still open. */
+void server_dns_answer_held (struct np_server *S, const struct ask_to *to, const uint8_t *a, size_t len);
+/* A query held on TCP connection id will not be answered (replaced). */
+void server_dns_tcp_release (struct np_server *S, uint64_t id);
 
 /* Run until the process behind pidfd exits. ready_fd gets one byte once
  * the loop is set up, then is closed. */

@@ -33,6 +33,25 @@ print(rcode, ".".join(map(str, r[-4:])) if an else "-")
 '
 query() { inside python3 -c "$QUERY" "$@"; }
 
+# query_tcp NAME [TIMEOUT]: the same over DNS-over-TCP (2-byte length prefix).
+QUERY_TCP='
+import socket, struct, sys
+name = sys.argv[1]
+q = struct.pack(">HHHHHH", 0x4343, 0x0100, 1, 0, 0, 0)
+q += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\0" + struct.pack(">HH", 1, 1)
+s = socket.create_connection(("127.0.0.53", 53), timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 10)
+s.sendall(struct.pack(">H", len(q)) + q)
+buf = b""
+while len(buf) < 2 or len(buf) < 2 + struct.unpack(">H", buf[:2])[0]:
+    chunk = s.recv(1024)
+    if not chunk: sys.exit("closed")
+    buf += chunk
+r = buf[2:]
+rcode, an = r[3] & 15, struct.unpack(">H", r[6:8])[0]
+print(rcode, ".".join(map(str, r[-4:])) if an else "-")
+'
+query_tcp() { inside python3 -c "$QUERY_TCP" "$@"; }
+
 ECHO_CLIENT='
 import socket, sys
 s = socket.create_connection((sys.argv[1], 443), timeout=5)
@@ -139,6 +158,26 @@ hook() {
   [ "$status" -eq 0 ]
   [ "$output" = "0 127.77.1.1" ]
   [ $((SECONDS - t0)) -ge 1 ]
+}
+
+@test "ask: a lookup over TCP is held and asked about the same way" {
+  start_asker 2
+  hook --ask "$T/ask.sock"
+  local t0=$SECONDS
+  run query_tcp new.test 8
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "0 127.77.1.1" ]
+  [ $((SECONDS - t0)) -ge 1 ]
+  run query_tcp denied.test 8
+  [ "$output" = "3 -" ]
+  # asked once each; UDP now gets what TCP's question decided
+  [ "$(grep -c 'ask new.test 443' "$T/asked")" -eq 1 ]
+  [ "$(grep -c 'ask denied.test 443' "$T/asked")" -eq 1 ]
+  run query new.test
+  [ "$output" = "0 127.77.1.1" ]
+  run inside python3 -c "$ECHO_CLIENT" 127.77.1.1
+  [ "$output" = asked-and-relayed ]
 }
 
 @test "ask: an asker that cannot be reached means no" {
