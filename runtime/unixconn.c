@@ -12,6 +12,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -180,6 +181,34 @@ supervisor_fds (int sock, ar_error **err)
   return 0;
 }
 
+/* `ps` in the container would show the runtime's command line (its
+ * options, state root, bundle path), which we inherited: blank it. Fields
+ * 48 and 49 of /proc/self/stat are where it lies in our memory. */
+static void
+blank_cmdline (void)
+{
+  char buf[2048], *save = NULL;
+  unsigned long start = 0, end = 0;
+  int fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  if (fd >= 0)
+    close (fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  char *p = strrchr (buf, ')');
+  int field = 2;    /* the comm, which may hold spaces, ends the second field */
+  for (char *t = p ? strtok_r (p + 1, " ", &save) : NULL; t && field < 49; t = strtok_r (NULL, " ", &save))
+    if (++field == 48)
+      start = strtoul (t, NULL, 10);
+    else if (field == 49)
+      end = strtoul (t, NULL, 10);
+  if (!start || end <= start + sizeof "ar-unixconn")
+    return;
+  memset ((void *) start, 0, end - start);
+  memcpy ((void *) start, "ar-unixconn", sizeof "ar-unixconn");
+}
+
 /* The supervisor: drop to its identity, take the listener, say ready, serve. */
 __attribute__ ((noreturn)) static void
 supervisor (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n)
@@ -189,6 +218,7 @@ supervisor (int sock, const struct ar_user *u, const struct ar_unixconn_allow *a
   int listener = -1;
 
   prctl (PR_SET_NAME, "ar-unixconn", 0, 0, 0);
+  blank_cmdline ();
   signal (SIGPIPE, SIG_IGN);
   for (int s = 1; s < NSIG; s++)
     if (s != SIGPIPE && s != SIGKILL && s != SIGSTOP)

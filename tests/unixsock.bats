@@ -139,15 +139,17 @@ echo "magic $(python3 -c "$MAGIC")"'
   # the sandbox's own pid namespace); that only takes connect(2) away.
   run sb --unix-socket "$WS/chosen.sock" -- bash -c '
     ./probe connect chosen.sock
-    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && kill -9 "${p#/proc/}" && echo killed; done
+    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && tr -d "\\0" <$p/cmdline && echo && kill -9 "${p#/proc/}" && echo killed; done
     sleep 0.2
     ./probe connect chosen.sock; ./probe connect other.sock; echo end'
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "ok CHOSEN" ]
-  [ "${lines[1]}" = killed ]
-  [ "${lines[2]}" = "refused ENOSYS" ]
+  # its command line is blanked: not the runtime's options and paths
+  [ "${lines[1]}" = ar-unixconn ]
+  [ "${lines[2]}" = killed ]
   [ "${lines[3]}" = "refused ENOSYS" ]
+  [ "${lines[4]}" = "refused ENOSYS" ]
 }
 
 @test "unixsock: a bundle's annotation is checked before the container starts" {
