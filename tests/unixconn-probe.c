@@ -9,6 +9,9 @@
  *   unixconn-probe bench PATH N         microseconds per connect (new socket each time)
  *   unixconn-probe bench-udp HOST N     the same for a UDP socket to HOST:9
  *   unixconn-probe serve PATH LINE      listen on PATH (mode 0777), answer LINE to each connection
+ *   unixconn-probe hold PATH            listen on PATH with a backlog of 1, never accept
+ *   unixconn-probe stall FULL OK        a child fills FULL's backlog until its blocking connect hangs;
+ *       then connect OK: prints "ok-while-stalled MS" and whether the child is still blocked
  *   unixconn-probe tcp HOST PORT        a TCP connect, "ok" or "refused ERRNO" */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -23,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <stdbool.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,6 +177,45 @@ do_tcp (const char *host, int port)
 }
 
 static int
+do_hold (const char *path)
+{
+  struct sockaddr_un a = { .sun_family = AF_UNIX };
+  snprintf (a.sun_path, sizeof a.sun_path, "%s", path);
+  int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0 || bind (s, (struct sockaddr *) &a, sizeof a) < 0 || chmod (path, 0777) < 0 || listen (s, 1) < 0)
+    return perror (path), 1;
+  for (;;)
+    pause ();
+}
+
+static int
+do_stall (const char *full, const char *ok)
+{
+  pid_t child = fork ();
+  if (child == 0)
+    {
+      for (int i = 0; i < 64; i++)
+        unix_connect (full);   /* kept open; one of them blocks for good */
+      _exit (0);
+    }
+  usleep (300 * 1000);
+  alarm (5);                   /* a stalled supervisor must fail the test, not hang it */
+  double t0 = now_us ();
+  int s = unix_connect (ok);
+  double ms = (now_us () - t0) / 1000;
+  int st;
+  bool blocked = waitpid (child, &st, WNOHANG) == 0;
+  kill (child, SIGKILL);
+  waitpid (child, &st, 0);
+  if (s < 0)
+    printf ("refused-while-stalled %s\n", strerrorname_np (errno));
+  else
+    printf ("ok-while-stalled %.0f\n", ms);
+  printf ("child %s\n", blocked ? "still-blocked" : "not-blocked");
+  return s < 0 || !blocked;
+}
+
+static int
 do_serve (const char *path, const char *line)
 {
   struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -208,6 +252,10 @@ main (int argc, char **argv)
     return do_bench (argv[2], NULL, atoi (argv[3]));
   if (argc == 4 && strcmp (argv[1], "bench-udp") == 0)
     return do_bench (NULL, argv[2], atoi (argv[3]));
+  if (argc == 3 && strcmp (argv[1], "hold") == 0)
+    return do_hold (argv[2]);
+  if (argc == 4 && strcmp (argv[1], "stall") == 0)
+    return do_stall (argv[2], argv[3]);
   if (argc == 4 && strcmp (argv[1], "serve") == 0)
     return do_serve (argv[2], argv[3]);
   if (argc == 4 && strcmp (argv[1], "tcp") == 0)

@@ -250,3 +250,16 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$status" -ne 0 ]
   [[ "$output" == *"Permission denied (publickey)"* ]]
 }
+
+@test "unixsock: a connect stuck on a full backlog stalls no other connect" {
+  "$WS/probe" hold "$WS/full.sock" &
+  track_pid $!
+  serve "$WS/chosen.sock" CHOSEN
+  for i in $(seq 50); do [ -S "$WS/full.sock" ] && break; sleep 0.1; done
+  run sb --unix-socket "$WS/full.sock" --unix-socket "$WS/chosen.sock" -- ./probe stall "$WS/full.sock" "$WS/chosen.sock"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[1]}" = "child still-blocked" ]
+  [[ "${lines[0]}" == "ok-while-stalled "* ]]
+  [ "${lines[0]#ok-while-stalled }" -lt 1000 ]
+}
