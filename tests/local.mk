@@ -57,7 +57,9 @@ fuzz-smoke: fuzz
 	  if [ -d $(srcdir)/tests/fuzz/corpus/$$name ]; then cp -R $(srcdir)/tests/fuzz/corpus/$$name/. $$work/corpus/; fi; \
 	  echo "fuzz $$name for $(FUZZ_SECONDS)s"; \
 	  ./$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-	    -artifact_prefix=$$work/ -print_final_stats=1 $$work/corpus 2>$$work/log || { tail -n 40 $$work/log; exit 1; }; \
+	    -artifact_prefix=$$work/ -print_final_stats=1 $$work/corpus 2>$$work/log || { tail -n 40 $$work/log >&2; \
+	    for a in $$work/crash-* $$work/leak-* $$work/timeout-* $$work/oom-*; do \
+	      [ -f "$$a" ] && { echo "reproducer $$a (base64):" >&2; head -c 4096 "$$a" | base64 >&2; }; done; exit 1; }; \
 	  grep -E '^(stat::number_of_executed_units|Done)' $$work/log || true; \
 	done
 else
