@@ -56,7 +56,9 @@ fuzz-smoke: fuzz
 	  name=$${t##*/fuzz_}; work=tests/fuzz/run-$$name; rm -rf $$work; mkdir -p $$work/corpus; \
 	  if [ -d $(srcdir)/tests/fuzz/corpus/$$name ]; then cp -R $(srcdir)/tests/fuzz/corpus/$$name/. $$work/corpus/; fi; \
 	  echo "fuzz $$name for $(FUZZ_SECONDS)s"; \
-	  ./$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	  opts=; if [ $$name = seccomp ]; then \
+	    opts="ASAN_OPTIONS=fast_unwind_on_malloc=0:malloc_context_size=10 LSAN_OPTIONS=suppressions=$(srcdir)/tests/fuzz/lsan-seccomp.supp"; fi; \
+	  env $$opts ./$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix=$$work/ -print_final_stats=1 $$work/corpus 2>$$work/log || { tail -n 40 $$work/log >&2; \
 	    for a in $$work/crash-* $$work/leak-* $$work/timeout-* $$work/oom-*; do \
 	      [ -f "$$a" ] && { echo "reproducer $$a (base64):" >&2; head -c 4096 "$$a" | base64 >&2; }; done; exit 1; }; \
