@@ -7,7 +7,6 @@ usage: dbus-broken.py SOCKET READY MODE
   truncate   send the first 10 bytes of a reply, then close (a bus that dies mid-reply)
   byteorder  send a header with an unknown byte-order mark
   huge       send a header announcing a 100 MiB body
-  silent     authenticate, then never answer (agentrun's deadline)
 """
 import os
 import socket
@@ -27,15 +26,18 @@ def serve(conn, mode):
         conn.recv(256)
         return
     conn.sendall(b"OK 0123456789abcdef0123456789abcdef\r\n")
-    conn.recv(4096)  # BEGIN and the Hello call
+    got = b""
+    while b"Hello" not in got:  # BEGIN, then the whole Hello call
+        chunk = conn.recv(4096)
+        if not chunk:
+            return
+        got += chunk
     if mode == "truncate":
         conn.sendall(b"l\x02\x01\x01\x08\x00\x00\x00\x01\x00")
     elif mode == "byteorder":
         conn.sendall(b"X\x02\x01\x01" + b"\x00" * 12)
     elif mode == "huge":
         conn.sendall(b"l\x02\x01\x01" + struct.pack("<III", 100 << 20, 1, 0))
-    elif mode == "silent":
-        conn.recv(4096)
 
 
 def main():

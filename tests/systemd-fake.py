@@ -15,7 +15,9 @@ usage: systemd-fake.py ADDRESS CGROOT PARENT LOG READY [--fail-start ERRNAME:TEX
 """
 import json
 import os
+import signal
 import sys
+import time
 
 import dbus
 import dbus.service
@@ -30,6 +32,8 @@ def plain(v):
     """dbus-python values as JSON-able Python values."""
     if isinstance(v, dbus.Boolean):
         return bool(v)
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
     if isinstance(v, (dbus.Array, list)):
         return [plain(x) for x in v]
     if isinstance(v, (dbus.Struct, tuple)):
@@ -44,6 +48,28 @@ def slice_path(name):
     base = name[: -len(".slice")]
     parts = base.split("-")
     return "/".join("-".join(parts[: i + 1]) + ".slice" for i in range(len(parts)))
+
+
+def kill_cgroup(d):
+    """What stopping a scope does: kill what is left in it, remove it."""
+    for _ in range(100):
+        try:
+            with open(d + "/cgroup.procs") as f:
+                pids = [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            return
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+    try:
+        os.rmdir(d)
+    except OSError:
+        pass  # agentrun removes what is left; the test checks
 
 
 class Unit(dbus.service.Object):
@@ -83,7 +109,7 @@ class Manager(dbus.service.Object):
 
     @dbus.service.method(MANAGER, in_signature="ssa(sv)a(sa(sv))", out_signature="o", message_keyword="msg")
     def StartTransientUnit(self, name, mode, props, aux, msg):
-        self.log(msg, "StartTransientUnit", name, mode, {str(k): plain(v) for k, v in props}, aux)
+        self.log(msg, "StartTransientUnit", name, mode, {str(k): v for k, v in props}, aux)
         fail = self.args.get("fail_start")
         if fail:
             ename, _, text = fail.partition(":")
@@ -116,10 +142,7 @@ class Manager(dbus.service.Object):
         if not unit:
             raise dbus.exceptions.DBusException("Unit %s not loaded." % name, name="org.freedesktop.systemd1.NoSuchUnit")
         unit.remove_from_connection()
-        try:
-            os.rmdir(self.args["cgroot"] + unit.cgroup)
-        except OSError:
-            pass  # agentrun removes what is left; the test checks
+        kill_cgroup(self.args["cgroot"] + unit.cgroup)
         return self.job(name, "done")
 
 
