@@ -24,6 +24,8 @@ ar_dbus_buf_free (struct ar_dbus_buf *b)
 static void
 put_bytes (struct ar_dbus_buf *b, const void *p, size_t n)
 {
+  if (n == 0)
+    return;
   if (b->len + n > b->cap)
     {
       b->cap = (b->len + n) * 2 + 64;
@@ -380,6 +382,19 @@ ar_dbus_skip (struct ar_dbus_rd *r, const char *sig, ar_error **err)
   return skip_one (r, &sig, err);
 }
 
+int
+ar_dbus_skip_body (struct ar_dbus_rd *r, const char *sig, ar_error **err)
+{
+  if (!ar_dbus_sig_valid (sig))
+    return ar_err (err, 0, "D-Bus message has an invalid signature");
+  while (*sig)
+    if (skip_one (r, &sig, err) < 0)
+      return -1;
+  if (r->pos != r->len)
+    return ar_err (err, 0, "D-Bus message body is longer than its signature says");
+  return 0;
+}
+
 /* ---- messages ---- */
 
 int
@@ -472,7 +487,13 @@ ar_dbus_parse (const unsigned char *buf, size_t len, struct ar_dbus_msg *m, ar_e
   size_t body_at = (fields_end + 7) / 8 * 8;
   m->body = buf + body_at;
   m->body_len = len - body_at;
-  return check_required (m, err);
+  if (check_required (m, err) < 0)
+    return -1;
+  /* The whole body is walked once here, so what callers read later is
+   * known to match the signature. */
+  struct ar_dbus_rd b;
+  ar_dbus_rd_init (&b, m);
+  return ar_dbus_skip_body (&b, m->sig, err);
 }
 
 char *

@@ -71,6 +71,9 @@ int ar_dbus_get_str (struct ar_dbus_rd *r, const char **s, ar_error **err);   /*
 int ar_dbus_get_sig (struct ar_dbus_rd *r, const char **s, ar_error **err);
 /* Skip one value of the single complete type at the start of sig. */
 int ar_dbus_skip (struct ar_dbus_rd *r, const char *sig, ar_error **err);
+/* Skip every value of sig; the body must end exactly there. ar_dbus_parse
+ * does this for each message, so a parsed body matches its signature. */
+int ar_dbus_skip_body (struct ar_dbus_rd *r, const char *sig, ar_error **err);
 /* Is sig a valid signature (every type complete, nesting within limits)? */
 bool ar_dbus_sig_valid (const char *sig);
 
