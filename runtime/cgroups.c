@@ -10,6 +10,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #define DEFAULT_PARENT "/agentrun"
@@ -179,9 +180,39 @@ int
 ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out, ar_error **err)
 {
   *path_out = NULL;
-  if (manager && (strcmp (manager, "disabled") == 0 || strcmp (manager, "systemd") == 0))
+  if (manager && strcmp (manager, "disabled") == 0)
     return 0;
+  if (manager && strcmp (manager, "systemd") == 0)
+    {
+      cleanup_free char *unit = NULL;
+      if (ar_cg_systemd_unit (id, lnx, &unit, err) < 0)
+        return -1;
+      *path_out = xasprintf ("systemd:%s", unit);
+      return 0;
+    }
   return resolve_path (id, lnx, path_out, err);
+}
+
+int
+ar_cgroup_destroy_pending (const char *record, ar_error **err)
+{
+  cleanup_free char *scope = NULL;
+  if (strncmp (record, "systemd:", 8) == 0)
+    {
+      /* Gone already (systemd collects an empty scope): nothing to do. */
+      if (ar_cg_systemd_lookup (record + 8, &scope, err) < 0)
+        return -1;
+      if (!scope)
+        return 0;
+      ar_cgroup_kill_all (scope, SIGKILL, NULL);
+      if (ar_cgroup_systemd_stop (record + 8, err) < 0)
+        return -1;
+      return ar_cgroup_destroy (scope, err);
+    }
+  if (record[0] != '/')
+    return ar_err (err, 0, "\"%.100s\" is not a cgroup path", record);
+  ar_cgroup_kill_all (record, SIGKILL, NULL);
+  return ar_cgroup_destroy (record, err);
 }
 
 /* systemd made the scope and moved pid into it, in the hierarchies it

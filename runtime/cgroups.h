@@ -39,11 +39,15 @@ int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */
 bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx);
-/* The path ar_cgroup_create would use (cgroupfs only; NULL for "disabled" and
- * "systemd"), so that create can record it before making it: a create killed
- * half way leaves delete --force what to remove. */
+/* What ar_cgroup_create will make, so that create can record it before
+ * making it: a create killed half way leaves delete --force what to remove.
+ * The cgroup path for cgroupfs; "systemd:UNIT" for systemd (the scope's
+ * cgroup is known only once systemd made it); NULL for "disabled". */
 int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out,
                        ar_error **err);
+/* Remove what such a record names: kill what is in the cgroup and remove
+ * it; for "systemd:UNIT", also stop the unit when it is still there. */
+int ar_cgroup_destroy_pending (const char *record, ar_error **err);
 /* Move another process (exec) into the container's cgroup. */
 int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
 /* Pids in the container's cgroup. */

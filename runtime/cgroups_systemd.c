@@ -336,6 +336,32 @@ ar_cg_systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, cha
 }
 
 int
+ar_cg_systemd_unit (const char *id, const struct ar_linux *lnx, char **unit, ar_error **err)
+{
+  cleanup_free char *slice = NULL;
+  return parse_path (id, lnx, &slice, unit, err);
+}
+
+int
+ar_cg_systemd_lookup (const char *unit, char **path, ar_error **err)
+{
+  struct ar_dbus *d = NULL;
+  cleanup_error ar_error *e = NULL;
+  *path = NULL;
+  if (open_manager (&d, err) < 0)
+    return ar_err_prefix (err, "systemd cgroup manager: look up %s", unit);
+  int ret = scope_cgroup (d, unit, path, &e);
+  ar_dbus_close (d);
+  if (ret < 0 && !strstr (e->msg, "org.freedesktop.systemd1.NoSuchUnit"))
+    {
+      if (err && !*err)
+        *err = ar_steal_ptr (e);
+      return ar_err_prefix (err, "systemd cgroup manager: look up %s", unit);
+    }
+  return 0;
+}
+
+int
 ar_cgroup_systemd_stop (const char *unit, ar_error **err)
 {
   struct ar_dbus *d = NULL;

@@ -131,10 +131,9 @@ remove_pending_cgroup (int dirfd, ar_error **err)
   if (n < 0)
     return ar_err (err, errno, "read %s in the state folder", AR_STATE_CGROUP_PENDING);
   path[n] = '\0';
-  if (n == 0 || path[0] != '/')
-    return ar_err (err, 0, "%s in the state folder: not a cgroup path", AR_STATE_CGROUP_PENDING);
-  ar_cgroup_kill_all (path, SIGKILL, NULL);
-  return ar_cgroup_destroy (path, err);
+  if (ar_cgroup_destroy_pending (path, err) < 0)
+    return ar_err_prefix (err, "%s in the state folder", AR_STATE_CGROUP_PENDING);
+  return 0;
 }
 
 int

@@ -226,3 +226,18 @@ nothing_left() {
   [[ "$output" == *"systemd is not running as PID 1"*"DBUS_SYSTEM_BUS_ADDRESS is not set"* ]]
   nothing_left
 }
+
+@test "systemd: a create killed after the scope is made is cleaned by delete --force" {
+  start_bus
+  start_fake
+  bundle sleep 1000
+  status=0
+  AGENTRUN_FAULT=create-after-cgroup "$AGENTRUN" --root "$ROOT" --systemd-cgroup create -b "$B" "$ID" \
+    </dev/null >"$T/fault.out" 2>&1 || status=$?
+  [ "$status" -eq 137 ]
+  [ ! -e "$ROOT/$ID/state.json" ]       # only the pending record says what was made
+  [ -d "$CGROOT$SCOPE" ]
+  ar delete --force "$ID"
+  [ "$(calls StopUnit | jq -r '.args[0]')" = "$UNIT" ]
+  nothing_left
+}
