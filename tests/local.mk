@@ -28,6 +28,9 @@ CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
 FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c log.c)
+# issue 5: the D-Bus message parser of the systemd cgroup manager.
+FUZZ_TARGETS += tests/fuzz/fuzz_dbus
+CLEANFILES += tests/fuzz/fuzz_dbus
 .PHONY: fuzz fuzz-smoke
 
 if HAVE_CLANG
@@ -48,6 +51,10 @@ tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/ro
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c \
 	  $(srcdir)/spec/error.c $(YAJL_LIBS)
+tests/fuzz/fuzz_dbus: $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/dbus_wire.c $(srcdir)/spec/error.c config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/dbus_wire.c \
+	  $(srcdir)/spec/error.c
 fuzz: $(FUZZ_TARGETS)
 # Each target runs FUZZ_SECONDS on a scratch copy of its seed corpus (the
 # committed seeds stay as they are); a crash stops make with its reproducer.
