@@ -136,7 +136,7 @@ need_subids() {
   pid=$(uar state life | jq -r .pid)
   [ "$(stat -c %u /proc/"$pid")" = "$RL_UID" ]
   run uar list
-  echo "$output" | grep -q '^life .*running'
+  echo "$output" | grep -q "^life .*running.* $RL_USER\$"
   run uar ps life
   echo "$output"
   [ "$status" -eq 0 ]
