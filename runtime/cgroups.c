@@ -10,6 +10,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #define DEFAULT_PARENT "/agentrun"
@@ -179,20 +180,77 @@ int
 ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out, ar_error **err)
 {
   *path_out = NULL;
-  if (manager && (strcmp (manager, "disabled") == 0 || strcmp (manager, "systemd") == 0))
+  if (manager && strcmp (manager, "disabled") == 0)
     return 0;
+  if (manager && strcmp (manager, "systemd") == 0)
+    {
+      cleanup_free char *unit = NULL;
+      if (ar_cg_systemd_unit (id, lnx, &unit, err) < 0)
+        return -1;
+      *path_out = xasprintf ("systemd:%s", unit);
+      return 0;
+    }
   return resolve_path (id, lnx, path_out, err);
 }
 
 int
+ar_cgroup_destroy_pending (const char *record, ar_error **err)
+{
+  cleanup_free char *scope = NULL;
+  if (strncmp (record, "systemd:", 8) == 0)
+    {
+      /* Gone already (systemd collects an empty scope): nothing to do. */
+      if (ar_cg_systemd_lookup (record + 8, &scope, err) < 0)
+        return -1;
+      if (!scope)
+        return 0;
+      ar_cgroup_kill_all (scope, SIGKILL, NULL);
+      if (ar_cgroup_systemd_stop (record + 8, err) < 0)
+        return -1;
+      return ar_cgroup_destroy (scope, err);
+    }
+  if (record[0] != '/')
+    return ar_err (err, 0, "\"%.100s\" is not a cgroup path", record);
+  ar_cgroup_kill_all (record, SIGKILL, NULL);
+  return ar_cgroup_destroy (record, err);
+}
+
+/* systemd made the scope and moved pid into it, in the hierarchies it
+ * manages; the others get the same path, and every limit is written into
+ * the scope's files as with cgroupfs (Delegate=yes makes them ours). */
+static int
+systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **path_out, char **unit_out,
+                ar_error **err)
+{
+  cleanup_free char *path = NULL, *unit = NULL;
+  if (ar_cg_systemd_create (id, lnx, pid, &path, &unit, err) < 0)
+    return -1;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  size_t n = 0;
+  cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
+  if (!l || mkdir_all (l, path, err) < 0 || ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, true, err) < 0
+      || enter_all (l, path, pid, err) < 0)
+    {
+      ar_cgroup_systemd_stop (unit, NULL);
+      if (l)
+        rmdir_all (l, path, NULL);
+      return -1;
+    }
+  *path_out = ar_steal_ptr (path);
+  *unit_out = ar_steal_ptr (unit);
+  return 0;
+}
+
+int
 ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid, bool rootless,
-                  char **path_out, ar_error **err)
+                  char **path_out, char **unit_out, ar_error **err)
 {
   *path_out = NULL;
+  *unit_out = NULL;
   if (manager && strcmp (manager, "disabled") == 0)
     return 0;
   if (manager && strcmp (manager, "systemd") == 0)
-    return ar_cg_systemd_create (id, lnx, pid, path_out, err);
+    return systemd_create (id, lnx, pid, path_out, unit_out, err);
   cleanup_free char *path = NULL;
   if (resolve_path (id, lnx, &path, err) < 0)
     return -1;

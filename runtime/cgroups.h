@@ -10,8 +10,9 @@
  * which is for tests only). The container gets a directory in every mounted
  * v1 hierarchy and, on hybrid and v2 hosts, in cgroup2; delete removes them
  * and the parents this runtime made (marked with the user.agentrun.made
- * xattr) once empty. "systemd" fails with a clear message: systemd's D-Bus
- * API is not spoken by this build. */
+ * xattr) once empty. "systemd" asks systemd over D-Bus for a transient scope
+ * (cgroups_systemd.c), whose cgroup path is then stored and used the same
+ * way; delete stops the scope (ar_cgroup_systemd_stop). */
 #ifndef AR_CGROUPS_H
 #define AR_CGROUPS_H
 
@@ -27,18 +28,26 @@
  * whole call and removes what was made. rootless: a cgroup that cannot be
  * made (EPERM/EACCES/EROFS) is skipped, logged at debug level (*path_out
  * NULL), when the config asks for no limit, and is an error naming the
- * missing delegation when it does; devices are left to the user namespace. */
+ * missing delegation when it does; devices are left to the user namespace.
+ * With "systemd", *unit_out is the scope's unit name (else NULL). */
 int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid,
-                      bool rootless, char **path_out, ar_error **err);
+                      bool rootless, char **path_out, char **unit_out, ar_error **err);
+/* Stop a container's systemd scope (StopUnit); one gone already is fine.
+ * NULL unit: nothing to do. */
+int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
 /* Could ar_cgroup_create make the container's cgroup with our rights
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */
 bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx);
-/* The path ar_cgroup_create would use (cgroupfs only; NULL for "disabled" and
- * "systemd"), so that create can record it before making it: a create killed
- * half way leaves delete --force what to remove. */
+/* What ar_cgroup_create will make, so that create can record it before
+ * making it: a create killed half way leaves delete --force what to remove.
+ * The cgroup path for cgroupfs; "systemd:UNIT" for systemd (the scope's
+ * cgroup is known only once systemd made it); NULL for "disabled". */
 int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out,
                        ar_error **err);
+/* Remove what such a record names: kill what is in the cgroup and remove
+ * it; for "systemd:UNIT", also stop the unit when it is still there. */
+int ar_cgroup_destroy_pending (const char *record, ar_error **err);
 /* Move another process (exec) into the container's cgroup. */
 int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
 /* Pids in the container's cgroup. */

@@ -94,9 +94,16 @@ int ar_cg_ebpf_devices (const char *dir, const struct ar_device_cgroup *d, size_
  * frees the array (not the strings, which are borrowed or static). */
 struct ar_device_cgroup *ar_cg_device_rules (const struct ar_linux *lnx, size_t *n);
 
-/* The systemd manager: validates "slice:prefix:name" and talks to systemd;
- * where systemd is not PID 1 this fails with a clear message. */
-int ar_cg_systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **path_out, ar_error **err);
+/* The systemd manager: starts the transient scope "prefix-name.scope" in
+ * the slice of "slice:prefix:name" with pid in it over D-Bus, and returns
+ * its cgroup path and unit name. Without systemd (no /run/systemd/system)
+ * and no DBUS_SYSTEM_BUS_ADDRESS it fails with a clear message. */
+int ar_cg_systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **path_out, char **unit_out,
+                          ar_error **err);
+/* The unit name create would use, from cgroupsPath (or id). */
+int ar_cg_systemd_unit (const char *id, const struct ar_linux *lnx, char **unit, ar_error **err);
+/* The cgroup of a loaded unit, or *path NULL when systemd has no such unit. */
+int ar_cg_systemd_lookup (const char *unit, char **path, ar_error **err);
 
 /* Conversions documented by the runtime-spec and runc for cgroup v2. */
 uint64_t ar_cg_shares_to_weight (uint64_t shares);

@@ -8,7 +8,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 enum { L_QUIET = 1, L_FORMAT };
 static const struct ar_opt list_opts[] = {
@@ -19,6 +21,21 @@ static int
 by_name (const struct dirent **a, const struct dirent **b)
 {
   return strcmp ((*a)->d_name, (*b)->d_name);
+}
+
+/* As runc: the owner is whoever owns the container's state folder (the
+ * user who created it), by name when the host knows one, else "#UID". */
+static char *
+owner_of (int dirfd)
+{
+  struct stat sb;
+  struct passwd pw, *res = NULL;
+  char buf[1024];
+  if (fstat (dirfd, &sb) < 0)
+    return xstrdup ("");
+  if (getpwuid_r (sb.st_uid, &pw, buf, sizeof buf, &res) == 0 && res)
+    return xstrdup (res->pw_name);
+  return xasprintf ("#%u", (unsigned) sb.st_uid);
 }
 
 static void
@@ -35,6 +52,8 @@ show (struct ar_globals *g, const char *name, bool quiet, bool json, bool *first
     return;
   if (!st.id)
     st.id = xstrdup (name);
+  free (st.owner);
+  st.owner = owner_of (dirfd);
   const char *status = ar_cstate_status (dirfd, &st);
   if (quiet)
     printf ("%s\n", st.id);

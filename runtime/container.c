@@ -211,6 +211,9 @@ undo_create (struct ar_globals *g, struct created *c)
   if (c->st.cgroup_path)
     {
       ar_cgroup_kill_all (c->st.cgroup_path, SIGKILL, NULL);
+      if (ar_cgroup_systemd_stop (c->st.systemd_unit, &err) < 0)
+        ar_warn ("undo create: %s", err->msg);
+      ar_error_freep (&err);
       if (ar_cgroup_destroy (c->st.cgroup_path, &err) < 0)
         ar_warn ("undo create: %s", err->msg);
     }
@@ -482,7 +485,8 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
   const char *mgr = g->cgroup_manager;
-  if (ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path, err) < 0)
+  if (ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path,
+                        &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
   if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)

@@ -107,6 +107,17 @@ run_poststop (const struct ar_cstate *st)
   ar_spec_free (spec);
 }
 
+/* Every process is gone, so systemd collects the scope by itself; StopUnit
+ * makes that happen now. A bus that fails here leaves nothing of ours:
+ * warn, and remove the cgroup directories anyway. */
+static void
+stop_scope (const struct ar_cstate *st)
+{
+  cleanup_error ar_error *err = NULL;
+  if (ar_cgroup_systemd_stop (st->systemd_unit, &err) < 0)
+    ar_warn ("delete: %s", err->msg);
+}
+
 /* A create killed after making its cgroup and before writing state.json
  * left the path in cgroup.pending: kill what is in it and remove it. */
 static int
@@ -120,10 +131,9 @@ remove_pending_cgroup (int dirfd, ar_error **err)
   if (n < 0)
     return ar_err (err, errno, "read %s in the state folder", AR_STATE_CGROUP_PENDING);
   path[n] = '\0';
-  if (n == 0 || path[0] != '/')
-    return ar_err (err, 0, "%s in the state folder: not a cgroup path", AR_STATE_CGROUP_PENDING);
-  ar_cgroup_kill_all (path, SIGKILL, NULL);
-  return ar_cgroup_destroy (path, err);
+  if (ar_cgroup_destroy_pending (path, err) < 0)
+    return ar_err_prefix (err, "%s in the state folder", AR_STATE_CGROUP_PENDING);
+  return 0;
 }
 
 int
@@ -164,6 +174,7 @@ ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error 
   if (kill_and_wait (&st, err) < 0)
     goto out;
   ar_fault_point ("delete-after-kill");
+  stop_scope (&st);
   if (st.cgroup_path && ar_cgroup_destroy (st.cgroup_path, err) < 0)
     goto out;
   ar_fault_point ("delete-after-cgroup");

@@ -78,8 +78,11 @@ static char **
 extend (char **base, size_t nb, char **add, size_t na, size_t *n)
 {
   char **out = xmalloc0 ((nb + na + 1) * sizeof *out);
-  memcpy (out, base, nb * sizeof *out);
-  memcpy (out + nb, add, na * sizeof *out);
+  /* base or add may be NULL when empty; memcpy's arguments must not be. */
+  if (nb)
+    memcpy (out, base, nb * sizeof *out);
+  if (na)
+    memcpy (out + nb, add, na * sizeof *out);
   *n = nb + na;
   return out;
 }

@@ -18,6 +18,7 @@ libagentrun_a_SOURCES = \
 	runtime/cgroups.c runtime/cgroups.h runtime/cgroups_internal.h runtime/cgroups_layout.c runtime/cgroups_fs.c \
 	runtime/cgroups_apply.c runtime/cgroups_v1.c runtime/cgroups_v2.c runtime/cgroups_ebpf.c \
 	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
+	runtime/dbus.c runtime/dbus.h runtime/dbus_wire.c runtime/dbus_wire.h \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c \
 	runtime/profile.c runtime/profile.h runtime/settings.c runtime/settings.h \
 	runtime/asker.c runtime/asker.h \

@@ -199,6 +199,8 @@ internal_json (const struct ar_cstate *st)
   gen_kv (g, "owner", st->owner);
   if (st->cgroup_path)
     gen_kv (g, "cgroupPath", st->cgroup_path);
+  if (st->systemd_unit)
+    gen_kv (g, "systemdUnit", st->systemd_unit);
   gen_kv (g, "config", st->config_path);
   gen_annotations (g, st);
   yajl_gen_map_close (g);
@@ -308,6 +310,7 @@ ar_cstate_read (int dirfd, struct ar_cstate *st, ar_error **err)
   st->created = get_str (root, "created");
   st->owner = get_str (root, "owner");
   st->cgroup_path = get_str (root, "cgroupPath");
+  st->systemd_unit = get_str (root, "systemdUnit");
   st->config_path = get_str (root, "config");
   read_annotations (root, st);
   yajl_tree_free (root);
@@ -328,6 +331,7 @@ ar_cstate_clear (struct ar_cstate *st)
   free (st->created);
   free (st->owner);
   free (st->cgroup_path);
+  free (st->systemd_unit);
   free (st->config_path);
   for (size_t i = 0; i < st->n_annotations; i++)
     {

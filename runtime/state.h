@@ -27,6 +27,7 @@ struct ar_cstate {
   char *created;                 /* RFC3339 with nanoseconds, UTC */
   char *owner;
   char *cgroup_path;             /* NULL when cgroups are disabled */
+  char *systemd_unit;            /* the transient scope under --systemd-cgroup, else NULL */
   char *config_path;             /* the copy of config.json in the state folder */
   struct ar_kv *annotations; size_t n_annotations;
 };

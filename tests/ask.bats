@@ -247,7 +247,7 @@ try:
     addr = socket.getaddrinfo(name, 443, socket.AF_INET)[0][4][0]
 except OSError as e:
     print("unresolved", name); sys.exit(0)
-s = socket.create_connection((addr, 443), timeout=5)
+s = socket.create_connection((addr, 443), timeout=20)
 s.sendall(b"asked-in-sandbox\n")
 print("echo:" + s.recv(100).decode().strip())
 '
@@ -322,6 +322,7 @@ sbx_ask() {
   sandbox_setup
   KEEP_TTY=1 run sbx_ask y --ask -- python3 -c "import sys; print('tty', sys.stdin.isatty())
 $AGENT_CLIENT" "$NAME"
+  echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"tty True"* ]]
   [[ "$output" == *"for this run? [y/N] y"* ]]

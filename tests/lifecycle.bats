@@ -144,6 +144,9 @@ status_of() { ar state "$1" | jq -r .status; }
   ar list --format json | jq -e 'length == 2 and (map(.status) | sort == ["created","running"])'
   run ar list
   [[ "${lines[0]}" == ID* ]]
+  # the owner is whoever made the state folder: root here
+  [[ "${lines[1]}" == l1*" root" ]]
+  ar list --format json | jq -e 'map(.owner) == ["root","root"]'
   sleep 0.3
   n=$(ar ps --format json l1 | jq length)
   [ "$n" -eq 3 ]

@@ -33,6 +33,9 @@ CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
 FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c log.c)
+# issue 5: the D-Bus message parser of the systemd cgroup manager.
+FUZZ_TARGETS += tests/fuzz/fuzz_dbus
+CLEANFILES += tests/fuzz/fuzz_dbus
 .PHONY: fuzz fuzz-smoke
 
 if HAVE_CLANG
@@ -53,6 +56,10 @@ tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/ro
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c \
 	  $(srcdir)/spec/error.c $(YAJL_LIBS)
+tests/fuzz/fuzz_dbus: $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/dbus_wire.c $(srcdir)/spec/error.c config.h
+	@mkdir -p tests/fuzz
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/dbus_wire.c \
+	  $(srcdir)/spec/error.c
 fuzz: $(FUZZ_TARGETS)
 # Each target runs FUZZ_SECONDS on a scratch copy of its seed corpus (the
 # committed seeds stay as they are); a crash stops make with its reproducer.
@@ -61,8 +68,12 @@ fuzz-smoke: fuzz
 	  name=$${t##*/fuzz_}; work=tests/fuzz/run-$$name; rm -rf $$work; mkdir -p $$work/corpus; \
 	  if [ -d $(srcdir)/tests/fuzz/corpus/$$name ]; then cp -R $(srcdir)/tests/fuzz/corpus/$$name/. $$work/corpus/; fi; \
 	  echo "fuzz $$name for $(FUZZ_SECONDS)s"; \
-	  ./$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-	    -artifact_prefix=$$work/ -print_final_stats=1 $$work/corpus 2>$$work/log || { tail -n 40 $$work/log; exit 1; }; \
+	  opts=; if [ $$name = seccomp ]; then \
+	    opts="ASAN_OPTIONS=fast_unwind_on_malloc=0:malloc_context_size=10 LSAN_OPTIONS=suppressions=$(srcdir)/tests/fuzz/lsan-seccomp.supp"; fi; \
+	  env $$opts ./$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=$$work/ -print_final_stats=1 $$work/corpus 2>$$work/log || { tail -n 40 $$work/log >&2; \
+	    for a in $$work/crash-* $$work/leak-* $$work/timeout-* $$work/oom-*; do \
+	      [ -f "$$a" ] && { echo "reproducer $$a (base64):" >&2; head -c 4096 "$$a" | base64 >&2; }; done; exit 1; }; \
 	  grep -E '^(stat::number_of_executed_units|Done)' $$work/log || true; \
 	done
 else

@@ -36,6 +36,7 @@ teardown() {
   local id
   for id in $(ls "$XDG/agentrun" 2>/dev/null); do uar delete -f "$id" >/dev/null 2>&1 || true; done
   kill_tracked
+  deleg_remove
   # rootless podman leaves its pause process (the holder of its user
   # namespace) behind: this test's own, by the pid file in its engine.tmp_dir
   local f
@@ -135,7 +136,7 @@ need_subids() {
   pid=$(uar state life | jq -r .pid)
   [ "$(stat -c %u /proc/"$pid")" = "$RL_UID" ]
   run uar list
-  echo "$output" | grep -q '^life .*running'
+  echo "$output" | grep -q "^life .*running.* $RL_USER\$"
   run uar ps life
   echo "$output"
   [ "$status" -eq 0 ]
@@ -238,6 +239,56 @@ user_can_cgroup() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"asks for limits, which need a cgroup"* ]]
   [ ! -e "$XDG/agentrun/limited" ]
+}
+
+# A delegated subtree the way systemd's Delegate=yes makes one: a cgroup
+# named $1 in every hierarchy, owned by the user, cpuset initialised from its
+# parent. Removed (children first) by deleg_remove once its processes are gone.
+deleg_make() {
+  local h d
+  for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+    [ -f "$h/cgroup.procs" ] && [ ! -L "${h%/}" ] || continue
+    d=${h%/}/$1
+    mkdir "$d" || return 1
+    if [ -f "$d/cpuset.cpus" ]; then
+      cat "${h%/}/cpuset.cpus" >"$d/cpuset.cpus" && cat "${h%/}/cpuset.mems" >"$d/cpuset.mems" || return 1
+    fi
+    chown -R "$RL_USER:$RL_USER" "$d" || return 1
+    echo "$d" >>"$BATS_TEST_TMPDIR/deleg"
+  done
+}
+
+deleg_remove() {
+  local d
+  [ -f "$BATS_TEST_TMPDIR/deleg" ] || return 0
+  while read -r d; do
+    find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+  done <"$BATS_TEST_TMPDIR/deleg"
+}
+
+@test "rootless: a delegated cgroup writable by the user is used, and its limits bite" {
+  local name=ar-deleg-$$-$RANDOM
+  deleg_make "$name" || { deleg_remove; skip "cannot make a delegated cgroup here"; }
+  user_bundle "$U/b" sh -c 'cat /proc/self/cgroup; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 3 & done; wait'
+  user_edit "$U/b" --arg p "/$name/c1" '.linux.cgroupsPath = $p | .linux.resources.pids.limit = 8'
+  # The user's launcher sits in the delegated cgroup, as a systemd user
+  # session does: cgroup2 lets a process move only between cgroups whose
+  # common ancestor it may write.
+  local launcher=$BATS_TEST_TMPDIR/launch.sh
+  printf '%s\n' 'for f in "$@"; do echo $$ >"$f"; done' \
+    "exec runuser -u $RL_USER -- env -i PATH=/usr/bin:/bin HOME=$U XDG_RUNTIME_DIR=$XDG $RL_BIN/agentrun run -b $U/b deleg" \
+    >"$launcher"
+  local procs=()
+  while read -r d; do procs+=("$d/cgroup.procs"); done <"$BATS_TEST_TMPDIR/deleg"
+  run sh "$launcher" "${procs[@]}"
+  echo "$output"
+  deleg_remove
+  # the container's processes were in NAME/c1 of the pids hierarchy, and the
+  # eighth process could not be forked
+  [[ "$output" == *":pids:/$name/c1"* ]]
+  [[ "$output" == *"fork"* ]]
+  # delete removed the container's cgroups (what is left is the test's own)
+  ! ls -d /sys/fs/cgroup/*/"$name"/c1 2>/dev/null
 }
 
 @test "rootless: root of a user namespace that is not the host's (podman's case) counts as rootless" {
