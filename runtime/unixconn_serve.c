@@ -12,7 +12,8 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,7 +44,15 @@ struct job {
 
 static const struct ar_unixconn_allow *allowed;
 static size_t n_allowed;
-static atomic_int blocking_now;
+/* Connects waiting in a thread of their own, by notification id: when the
+ * caller is gone (or interrupted by a signal, and will ask again) the
+ * thread's connect is interrupted too, as the kernel's own would be. */
+static struct waiting {
+  pthread_t t;
+  uint64_t id;
+  bool used;
+} waiting[AR_UNIXCONN_MAX_BLOCKING];
+static pthread_mutex_t waiting_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 reply (int listener, uint64_t id, int error)
@@ -203,11 +212,20 @@ finish (struct job *j)
   free (j);
 }
 
+struct work {
+  struct job *j;
+  size_t slot;
+};
+
 static void *
 worker (void *arg)
 {
-  finish (arg);
-  atomic_fetch_sub (&blocking_now, 1);
+  struct work w = *(struct work *) arg;
+  free (arg);
+  finish (w.j);
+  pthread_mutex_lock (&waiting_lock);
+  waiting[w.slot].used = false;
+  pthread_mutex_unlock (&waiting_lock);
   return NULL;
 }
 
@@ -224,34 +242,79 @@ may_block (int sock)
 }
 
 static void
+drop (struct job *j, int error)
+{
+  reply (j->listener, j->id, error);
+  close (j->sock);
+  if (j->path_fd >= 0)
+    close (j->path_fd);
+  free (j);
+}
+
+static void
 dispatch (struct job *j)
 {
-  pthread_t t;
   pthread_attr_t a;
+  size_t i;
   if (!may_block (j->sock))
     {
       finish (j);
       return;
     }
-  if (atomic_fetch_add (&blocking_now, 1) >= AR_UNIXCONN_MAX_BLOCKING)
+  struct work *w = malloc (sizeof *w);
+  if (!w)
     {
-      atomic_fetch_sub (&blocking_now, 1);
-      reply (j->listener, j->id, EAGAIN);
-      close (j->sock);
-      if (j->path_fd >= 0)
-        close (j->path_fd);
-      free (j);
+      drop (j, ENOMEM);
       return;
     }
-  pthread_attr_init (&a);
-  pthread_attr_setdetachstate (&a, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize (&a, 64 * 1024);
-  if (pthread_create (&t, &a, worker, j) != 0)
+  pthread_mutex_lock (&waiting_lock);
+  for (i = 0; i < AR_UNIXCONN_MAX_BLOCKING && waiting[i].used; i++)
+    ;
+  /* the thread clears its slot under the lock, so it cannot be gone
+   * before t is stored */
+  *w = (struct work){ .j = j, .slot = i };
+  int r = i == AR_UNIXCONN_MAX_BLOCKING ? EAGAIN : 0;
+  if (r == 0)
     {
-      atomic_fetch_sub (&blocking_now, 1);
-      finish (j);              /* no thread: serve it here rather than refuse */
+      waiting[i] = (struct waiting){ .id = j->id, .used = true };
+      pthread_attr_init (&a);
+      pthread_attr_setdetachstate (&a, PTHREAD_CREATE_DETACHED);
+      pthread_attr_setstacksize (&a, 64 * 1024);
+      r = pthread_create (&waiting[i].t, &a, worker, w);
+      pthread_attr_destroy (&a);
+      if (r)
+        waiting[i].used = false;
     }
-  pthread_attr_destroy (&a);
+  pthread_mutex_unlock (&waiting_lock);
+  if (r)
+    {
+      free (w);
+      drop (j, EAGAIN);        /* never wait here: that would stall every other connect */
+    }
+}
+
+/* Interrupt the waiting connects whose caller no longer waits; true while
+ * some are waiting (the loop then looks again each second). */
+static bool
+interrupt_orphans (int listener)
+{
+  bool any = false;
+  pthread_mutex_lock (&waiting_lock);
+  for (size_t i = 0; i < AR_UNIXCONN_MAX_BLOCKING; i++)
+    if (waiting[i].used)
+      {
+        any = true;
+        if (!still_valid (listener, waiting[i].id))
+          pthread_kill (waiting[i].t, SIGUSR1);
+      }
+  pthread_mutex_unlock (&waiting_lock);
+  return any;
+}
+
+static void
+on_usr1 (int sig)
+{
+  (void) sig;                  /* only there to make connect(2) return EINTR */
 }
 
 /* 0 when the job is ready to connect, else the errno to answer (-1: no
@@ -333,11 +396,18 @@ ar_unixconn_serve (int listener, const struct ar_unixconn_allow *allow, size_t n
   struct seccomp_notif *req = calloc (1, size);
   if (!req || sizes.seccomp_notif_resp > sizeof (struct seccomp_notif_resp))
     _exit (1);
+  struct sigaction sa = { .sa_handler = on_usr1 };   /* no SA_RESTART */
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGUSR1, &sa, NULL);
   for (;;)
     {
       struct pollfd p = { .fd = listener, .events = POLLIN };
-      if (poll (&p, 1, -1) < 0 && errno != EINTR)
+      bool waits = interrupt_orphans (listener);
+      int r = poll (&p, 1, waits ? 1000 : -1);
+      if (r < 0 && errno != EINTR)
         break;
+      if (r <= 0)
+        continue;
       /* every process under the filter is gone */
       if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
         break;

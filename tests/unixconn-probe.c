@@ -188,6 +188,31 @@ do_hold (const char *path)
     pause ();
 }
 
+/* Threads of the process named ar-unixconn (our pid namespace has one
+ * supervisor per filter: the sandbox's). */
+static int
+supervisor_threads (void)
+{
+  char path[64], line[256];
+  for (int pid = 1; pid < 4096; pid++)
+    {
+      snprintf (path, sizeof path, "/proc/%d/status", pid);
+      FILE *f = fopen (path, "re");
+      int threads = -1;
+      bool it = false;
+      while (f && fgets (line, sizeof line, f))
+        if (strcmp (line, "Name:\tar-unixconn\n") == 0)
+          it = true;
+        else
+          sscanf (line, "Threads: %d", &threads);
+      if (f)
+        fclose (f);
+      if (it)
+        return threads;
+    }
+  return -1;
+}
+
 static int
 do_stall (const char *full, const char *ok)
 {
@@ -212,6 +237,10 @@ do_stall (const char *full, const char *ok)
   else
     printf ("ok-while-stalled %.0f\n", ms);
   printf ("child %s\n", blocked ? "still-blocked" : "not-blocked");
+  /* the child is gone: the supervisor's thread that connected for it must
+   * be interrupted within its one-second look */
+  sleep (3);
+  printf ("supervisor threads %d\n", supervisor_threads ());
   return s < 0 || !blocked;
 }
 

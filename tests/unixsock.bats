@@ -262,4 +262,6 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[1]}" = "child still-blocked" ]
   [[ "${lines[0]}" == "ok-while-stalled "* ]]
   [ "${lines[0]#ok-while-stalled }" -lt 1000 ]
+  # the child is gone: the thread that connected for it was interrupted
+  [ "${lines[2]}" = "supervisor threads 1" ]
 }
