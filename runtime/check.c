@@ -215,10 +215,8 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   if (!self)
     return ar_err (err, errno, "check: /proc/self/exe");
   struct ar_agent_opts *o = &sb->prof;
-  o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
-  o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
-  o->extra_src[o->n_extra] = xstrdup (self);
-  o->extra_dst[o->n_extra++] = xstrdup (AR_PROBE_BIN);
+  free (sb->probe_src);
+  sb->probe_src = xstrdup (self);
   snprintf (num, sizeof num, "%ld", (long) getpid ());
   argv_add (sb, "--host-pid", num);
   snprintf (num, sizeof num, "%u", ntohs (sin.sin_port));

@@ -5,7 +5,9 @@
 #include "sandbox.h"
 #include "landlock.h"
 #include "log.h"
+#include "probes.h"
 #include "spec.h"
+#include "strio.h"
 #include "util.h"
 
 #include <errno.h>
@@ -107,6 +109,7 @@ ar_sandbox_free (struct ar_sandbox *sb)
   strv_free (sb->link_target, sb->n_links);
   free (sb->bundle_out);
   free (sb->save_profile);
+  free (sb->probe_src);
   free (sb->id);
   free (sb->tmpdir);
   memset (sb, 0, sizeof *sb);
@@ -668,6 +671,18 @@ write_new_file (int dfd, const char *dir, const char *name, const char *text, si
   return 0;
 }
 
+/* check's probe runner: SRC copied to NAME in the bundle, read-only. */
+static int
+copy_probe (int bfd, const char *dir, const char *name, const char *src, ar_error **err)
+{
+  cleanup_close int in = open (src, O_RDONLY | O_CLOEXEC);
+  cleanup_free char *buf = NULL;
+  size_t len;
+  if (in < 0 || ar_read_all (in, 256u << 20, &buf, &len) < 0)
+    return ar_err (err, errno, "check: read the probe runner %s", src);
+  return write_new_file (bfd, dir, name, buf, len, 0555, err);
+}
+
 static int
 open_bundle_dir (const char *dir, char **abs, ar_error **err)
 {
@@ -703,6 +718,15 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
     return -1;
   free (o->relay_dir);
   o->relay_dir = relay_dir ? xstrdup (relay_dir) : NULL;
+  if (sb->probe_src)
+    {
+      if (copy_probe (bfd, o->bundle, "probe", sb->probe_src, err) < 0)
+        return -1;
+      o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
+      o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
+      o->extra_src[o->n_extra] = xasprintf ("%s/probe", o->bundle);
+      o->extra_dst[o->n_extra++] = xstrdup (AR_PROBE_BIN);
+    }
   cleanup_free char *json = NULL;
   size_t len;
   if (ar_agent_generate (o, &json, &len, err) < 0)

@@ -46,6 +46,10 @@ struct ar_sandbox {
   bool ask;                             /* --ask: new names are asked about (asker.h) */
   char *save_profile;                   /* --save-profile FILE: where `always` answers go */
   struct ar_asker asker;
+  /* check: the runtime binary, copied into the bundle and bound read-only
+   * at AR_PROBE_BIN. A copy, because the original may sit under folders the
+   * sandbox's uid cannot walk (a 0700 home or build folder). */
+  char *probe_src;
 };
 
 void ar_sandbox_init (struct ar_sandbox *sb);

@@ -96,7 +96,7 @@ free_port() {
   chown -R agentrun-test "$WS" "$FHOME"
   install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
   run runuser -u agentrun-test -- env -i PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
-    "$AGENTRUN" check --workspace "$WS"
+    "$(public_bin)/agentrun" check --workspace "$WS"
   echo "$output"
   [ "$status" -eq 0 ]
   echo "$output" | grep -q '^PASS'

@@ -94,5 +94,17 @@ let_others_walk_to() {
   while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod go+x "$d"; d=$(dirname "$d"); done
 }
 
+# The binaries copied to a folder every uid can walk to, for tests that run
+# them as an unprivileged user: the build may sit under a 0700 folder (root's
+# home, mktemp -d). Prints the folder.
+public_bin() {
+  local d=$BATS_RUN_TMPDIR/public-bin
+  if [ ! -x "$d/agentrun" ]; then
+    install -d -m 0755 "$d" && install -m 0755 "$AGENTRUN" "$RELAY" "$NETPROXY" "$d/" || return 1
+  fi
+  let_others_walk_to "$d"
+  echo "$d"
+}
+
 # Counters for leak checks.
 count_mounts() { wc -l </proc/self/mountinfo; }

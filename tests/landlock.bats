@@ -190,7 +190,7 @@ relocate_data() {
   config_edit "$T/b" '.mounts += [{destination: "/run/agentrun/agentrun", type: "bind", source: $a,
       options: ["rbind", "ro", "nosuid", "nodev"]}]
     | .annotations["run.agentrun.landlock"] |= (fromjson | .read += ["/run/agentrun/agentrun"] | tojson)' \
-    --arg a "$(readlink -f "$AGENTRUN")"
+    --arg a "$(public_bin)/agentrun"
   mkdir -p "$T/b/rootfs/run/agentrun"
   : >"$T/b/rootfs/run/agentrun/agentrun"
   chown -R "$AGENT_UID:$AGENT_UID" "$T/b/rootfs/run"

@@ -267,7 +267,7 @@ except OSError:
   # the user's own runtime folder: the state root and the sandbox's private folder go there
   install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
   chown agentrun-test "$FHOME"
-  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" sh -c "cd '$WS' && '$AGENTRUN' sandbox -- id -u"
+  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" sh -c "cd '$WS' && '$(public_bin)/agentrun' sandbox -- id -u"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = "$(id -u agentrun-test)" ]

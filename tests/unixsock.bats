@@ -173,10 +173,10 @@ echo "magic $(python3 -c "$MAGIC")"'
   chown agentrun-test "$WS" "$FHOME"
   install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
   run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" MAGIC="$MAGIC" \
-    bash -c "cd '$WS' && '$AGENTRUN' sandbox -e MAGIC --unix-socket '$WS/chosen.sock' -- bash -c '$PROBES'"
+    bash -c "cd '$WS' && '$(public_bin)/agentrun' sandbox -e MAGIC --unix-socket '$WS/chosen.sock' -- bash -c '$PROBES'"
   check_lines
   run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
-    bash -c "cd '$WS' && '$AGENTRUN' sandbox --unix-socket '$WS/chosen.sock' -- ./probe race '$WS/chosen.sock' '$WS/other.sock' 3000"
+    bash -c "cd '$WS' && '$(public_bin)/agentrun' sandbox --unix-socket '$WS/chosen.sock' -- ./probe race '$WS/chosen.sock' '$WS/other.sock' 3000"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == "held "* ]]
