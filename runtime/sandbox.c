@@ -20,13 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef AR_PKGDATADIR
-#define AR_PKGDATADIR "/usr/local/share/agentrun"
-#endif
-#ifndef AR_SRCDIR
-#define AR_SRCDIR "."
-#endif
-
 const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "workspace", 'w', true, AR_SB_WORKSPACE },
   { "out", 'o', true, AR_SB_OUT },
@@ -404,51 +397,20 @@ scan_sys_dirs (struct ar_sandbox *sb, ar_error **err)
   return 0;
 }
 
-static int
-read_small_file (const char *path, char **buf, size_t *len, ar_error **err)
-{
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  struct stat st;
-  if (fd < 0)
-    return ar_err (err, errno, "open %s", path);
-  if (fstat (fd, &st) < 0)
-    return ar_err (err, errno, "stat %s", path);
-  if (!S_ISREG (st.st_mode) || st.st_size > 4 * 1024 * 1024)
-    return ar_err (err, 0, "%s: not a regular file under 4 MiB", path);
-  char *b = xmalloc0 ((size_t) st.st_size + 1);
-  size_t got = 0;
-  while (got < (size_t) st.st_size)
-    {
-      ssize_t r = read (fd, b + got, (size_t) st.st_size - got);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        {
-          free (b);
-          return ar_err (err, r < 0 ? errno : EIO, "read %s", path);
-        }
-      got += (size_t) r;
-    }
-  *buf = b;
-  *len = got;
-  return 0;
-}
-
-/* The agent seccomp profile: installed copy first, then the source tree.
- * Missing means no sandbox: there is no run without it. */
+/* The agent seccomp profile is built into the binary (make generates
+ * runtime/agent_profile.c from contrib/seccomp/agent.json, which is also
+ * installed for other runtimes): the sandbox never depends on finding, or
+ * being able to read, a data file at run time. */
 static int
 load_seccomp (struct ar_agent_opts *o, ar_error **err)
 {
-  const char *cands[] = { AR_PKGDATADIR "/seccomp/agent.json", AR_SRCDIR "/contrib/seccomp/agent.json" };
-  for (size_t i = 0; i < ARRAY_SIZE (cands); i++)
-    {
-      if (access (cands[i], F_OK) < 0)
-        continue;
-      ar_debug ("agent seccomp profile: %s", cands[i]);
-      return read_small_file (cands[i], &o->seccomp_json, &o->seccomp_len, err);
-    }
-  return ar_err (err, ENOENT, "seccomp step: the agent seccomp profile is missing (looked for %s and %s)",
-                 cands[0], cands[1]);
+  if (ar_agent_seccomp_len == 0)
+    return ar_err (err, ENOENT, "seccomp step: this build carries an empty agent seccomp profile");
+  free (o->seccomp_json);
+  o->seccomp_json = xmalloc0 (ar_agent_seccomp_len + 1);
+  memcpy (o->seccomp_json, ar_agent_seccomp_json, ar_agent_seccomp_len);
+  o->seccomp_len = ar_agent_seccomp_len;
+  return 0;
 }
 
 char *

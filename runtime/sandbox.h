@@ -52,6 +52,10 @@ struct ar_sandbox {
   char *probe_src;
 };
 
+/* contrib/seccomp/agent.json, built in (runtime/agent_profile.c, generated). */
+extern const char ar_agent_seccomp_json[];
+extern const size_t ar_agent_seccomp_len;
+
 void ar_sandbox_init (struct ar_sandbox *sb);
 void ar_sandbox_free (struct ar_sandbox *sb);
 /* One parsed option (id from ar_sandbox_opts). */

@@ -233,6 +233,7 @@ while time.time() < deadline and st is None:
     if p:
         st = s
 if st is None:
+    buf += b"\n[pty driver: no exit within 60 s, killed]\n"
     os.kill(pid, 9)
     _, st = os.waitpid(pid, 0)
 sys.stdout.write(buf.decode(errors="replace"))
@@ -322,6 +323,7 @@ sbx_ask() {
   sandbox_setup
   KEEP_TTY=1 run sbx_ask y --ask -- python3 -c "import sys; print('tty', sys.stdin.isatty())
 $AGENT_CLIENT" "$NAME"
+  echo "status=$status"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"tty True"* ]]
