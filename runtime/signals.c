@@ -53,6 +53,7 @@ ar_signals_reset (void)
 
 struct relay {
   int master;
+  int in;             /* stdin, or a non-blocking reopening of it when it is a tty */
   bool in_open;       /* stdin still readable */
   bool out_open;      /* master still readable */
   bool raw;
@@ -74,9 +75,21 @@ relay_start (struct relay *r, int master)
 {
   memset (r, 0, sizeof *r);
   r->master = master;
+  r->in = STDIN_FILENO;
   if (master < 0)
     return;
   r->in_open = r->out_open = true;
+  /* Someone else may read the same terminal between our poll and our read
+   * (sandbox --ask stops us, asks, and reads the answer): a blocking read
+   * would then wait for the next keystroke with the container's output
+   * unrelayed. A fresh open file description of our own can be made
+   * non-blocking without touching the caller's (the shell's) stdin. */
+  if (isatty (STDIN_FILENO))
+    {
+      int fd = open ("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      if (fd >= 0)
+        r->in = fd;
+    }
   if (isatty (STDIN_FILENO) && tcgetattr (STDIN_FILENO, &r->saved) == 0)
     {
       struct termios t = r->saved;
@@ -92,6 +105,9 @@ relay_stop (struct relay *r)
 {
   if (r->raw)
     tcsetattr (STDIN_FILENO, TCSANOW, &r->saved);
+  if (r->in != STDIN_FILENO)
+    close (r->in);
+  r->in = STDIN_FILENO;
 }
 
 /* Move one buffer from -> to; false when from is done. *last (if given)
@@ -188,7 +204,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int *status, ar_error **er
       struct pollfd p[4] = {
         { .fd = pidfd, .events = POLLIN },
         { .fd = sfd, .events = POLLIN },
-        { .fd = r.in_open ? STDIN_FILENO : -1, .events = POLLIN },
+        { .fd = r.in_open ? r.in : -1, .events = POLLIN },
         { .fd = r.out_open ? master : -1, .events = POLLIN },
       };
       if (poll (p, 4, -1) < 0)
@@ -200,7 +216,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int *status, ar_error **er
         }
       if (p[1].revents)
         forward (sfd, pid, pidfd, master);
-      if (p[2].revents && !pump (STDIN_FILENO, master, &r.last_in))
+      if (p[2].revents && !pump (r.in, master, &r.last_in))
         stdin_ended (&r);
       if (p[3].revents && !pump (master, STDOUT_FILENO, NULL))
         r.out_open = false;
