@@ -11,6 +11,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
@@ -91,4 +92,32 @@ ar_selfexe_ensure_sealed (ar_error **err)
   free (argv[0]);
   free (argv);
   return ar_err (err, e, "re-exec agentrun from its sealed copy");
+}
+
+/* Could a process running as uid, with no capability over the file,
+ * open the binary behind /proc/self/exe for writing? Permission bits only
+ * say no when the file is not ours to judge otherwise: owned by another
+ * uid, not writable by group (whatever groups the process keeps) or
+ * others, and no ACL (which could grant more than the bits show). When in
+ * doubt (stat fails, an ACL we do not read), the answer is yes. */
+static bool
+exe_writable_by (uid_t uid)
+{
+  cleanup_close int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return true;
+  if (st.st_uid == uid || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return true;
+  if (fgetxattr (fd, "system.posix_acl_access", NULL, 0) >= 0)
+    return true;
+  return errno != ENODATA && errno != EOPNOTSUPP;
+}
+
+int
+ar_selfexe_seal_unless_unwritable (uid_t uid, ar_error **err)
+{
+  if (!exe_writable_by (uid))
+    return 0;
+  return ar_selfexe_ensure_sealed (err);
 }
