@@ -328,7 +328,11 @@ converse (struct parent_io *io, ar_error **err)
         case SYNC_HOOKS: if (on_hooks (io, err) < 0) return -1; break;
         case SYNC_PTY: if (on_pty (io, fd, err) < 0) return -1; break;
         case SYNC_SECCOMP_FD: if (on_seccomp_fd (io, fd, err) < 0) return -1; break;
-        case SYNC_READY: return on_ready (io, err);
+        case SYNC_READY:
+          /* without runtime hooks the init did not stop for them */
+          if (!ar_sync_runtime_hooks (c->spec))
+            ar_fault_point ("create-after-hooks");
+          return on_ready (io, err);
         case SYNC_ERROR: return ar_err (err, 0, "%s", m.text);
         default: return ar_err (err, 0, "sync: unexpected message %d", m.type);
         }
