@@ -212,7 +212,7 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   h->out_fd = memfd_create ("agentrun-check", MFD_CLOEXEC);
   if (h->out_fd < 0)
     return ar_err (err, errno, "check: memfd_create");
-  cleanup_free char *self = realpath ("/proc/self/exe", NULL);
+  cleanup_free char *self = ar_selfexe_path ();
   if (!self)
     return ar_err (err, errno, "check: /proc/self/exe");
   struct ar_agent_opts *o = &sb->prof;

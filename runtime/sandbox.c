@@ -3,6 +3,7 @@
  * cmd_sandbox.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
+#include "selfexe.h"
 #include "landlock.h"
 #include "log.h"
 #include "probes.h"
@@ -454,11 +455,9 @@ load_seccomp (struct ar_agent_opts *o, ar_error **err)
 char *
 ar_sandbox_find_helper (const char *name, ar_error **err)
 {
-  char self[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0)
+  cleanup_free char *self = ar_selfexe_path ();
+  if (self)
     {
-      self[n] = '\0';
       char *slash = strrchr (self, '/');
       if (slash)
         {

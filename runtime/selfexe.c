@@ -14,6 +14,7 @@
 #include <sys/xattr.h>
 
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+#define SEALED_FROM_ENV "AGENTRUN_SEALED_FROM"
 
 static bool
 already_sealed (void)
@@ -85,6 +86,14 @@ ar_selfexe_ensure_sealed (ar_error **err)
   argv = own_argv (err);
   if (!argv)
     return -1;
+  /* where we came from, for ar_selfexe_path once /proc/self/exe is the copy */
+  char *from = realpath ("/proc/self/exe", NULL);
+  if (from && setenv (SEALED_FROM_ENV, from, 1) < 0)
+    {
+      free (from);
+      return ar_err (err, errno, "setenv %s", SEALED_FROM_ENV);
+    }
+  free (from);
   /* MFD_CLOEXEC: execveat of a close-on-exec fd works (the kernel keeps the
    * file), and the copy is not an fd in the new image. */
   syscall (SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
@@ -120,4 +129,15 @@ ar_selfexe_seal_unless_unwritable (uid_t uid, ar_error **err)
   if (!exe_writable_by (uid))
     return 0;
   return ar_selfexe_ensure_sealed (err);
+}
+
+char *
+ar_selfexe_path (void)
+{
+  /* Only believed when running from a sealed copy, which only whoever
+   * started us could have arranged: it says no more than PATH would. */
+  const char *from = getenv (SEALED_FROM_ENV);
+  if (from && from[0] == '/' && already_sealed ())
+    return xstrdup (from);
+  return realpath ("/proc/self/exe", NULL);
 }

@@ -22,4 +22,9 @@ int ar_selfexe_ensure_sealed (ar_error **err);
  * create/run/exec can ask for any uid and capability: they always seal. */
 int ar_selfexe_seal_unless_unwritable (uid_t uid, ar_error **err);
 
+/* The path of this program's file (caller frees; NULL with errno): the one
+ * re-executed from when running from the sealed copy, whose own
+ * /proc/self/exe names no file (helpers next to it are found from here). */
+char *ar_selfexe_path (void);
+
 #endif
