@@ -76,10 +76,20 @@ pids_cap_only (const struct ar_sandbox *sb)
 
 /* ---- removal ---- */
 
+/* Most of the tree is empty mount-point folders and files: one rmdir or
+ * two unlinks each; only a folder with something in it is looked into. A
+ * folder that is a mount point here fails the rmdir (EBUSY), and one that
+ * holds another file system is not descended into (EXDEV). */
 static int
 rm_at (int dfd, const char *name, dev_t dev, ar_error **err)
 {
   struct stat st;
+  if (unlinkat (dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+    return 0;
+  if (errno == ENOTDIR)
+    return unlinkat (dfd, name, 0) < 0 && errno != ENOENT ? ar_err (err, errno, "remove %s", name) : 0;
+  if (errno != ENOTEMPTY && errno != EEXIST)
+    return ar_err (err, errno, "remove %s", name);
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", name);
   if (!S_ISDIR (st.st_mode))
