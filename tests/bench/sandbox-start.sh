@@ -54,7 +54,8 @@ BW=$(printf '%q ' "${bw[@]}")
 : >"$T/rounds"
 for r in $(seq "$ROUNDS"); do
   if [ $((r % 2)) = 1 ]; then order=(-n agentrun "$SB" -n bwrap "$BW"); else order=(-n bwrap "$BW" -n agentrun "$SB"); fi
-  hyperfine -N --style none --warmup "$WARMUP" --runs "$RUNS" --export-json "$T/r.json" "${order[@]}" >/dev/null
+  hyperfine -N --style none --warmup "$WARMUP" --runs "$RUNS" --export-json "$T/r.json" "${order[@]}" \
+    >"$T/hf.log" 2>&1 || { cat "$T/hf.log" >&2; exit 1; }
   a=$(jq '.results[] | select(.command == "agentrun") | .median' "$T/r.json")
   b=$(jq '.results[] | select(.command == "bwrap") | .median' "$T/r.json")
   awk -v r="$r" -v a="$a" -v b="$b" -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
