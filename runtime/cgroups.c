@@ -9,6 +9,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -241,23 +242,14 @@ systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **pa
   return 0;
 }
 
-int
-ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid, bool rootless,
-                  char **path_out, char **unit_out, ar_error **err)
+/* Make the cgroup at path and apply the limits and device rules; 0 with
+ * *made false when rootless without a cgroup is fine (no limits asked). */
+static int
+make_and_apply (const struct ar_cg_layout *l, const char *path, const struct ar_linux *lnx, bool rootless,
+                bool *made, ar_error **err)
 {
-  *path_out = NULL;
-  *unit_out = NULL;
-  if (manager && strcmp (manager, "disabled") == 0)
-    return 0;
-  if (manager && strcmp (manager, "systemd") == 0)
-    return systemd_create (id, lnx, pid, path_out, unit_out, err);
-  cleanup_free char *path = NULL;
-  if (resolve_path (id, lnx, &path, err) < 0)
-    return -1;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
-  if (!l)
-    return -1;
   cleanup_error ar_error *mk = NULL;
+  *made = false;
   if (mkdir_all (l, path, &mk) < 0)
     {
       rmdir_all (l, path, NULL);
@@ -278,14 +270,73 @@ ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *ln
     }
   size_t n = 0;
   cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
-  if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, !rootless, err) < 0
-      || enter_all (l, path, pid, err) < 0)
+  if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, !rootless, err) < 0)
+    {
+      rmdir_all (l, path, NULL);
+      return -1;
+    }
+  *made = true;
+  return 0;
+}
+
+int
+ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid, bool rootless,
+                  char **path_out, char **unit_out, ar_error **err)
+{
+  *path_out = NULL;
+  *unit_out = NULL;
+  if (manager && strcmp (manager, "disabled") == 0)
+    return 0;
+  if (manager && strcmp (manager, "systemd") == 0)
+    return systemd_create (id, lnx, pid, path_out, unit_out, err);
+  cleanup_free char *path = NULL;
+  if (resolve_path (id, lnx, &path, err) < 0)
+    return -1;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  bool made;
+  if (!l || make_and_apply (l, path, lnx, rootless, &made, err) < 0)
+    return -1;
+  if (!made)
+    return 0;
+  if (enter_all (l, path, pid, err) < 0)
     {
       rmdir_all (l, path, NULL);
       return -1;
     }
   ar_debug ("cgroup %s created (%s layout), pid %d joined", path,
             l->mode == AR_CG_V2 ? "v2" : l->mode == AR_CG_HYBRID ? "hybrid" : "v1", (int) pid);
+  *path_out = ar_steal_ptr (path);
+  return 0;
+}
+
+int
+ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
+                        char **path_out, int *dirfd_out, ar_error **err)
+{
+  *path_out = NULL;
+  *dirfd_out = -1;
+  if (manager && (strcmp (manager, "disabled") == 0 || strcmp (manager, "systemd") == 0))
+    return 0;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  if (!l)
+    return -1;
+  if (l->mode != AR_CG_V2)
+    return 0;
+  cleanup_free char *path = NULL;
+  bool made;
+  if (resolve_path (id, lnx, &path, err) < 0 || make_and_apply (l, path, lnx, rootless, &made, err) < 0)
+    return -1;
+  if (!made)
+    return 0;
+  cleanup_free char *dir = ar_cg_dir (l->unified, path);
+  *dirfd_out = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (*dirfd_out < 0)
+    {
+      ar_err (err, errno, "cgroup: open %s", dir);
+      rmdir_all (l, path, NULL);
+      return -1;
+    }
+  ar_debug ("cgroup %s created (v2 layout), the container starts in it", path);
   *path_out = ar_steal_ptr (path);
   return 0;
 }

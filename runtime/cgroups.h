@@ -35,6 +35,15 @@ int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux
 /* Stop a container's systemd scope (StopUnit); one gone already is fine.
  * NULL unit: nothing to do. */
 int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
+/* On a pure cgroup2 host, ar_cgroup_create's work but the join, before the
+ * container's first process exists: *dirfd_out is the cgroup's directory
+ * for clone3(CLONE_INTO_CGROUP), which starts that process inside. Joining
+ * later by a write to cgroup.procs takes the kernel's cgroup threadgroup
+ * rwsem for writing, which waits for an RCU grace period (10 ms and more).
+ * Elsewhere (v1, hybrid, "disabled", "systemd", rootless without a cgroup)
+ * *dirfd_out is -1, *path_out NULL, and ar_cgroup_create does it all. */
+int ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
+                            char **path_out, int *dirfd_out, ar_error **err);
 /* Could ar_cgroup_create make the container's cgroup with our rights
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */

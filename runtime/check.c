@@ -6,6 +6,7 @@
 #include "check.h"
 #include "log.h"
 #include "probes.h"
+#include "selfexe.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -211,7 +212,7 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   h->out_fd = memfd_create ("agentrun-check", MFD_CLOEXEC);
   if (h->out_fd < 0)
     return ar_err (err, errno, "check: memfd_create");
-  cleanup_free char *self = realpath ("/proc/self/exe", NULL);
+  cleanup_free char *self = ar_selfexe_path ();
   if (!self)
     return ar_err (err, errno, "check: /proc/self/exe");
   struct ar_agent_opts *o = &sb->prof;
@@ -374,7 +375,9 @@ ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *cross
   int status, ret = -1;
   ar_sandbox_set_args (sb, (char *[]){ (char *) AR_PROBE_BIN, (char *) AR_PROBE_CMD }, 2);
   sb->no_terminal = true;
-  if (ar_sandbox_prepare (sb, err) < 0 || host_setup (sb, &h, err) < 0)
+  /* before anything is set up: this may re-execute (cmd_sandbox.c) */
+  if (ar_sandbox_prepare (sb, err) < 0 || ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0
+      || host_setup (sb, &h, err) < 0)
     goto out;
   if (ar_sandbox_run (g, sb, &status, err) < 0)
     goto out;

@@ -8,6 +8,7 @@
 #include "container.h"
 #include "log.h"
 #include "rootless.h"
+#include "selfexe.h"
 #include "sandbox.h"
 #include "profile.h"
 #include "settings.h"
@@ -55,12 +56,40 @@ fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err)
   return 0;
 }
 
+/* A run asked for no memory or CPU cap needs no cgroup: its one cgroup
+ * limit, the pids cap, is had as RLIMIT_NPROC instead. Why: joining a
+ * cgroup is a write to cgroup.procs, which takes the kernel's cgroup
+ * threadgroup rwsem for writing and so waits for an RCU grace period (10 to
+ * 50 ms on a loaded host: most of the start-up of `sandbox -- true`; one
+ * hierarchy or ten, it is one wait). It is the same cap: RLIMIT_NPROC is
+ * counted per uid in the sandbox's own user namespace, where the agent's
+ * uid is the only one mapped, so every task the agent makes counts (threads
+ * too), and lifting it needs CAP_SYS_RESOURCE in the initial namespace,
+ * which nothing inside has. The device allowlist a root-made cgroup also
+ * carried holds without it (the nodev binds, spec/agent.c g_bind). With
+ * --memory or --cpus the cgroup is made, and carries the pids cap too. */
+static bool
+pids_cap_only (const struct ar_sandbox *sb)
+{
+  return !sb->prof.has_memory && !sb->prof.has_cpus;
+}
+
 /* ---- removal ---- */
 
+/* Most of the tree is empty mount-point folders and files: one rmdir or
+ * two unlinks each; only a folder with something in it is looked into. A
+ * folder that is a mount point here fails the rmdir (EBUSY), and one that
+ * holds another file system is not descended into (EXDEV). */
 static int
 rm_at (int dfd, const char *name, dev_t dev, ar_error **err)
 {
   struct stat st;
+  if (unlinkat (dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+    return 0;
+  if (errno == ENOTDIR)
+    return unlinkat (dfd, name, 0) < 0 && errno != ENOENT ? ar_err (err, errno, "remove %s", name) : 0;
+  if (errno != ENOTEMPTY && errno != EEXIST)
+    return ar_err (err, errno, "remove %s", name);
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", name);
   if (!S_ISDIR (st.st_mode))
@@ -380,8 +409,20 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   *status = SANDBOX_FAILED;
   if (!g->root)
     return ar_err (err, 0, "sandbox: no state folder (give --root or set XDG_RUNTIME_DIR)");
+  /* CVE-2019-5736 (selfexe.h): what runs inside has one uid, no
+   * capabilities and no_new_privs, so a binary that uid cannot write needs
+   * no sealed copy (it would cost a copy and an exec on every start) */
+  if (ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0)
+    return -1;
   if (ar_sandbox_check_userns (err) < 0 || fit_limits (g, sb, err) < 0)
     return -1;
+  struct ar_globals run_g = *g;
+  if (pids_cap_only (sb))
+    {
+      sb->prof.pids_rlimit = true;
+      run_g.cgroup_manager = "disabled";
+      g = &run_g;
+    }
   /* from here a ^C or a kill is held until we can act on it, so that
    * whatever was made gets removed */
   if (sigprocmask (SIG_BLOCK, &set, &old) < 0)

@@ -328,17 +328,27 @@ converse (struct parent_io *io, ar_error **err)
         case SYNC_HOOKS: if (on_hooks (io, err) < 0) return -1; break;
         case SYNC_PTY: if (on_pty (io, fd, err) < 0) return -1; break;
         case SYNC_SECCOMP_FD: if (on_seccomp_fd (io, fd, err) < 0) return -1; break;
-        case SYNC_READY: return on_ready (io, err);
+        case SYNC_READY:
+          /* without runtime hooks the init did not stop for them */
+          if (!ar_sync_runtime_hooks (c->spec))
+            ar_fault_point ("create-after-hooks");
+          return on_ready (io, err);
         case SYNC_ERROR: return ar_err (err, 0, "%s", m.text);
         default: return ar_err (err, 0, "sync: unexpected message %d", m.type);
         }
     }
 }
 
+/* With cgroup_fd >= 0 the child starts in that cgroup (cgroup2 only). */
 static pid_t
-clone_child (void)
+clone_child (int cgroup_fd)
 {
   struct clone_args a = { .exit_signal = SIGCHLD };
+  if (cgroup_fd >= 0)
+    {
+      a.flags = CLONE_INTO_CGROUP;
+      a.cgroup = (uint64_t) cgroup_fd;
+    }
   return (pid_t) syscall (SYS_clone3, &a, sizeof a);
 }
 
@@ -463,12 +473,20 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
        bool foreground, ar_error **err)
 {
   int sv[2];
-  if (record_pending_cgroup (g, c, err) < 0)
+  const char *mgr = g->cgroup_manager;
+  cleanup_close int cgfd = -1;
+  if (record_pending_cgroup (g, c, err) < 0
+      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (g), &c->st.cgroup_path, &cgfd,
+                                 err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   ic->sock = sv[1];
-  c->child1 = clone_child ();
+  c->child1 = clone_child (cgfd);
+  /* a kernel before 5.7 knows no CLONE_INTO_CGROUP: join the usual way */
+  bool joined = cgfd >= 0 && c->child1 >= 0;
+  if (c->child1 < 0 && cgfd >= 0 && (errno == EINVAL || errno == E2BIG))
+    c->child1 = clone_child (-1);
   if (c->child1 < 0)
     {
       close (sv[0]);
@@ -484,9 +502,9 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   ic->sock = -1;
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
-  const char *mgr = g->cgroup_manager;
-  if (ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path,
-                        &c->st.systemd_unit, err) < 0)
+  if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, c->child1, err) < 0
+                : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path,
+                                    &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
   if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)

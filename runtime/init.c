@@ -160,7 +160,7 @@ wait_for_start (struct ar_init_ctx *c)
 
 /* Everything that can fail visibly happens here, before READY. */
 static void
-init_setup (struct ar_init_ctx *c, pid_t host_pid, char **exec_path, bool *seccomp_loaded)
+init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *seccomp_loaded)
 {
   const struct ar_spec *spec = c->spec;
   const struct ar_process *p = spec->process;
@@ -173,19 +173,24 @@ init_setup (struct ar_init_ctx *c, pid_t host_pid, char **exec_path, bool *secco
     ar_err (&err, errno, "setsid"), fail (c, err);
   if (join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
+  /* The mounts above ran while the parent took note of us (pidfd, start
+   * time); from here on what we do is seen from outside, so wait for it. */
+  expect (c, SYNC_PID_ACK, &m);
+  *host_pid = m.value;
   /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
    * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
    * the host). Only for the hooks' run: no container process exists yet. */
-  const struct ar_hooks *h = &spec->hooks;
-  bool open_up = c->rootless && (h->n[AR_HOOK_PRESTART] || h->n[AR_HOOK_CREATE_RUNTIME]);
+  bool hooks = ar_sync_runtime_hooks (spec);
+  bool open_up = c->rootless && hooks;
   if (open_up && prctl (PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE for the createRuntime hooks"), fail (c, err);
-  if (ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
+  if (hooks && ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
     fail (c, err);
-  expect (c, SYNC_HOOKS_ACK, &m);
+  if (hooks)
+    expect (c, SYNC_HOOKS_ACK, &m);
   if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
-  cleanup_free char *st = hook_state (c, host_pid, "creating");
+  cleanup_free char *st = hook_state (c, *host_pid, "creating");
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
   if (ar_process_setup_sysctl (spec, rc.rootfs_fd, &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
@@ -226,9 +231,8 @@ init_main (struct ar_init_ctx *c)
   /* Nothing in the container may read our fds through /proc until execve. */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
-  expect (c, SYNC_PID_ACK, &m);
-  pid_t host_pid = m.value;
-  init_setup (c, host_pid, &exec_path, &seccomp_loaded);
+  pid_t host_pid = 0;
+  init_setup (c, &host_pid, &exec_path, &seccomp_loaded);
   if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_COMMIT, &m);

@@ -3,6 +3,7 @@
  * cmd_sandbox.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
+#include "selfexe.h"
 #include "landlock.h"
 #include "log.h"
 #include "probes.h"
@@ -48,9 +49,9 @@ const char ar_sandbox_opts_help[] =
   "  --audit FILE          one JSON line per connection and refused lookup\n"
   "  -e, --env NAME[=VALUE]  pass a variable (NAME alone: the caller's value)\n"
   "  -m, --memory SIZE     memory limit (k, m, g)\n"
-  "  --pids N              process limit (default 4096); rootless without a writable\n"
-  "                        cgroup it is applied as RLIMIT_NPROC, and --memory/--cpus\n"
-  "                        are refused\n"
+  "  --pids N              process limit (default 4096): RLIMIT_NPROC in the sandbox's\n"
+  "                        user namespace, or in the cgroup with --memory/--cpus\n"
+  "                        (rootless without a writable cgroup those are refused)\n"
   "  --cpus N              CPU limit (e.g. 1.5)\n"
   "  -b, --bundle DIR      write the bundle there and exit, without running\n"
   "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
@@ -416,11 +417,9 @@ load_seccomp (struct ar_agent_opts *o, ar_error **err)
 char *
 ar_sandbox_find_helper (const char *name, ar_error **err)
 {
-  char self[PATH_MAX];
-  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0)
+  cleanup_free char *self = ar_selfexe_path ();
+  if (self)
     {
-      self[n] = '\0';
       char *slash = strrchr (self, '/');
       if (slash)
         {

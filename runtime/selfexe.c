@@ -11,8 +11,10 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+#define SEALED_FROM_ENV "AGENTRUN_SEALED_FROM"
 
 static bool
 already_sealed (void)
@@ -84,6 +86,14 @@ ar_selfexe_ensure_sealed (ar_error **err)
   argv = own_argv (err);
   if (!argv)
     return -1;
+  /* where we came from, for ar_selfexe_path once /proc/self/exe is the copy */
+  char *from = realpath ("/proc/self/exe", NULL);
+  if (from && setenv (SEALED_FROM_ENV, from, 1) < 0)
+    {
+      free (from);
+      return ar_err (err, errno, "setenv %s", SEALED_FROM_ENV);
+    }
+  free (from);
   /* MFD_CLOEXEC: execveat of a close-on-exec fd works (the kernel keeps the
    * file), and the copy is not an fd in the new image. */
   syscall (SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);
@@ -91,4 +101,43 @@ ar_selfexe_ensure_sealed (ar_error **err)
   free (argv[0]);
   free (argv);
   return ar_err (err, e, "re-exec agentrun from its sealed copy");
+}
+
+/* Could a process running as uid, with no capability over the file,
+ * open the binary behind /proc/self/exe for writing? Permission bits only
+ * say no when the file is not ours to judge otherwise: owned by another
+ * uid, not writable by group (whatever groups the process keeps) or
+ * others, and no ACL (which could grant more than the bits show). When in
+ * doubt (stat fails, an ACL we do not read), the answer is yes. */
+static bool
+exe_writable_by (uid_t uid)
+{
+  cleanup_close int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return true;
+  if (st.st_uid == uid || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return true;
+  if (fgetxattr (fd, "system.posix_acl_access", NULL, 0) >= 0)
+    return true;
+  return errno != ENODATA && errno != EOPNOTSUPP;
+}
+
+int
+ar_selfexe_seal_unless_unwritable (uid_t uid, ar_error **err)
+{
+  if (!exe_writable_by (uid))
+    return 0;
+  return ar_selfexe_ensure_sealed (err);
+}
+
+char *
+ar_selfexe_path (void)
+{
+  /* Only believed when running from a sealed copy, which only whoever
+   * started us could have arranged: it says no more than PATH would. */
+  const char *from = getenv (SEALED_FROM_ENV);
+  if (from && from[0] == '/' && already_sealed ())
+    return xstrdup (from);
+  return realpath ("/proc/self/exe", NULL);
 }

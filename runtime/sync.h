@@ -40,6 +40,15 @@ struct ar_sync_msg {
  * it exits; `start` reads until EOF and fails with it. */
 #define AR_START_REPORT_MAX 2048
 
+/* Are there prestart or createRuntime hooks, i.e. does the init stop after
+ * its mounts for the parent to run them (SYNC_HOOKS)? Both sides ask the
+ * same spec, so without such hooks that round trip is left out. */
+static inline bool
+ar_sync_runtime_hooks (const struct ar_spec *s)
+{
+  return s->hooks.n[AR_HOOK_PRESTART] || s->hooks.n[AR_HOOK_CREATE_RUNTIME];
+}
+
 int ar_sync_send (int sock, int type, int value, int fd, const char *text, ar_error **err);
 /* Returns 0 on EOF, 1 with a message. */
 int ar_sync_recv (int sock, struct ar_sync_msg *m, int *fd, ar_error **err);

@@ -334,9 +334,14 @@ static void
 g_bind (struct gen *G, const char *dst, const char *src, bool writable)
 {
   /* rro: read-only all the way down (mount_setattr AT_RECURSIVE), so a
-   * submount under a read-only folder cannot stay writable */
-  static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
-  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", NULL };
+   * submount under a read-only folder cannot stay writable. rnodev and
+   * rnosuid likewise: no device node opens and no set-id bit counts under
+   * any host folder, submounts included, so the only devices the agent can
+   * open are the few the runtime binds into /dev (the rest of /dev is made
+   * in the user namespace, nodev by the kernel). That is what a device
+   * cgroup would allow, and the sandbox need not join one (cmd_sandbox.c). */
+  static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", "rnosuid", "rnodev", NULL };
+  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", "rnosuid", "rnodev", NULL };
   g_mount (G, dst, "bind", src, writable ? rw : ro);
 }
 

@@ -36,6 +36,9 @@ wait_for() {
   return 1
 }
 
+# A command that stops on SIGTERM (as pid 1 of its namespace, sleep would not).
+LOOP=(sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done')
+
 start_echo() {
   need_cmd socat
   ECHO_PORT=$(free_port)
@@ -188,7 +191,8 @@ except OSError:
 
 @test "sandbox: SIGTERM stops the command and removes state, bundle, relay, cgroup" {
   start_echo
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" \
+  # --memory: a cgroup is made only for a memory or CPU cap
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --memory 256m \
     --allow "echo.test:443=127.0.0.1:$ECHO_PORT" -- sleep 1000 &
   SB=$!
   track_pid $SB
@@ -214,6 +218,55 @@ except OSError:
   ! kill -0 "$relay" 2>/dev/null
   ! grep -q "$id" /proc/self/mountinfo
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
+}
+
+@test "sandbox: --pids without --memory/--cpus is RLIMIT_NPROC, bites, and no cgroup is made" {
+  run sb --pids 12 -- sh -c 'grep "^Max processes" /proc/self/limits; i=0
+    while [ $i -lt 30 ]; do sleep 5 & i=$((i + 1)); echo "forked $i"; done'
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -Eq '^Max processes +12 +12 '
+  last=$(echo "$output" | grep '^forked' | tail -n 1 | cut -d' ' -f2)
+  [ -n "$last" ] && [ "$last" -lt 12 ]
+  # the control: the same loop under the default cap gets all 30
+  run sb -- sh -c 'i=0; while [ $i -lt 30 ]; do sleep 0.1 & i=$((i + 1)); done; wait; echo "forked $i"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "forked 30" ]
+  # and while one runs, there is no cgroup of it anywhere
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- "${LOOP[@]}" &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  id=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$id/state.json"
+  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
+  kill -TERM "$SB"
+  wait "$SB" || true
+}
+
+@test "sandbox: runs from a sealed copy of agentrun only when the agent's uid could write the binary" {
+  # CVE-2019-5736: a root-owned 0755 binary cannot be opened for writing by
+  # the agent's uid, so no copy; one owned by that uid is run from a memfd
+  mkdir -p "$T/bin"
+  for b in agentrun agentrun-relay agentrun-netproxy; do cp "$AGENTRUN_BUILDDIR/$b" "$T/bin/$b"; done
+  chmod 0755 "$T/bin/agentrun"
+  for owner in 0 "$AGENT_UID"; do
+    chown "$owner" "$T/bin/agentrun"
+    env -u SUDO_UID HOME="$FHOME" "$T/bin/agentrun" --root "$ROOT" sandbox --workspace "$WS" -- "${LOOP[@]}" &
+    SB=$!
+    track_pid $SB
+    wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+    id=$(ls "$ROOT" | grep '^sandbox-')
+    wait_for test -s "$ROOT/$id/state.json"
+    exe=$(readlink "/proc/$SB/exe")
+    if [ "$owner" = 0 ]; then [ "$exe" = "$T/bin/agentrun" ]; else case $exe in /memfd:agentrun*) ;; *) false ;; esac; fi
+    kill -TERM "$SB"
+    wait "$SB" || true
+    wait_for bash -c "! ls '$ROOT' | grep -q '^sandbox-'"
+  done
+  # sealed, it still finds its helpers next to the file it came from
+  run env -u SUDO_UID HOME="$FHOME" "$T/bin/agentrun" --root "$ROOT" sandbox --workspace "$WS" \
+    --allow "a.test:443=127.0.0.1:9" -- true
+  [ "$status" -eq 0 ]
 }
 
 @test "sandbox: fails closed on a bind source that does not exist" {

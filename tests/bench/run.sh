@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # `make bench`: agentrun side by side with crun, runc and bubblewrap (start
-# latency of /bin/true in one busybox bundle, peak RSS), then the network
+# latency of /bin/true in one busybox bundle, peak RSS), `agentrun sandbox`
+# against bwrap with an equivalent command line (tests/bench/sandbox-start.sh,
+# ROUNDS/RUNS passed through as SANDBOX_ROUNDS/SANDBOX_RUNS), then the network
 # path (tests/bench/relay.sh: netproxy + relay against socat and direct
 # loopback) and podman with agentrun against podman with runc
 # (tests/bench/podman.sh). Prints medians and ratios, writes
 # tests/bench/results.md and, with gnuplot, tests/bench/results.png.
 #   knobs: BENCH_RUNS (hyperfine runs per runtime, 30), BENCH_RSS_RUNS (9),
-#          BENCH_NET=0 / BENCH_PODMAN=0 to leave a part out,
+#          BENCH_SANDBOX=0 / BENCH_NET=0 / BENCH_PODMAN=0 to leave a part out,
 #          BENCH_BYTES / RUNS for relay.sh, ROUNDS / RUNS for podman.sh
 #          (passed through; defaults below keep `make bench` near 5 minutes).
 # Needs root, hyperfine, jq, busybox; crun/runc/bwrap/podman/gnuplot when present.
@@ -124,6 +126,20 @@ AR_RSS=$(awk -F'\t' 'NR == 1 { print $5 }' "$T/table")
   awk -F'\t' -v a="$AR_MED" -v r="$AR_RSS" '{ printf "| %s | %.1f | %.1f | %.1f | %.2fx | %d | %.2fx |\n", $1, $2, $3, $4, $2 / a, $5, $5 / r }' "$T/table"
 } >"$T/results.md"
 sed -n '/^| runtime/,$p' "$T/results.md"
+
+# agentrun sandbox against bwrap, in alternating rounds (its script says why).
+if [ "${BENCH_SANDBOX:-1}" != 0 ] && [ -x "$SRC/tests/bench/sandbox-start.sh" ] && command -v bwrap >/dev/null; then
+  echo "== agentrun sandbox -- /bin/true against bwrap (tests/bench/sandbox-start.sh)"
+  if ROUNDS=${SANDBOX_ROUNDS:-15} RUNS=${SANDBOX_RUNS:-8} AGENTRUN_BUILDDIR=$BUILDDIR \
+       "$SRC/tests/bench/sandbox-start.sh" >"$T/sb.txt" 2>&1; then
+    tail -n 3 "$T/sb.txt"
+    { echo; echo "## agentrun sandbox -- /bin/true against bwrap with an equivalent command line (tests/bench/sandbox-start.sh)"
+      echo; sed 's/^/    /' "$T/sb.txt"; } >>"$T/results.md"
+  else
+    echo "bench: sandbox-start.sh failed:"; tail -n 5 "$T/sb.txt"
+    printf '\n## agentrun sandbox\n\nsandbox-start.sh failed: %s\n' "$(tail -n 1 "$T/sb.txt")" >>"$T/results.md"
+  fi
+fi
 
 # The network path, from the netproxy engineer's script.
 if [ "${BENCH_NET:-1}" != 0 ] && [ -x "$SRC/tests/bench/relay.sh" ]; then
