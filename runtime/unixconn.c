@@ -237,10 +237,21 @@ supervisor (int sock, const struct ar_user *u, const struct ar_unixconn_allow *a
 }
 
 /* Fork twice: the supervisor is reparented to the pid namespace's init,
- * so a process joining with `exec` does not get a child it never made. */
+ * so a process joining with `exec` does not get a child it never made. The
+ * init itself (pid 1 of its namespace) is where the grandchild would land
+ * anyway: one fork does. */
 static int
 spawn (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n, ar_error **err)
 {
+  if (getpid () == 1)
+    {
+      pid_t pid = fork ();
+      if (pid < 0)
+        return ar_err (err, errno, LABEL ": fork the connect supervisor");
+      if (pid == 0)
+        supervisor (sock, u, allow, n);
+      return 0;
+    }
   pid_t mid = fork ();
   if (mid < 0)
     return ar_err (err, errno, LABEL ": fork the connect supervisor");
