@@ -2,6 +2,7 @@
 #include "server.h"
 #include "ask.h"
 #include "dns.h"
+#include "handoff.h"
 #include "splice.h"
 #include "util.h"
 
@@ -204,6 +205,88 @@ relay_connect (const char *path)
   return fd;
 }
 
+/* A handed-off connection: the server keeps only the channel, on which
+ * the relay reports bytes and outcome when the connection ends. */
+struct np_handoff {
+  struct ev_io io;
+  struct np_server *S;
+  char endpoint[300];
+  uint64_t t0;
+};
+
+static void
+on_report (struct ev_io *io, uint32_t events)
+{
+  struct np_handoff *h = container_of (io, struct np_handoff, io);
+  struct np_server *S = h->S;
+  char buf[HANDOFF_REPORT_MAX];
+  uint64_t up, down;
+  const char *outcome, *detail;
+  (void) events;
+  ssize_t n = recv (io->fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n > 0)
+    buf[n] = '\0';
+  if (n > 0 && handoff_parse_report (buf, &up, &down, &outcome, &detail) == 0)
+    log_conn (S, h->endpoint, outcome, detail[0] ? detail : NULL, up, down, h->t0);
+  else
+    log_conn (S, h->endpoint, "relay-down", n < 0 ? strerror (errno)
+              : n == 0 ? "the relay ended the connection without a report" : "bad report from the relay",
+              0, 0, h->t0);
+  ev_close (io);
+  S->nconns--;
+  ev_defer_free (&S->loop, h);
+  if (S->paused)
+    resume_accept (S);
+}
+
+/* Pass the client socket to the relay's handoff socket (handoff.h), so
+ * the relay splices it to the upstream and this process leaves the data
+ * path. Returns 1 when done with fd (handed off, or refused and logged),
+ * 0 when the relay has no handoff socket: the caller splices instead. */
+static int
+handoff_route (struct np_server *S, const struct route *r, int fd, const char *ep, uint64_t t0)
+{
+  char path[sizeof ((struct sockaddr_un *) 0)->sun_path];
+  if (handoff_path (r->sock, path, sizeof path) < 0)
+    return 0;
+  int ctl = handoff_connect (path);
+  if (ctl < 0 && errno == ENOENT)
+    return 0;
+  int e = errno;
+  if (ctl >= 0 && handoff_send (ctl, fd, S->cfg->idle_timeout_ms) < 0)
+    {
+      e = errno;
+      close (ctl);
+      ctl = -1;
+    }
+  if (ctl < 0)
+    {
+      reset_close (fd);
+      log_conn (S, ep, e == ECONNREFUSED || e == EAGAIN || e == EPIPE || e == ECONNRESET
+                ? "relay-down" : "error", strerror (e), 0, 0, t0);
+      return 1;
+    }
+  close (fd);
+  struct np_handoff *h = xmalloc0 (sizeof *h);
+  h->io.fd = ctl;
+  h->io.cb = on_report;
+  h->S = S;
+  h->t0 = t0;
+  snprintf (h->endpoint, sizeof h->endpoint, "%s", ep);
+  S->nconns++;
+  if (ev_add (&S->loop, &h->io, EPOLLIN | EPOLLRDHUP) < 0)
+    {
+      /* Handed off all the same: only this audit line is lost. */
+      log_conn (S, ep, "handed-off", strerror (errno), 0, 0, t0);
+      ev_close (&h->io);
+      S->nconns--;
+      free (h);
+    }
+  return 1;
+}
+
 static void
 accept_route (struct np_listener *L, int fd)
 {
@@ -211,6 +294,8 @@ accept_route (struct np_listener *L, int fd)
   char ep[300];
   uint64_t t0 = ev_now_ms ();
   snprintf (ep, sizeof ep, "%s:%d", L->r->name, L->r->port);
+  if (handoff_route (S, L->r, fd, ep, t0))
+    return;
   int up = relay_connect (L->r->sock);
   if (up < 0)
     {
