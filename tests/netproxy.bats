@@ -420,3 +420,66 @@ PY
   run tcp 127.77.0.2:443 "served again"
   [ "$output" = "served again" ]
 }
+
+# The inode of each socket fd of a process.
+sock_inodes() { find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'; }
+
+@test "netproxy handoff: the relay holds the container's socket, the server only a report channel" {
+  hook
+  local s; s=$(server_pids | head -1)
+  inside python3 - "$T/ready" "$T/go" <<'PY' &
+import os, socket, sys, time
+c = socket.create_connection(("127.77.0.2", 443), timeout=5)
+c.sendall(b"ping"); assert c.recv(10) == b"ping"
+open(sys.argv[1], "w").write("%d\n" % c.getsockname()[1])
+while not os.path.exists(sys.argv[2]): time.sleep(0.05)
+c.close()
+PY
+  local holder=$!
+  wait_for test -s "$T/ready"
+  # the accepted end: local 127.77.0.2:443 (02004D7F:01BB in /proc/net/tcp), peer port the client's
+  local port ino; port=$(printf '%04X' "$(cat "$T/ready")")
+  ino=$(inside awk -v p=":$port" '$2 == "02004D7F:01BB" && $3 ~ p"$" {print $10}' /proc/net/tcp)
+  [ -n "$ino" ]
+  sock_inodes "$RELAY_PID" | grep -qx "$ino"
+  ! sock_inodes "$s" | grep -qx "$ino"
+  touch "$T/go"; wait "$holder"
+  wait_for grep -q '"outcome":"ok"' "$T/np.log"
+  run jq -r 'select(.event=="connection") | "\(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/np.log"
+  [ "$output" = "4 4 ok" ]
+}
+
+@test "netproxy handoff: a relay without the handoff socket is spliced through the stream socket" {
+  hook
+  rm "$T/s/api.test:443.sock.fd"
+  run tcp 127.77.0.2:443 "the old way"
+  [ "$output" = "the old way" ]
+  wait_for grep -q '"outcome":"ok"' "$T/np.log"
+  run jq -r 'select(.event=="connection") | "\(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/np.log"
+  [ "$output" = "11 11 ok" ]
+}
+
+@test "netproxy handoff: a relay killed mid-stream ends the client's connection, logged relay-down" {
+  start_pyecho
+  hook
+  inside python3 - "$T/streaming" <<'PY' &
+import socket, sys
+c = socket.create_connection(("127.77.0.2", 443), timeout=10)
+n = 0
+try:
+    while True:
+        c.sendall(b"x" * 65536)
+        n += len(c.recv(1 << 20))
+        if n > (1 << 20):
+            open(sys.argv[1], "a").write("streaming\n")
+except OSError as e:
+    print("ended:", e)
+PY
+  local cp=$!
+  wait_for test -s "$T/streaming"
+  kill -9 "$RELAY_PID"
+  wait "$cp"
+  wait_for grep -q relay-down "$T/np.log"
+  run jq -r 'select(.outcome=="relay-down") | .detail' "$T/np.log"
+  [[ "$output" == *"without a report"* ]]
+}
