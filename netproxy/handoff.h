@@ -15,7 +15,8 @@
  *   relay -> server   "UP DOWN OUTCOME[ DETAIL]" once the connection ended,
  *                     so the server's audit line keeps bytes and outcome.
  * The route is the socket's: the relay never takes an endpoint from the
- * server. A relay that is down refuses the connect at once (relay-down);
+ * server. A connected socket is no way into the container's netns: the
+ * relay can read, write and shut it down, nothing more. A relay that is down refuses the connect at once (relay-down);
  * one that dies later closes the channel without a report. */
 #ifndef NP_HANDOFF_H
 #define NP_HANDOFF_H

@@ -30,7 +30,8 @@ usage (FILE *f)
   fprintf (f,
            "Usage: %s --route NAME:PORT=ADDR=SOCKET... [options] < state.json\n"
            "OCI createRuntime hook: per-endpoint loopback listeners in the container's\n"
-           "network namespace, each spliced to its agentrun-relay socket on the host.\n\n"
+           "network namespace; each accepted connection is handed to agentrun-relay on the\n"
+           "host through SOCKET.fd (or, without it, spliced to SOCKET).\n\n"
            "  --route R          NAME:PORT=ADDR=SOCKET, e.g.\n"
            "                     api.example.com:443=127.77.0.2=/run/agentrun/relay/api.example.com:443.sock\n"
            "                     *.DOMAIN:PORT=connect=SOCKET: reachable through --connect-proxy only\n"

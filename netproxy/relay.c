@@ -1,6 +1,11 @@
 /* agentrun-relay: the host side of the network path. One Unix socket per
  * allowed endpoint; each connection on it is joined to a fresh TCP
- * connection to that endpoint's upstream, made from the host's network. */
+ * connection to that endpoint's upstream, made from the host's network.
+ * Beside it, a handoff socket (handoff.h) on which the netproxy server
+ * passes the container's accepted TCP sockets: those are spliced to the
+ * upstream directly, with the server out of the data path. The stream
+ * socket stays for the CONNECT proxy (its target comes in a preamble),
+ * for a server whose relay has no handoff socket, and for plain clients. */
 #include "config.h"
 #include "audit.h"
 #include "handoff.h"
@@ -695,7 +700,9 @@ usage (FILE *f)
   fprintf (f,
            "Usage: %s --dir DIR --allow NAME:PORT[=HOST:PORT|=connect]... [options]\n"
            "Host side of agentrun's network path: one Unix socket DIR/NAME:PORT.sock per\n"
-           "allowed endpoint, each connection on it spliced to a TCP connection upstream.\n\n"
+           "allowed endpoint, each connection on it spliced to a TCP connection upstream,\n"
+           "and DIR/NAME:PORT.sock.fd, on which agentrun-netproxy hands over the container's\n"
+           "TCP sockets themselves (SCM_RIGHTS) to be spliced upstream the same way.\n\n"
            "  --dir DIR        where the sockets go (created if missing)\n"
            "  --allow ROUTE    NAME:PORT, optionally =UPSTREAM_HOST:UPSTREAM_PORT, or\n"
            "                   *.DOMAIN:PORT=connect for the netproxy CONNECT proxy\n"
@@ -789,11 +796,12 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
   R->sig.cb = on_signal;
   if (R->sig.fd < 0 || ev_add (&R->loop, &R->sig, EPOLLIN) < 0)
     return ar_err (err, errno, "signalfd");
-  /* Each route: its stream socket, and but for CONNECT routes (whose
-   * target comes in a preamble on the stream) its handoff socket. */
+  /* Each route: its handoff socket (but for CONNECT routes, whose target
+   * comes in a preamble on the stream), then its stream socket, so who
+   * waits for the stream socket to appear finds both. */
   R->L = xmalloc0 (2 * R->routes.n * sizeof *R->L);
   for (size_t i = 0; i < R->routes.n; i++)
-    for (int h = 0; h < 2; h++)
+    for (int h = 1; h >= 0; h--)
       {
         if (h && R->routes.v[i].connect)
           continue;
