@@ -483,3 +483,20 @@ PY
   run jq -r 'select(.outcome=="relay-down") | .detail' "$T/np.log"
   [[ "$output" == *"without a report"* ]]
 }
+
+@test "netproxy: a lo the hook brings up takes 256 KiB packets; one already up is left alone" {
+  need_cmd ip
+  hook
+  run inside ip -d link show lo
+  [[ "$output" == *"gso_max_size 262144"* ]]
+  unshare --net sh -c 'ip link set lo up && exec sleep 1000' &
+  CPID=$!
+  track_pid $CPID
+  wait_for bash -c "[ \"\$(readlink /proc/$CPID/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] \
+    && nsenter --net=/proc/$CPID/ns/net ip link show lo | grep -q ',UP'"
+  state | "$NETPROXY" --no-dns --route "api.test:443=127.77.0.2=$T/s/api.test:443.sock"
+  run inside ip -d link show lo
+  [[ "$output" == *"gso_max_size 65536"* ]]
+  run tcp 127.77.0.2:443 "small packets"
+  [ "$output" = "small packets" ]
+}
