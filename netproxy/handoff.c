@@ -52,10 +52,16 @@ handoff_connect (const char *path)
 }
 
 int
-handoff_send (int ctl, int fd, uint64_t idle_ms)
+handoff_send (int ctl, int fd, uint64_t idle_ms, const char *target)
 {
-  char msg[64];
-  int len = snprintf (msg, sizeof msg, HANDOFF_MAGIC " %" PRIu64, idle_ms);
+  char msg[HANDOFF_MSG_MAX];
+  int len = snprintf (msg, sizeof msg, HANDOFF_MAGIC " %" PRIu64 "%s%s", idle_ms,
+                      target ? " " : "", target ? target : "");
+  if (len < 0 || (size_t) len >= sizeof msg)
+    {
+      errno = EMSGSIZE;
+      return -1;
+    }
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE (sizeof (int))];
@@ -115,10 +121,34 @@ check_socket (int fd)
   return NULL;
 }
 
-int
-handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *why, size_t why_cap)
+/* "ARFD1 IDLE_MS[ TARGET]": 0, or -1 if malformed. */
+static int
+parse_header (char *msg, uint64_t *idle_ms, char *target, size_t target_cap)
 {
-  char msg[64];
+  unsigned long long idle;
+  int off = 0;
+  if (sscanf (msg, HANDOFF_MAGIC " %llu%n", &idle, &off) != 1 || off == 0)
+    return -1;
+  const char *t = msg + off;
+  target[0] = '\0';
+  if (*t == ' ')
+    {
+      t++;
+      if (!*t || strlen (t) >= target_cap || strpbrk (t, " \r\n"))
+        return -1;
+      strcpy (target, t);
+    }
+  else if (*t)
+    return -1;
+  *idle_ms = idle;
+  return 0;
+}
+
+int
+handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_cap,
+              char *why, size_t why_cap)
+{
+  char msg[HANDOFF_MSG_MAX];
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE (HANDOFF_MAX_FDS * sizeof (int))];
@@ -138,15 +168,13 @@ handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *why, size_t why_cap)
   size_t nfds = collect_fds (&mh, fds, HANDOFF_MAX_FDS);
   const char *bad = NULL;
   msg[n] = '\0';
-  unsigned long long idle = 0;
-  char tail;
   if (mh.msg_flags & MSG_CTRUNC)
     bad = "control data truncated (too many fds, or none left to receive one)";
   else if (mh.msg_flags & MSG_TRUNC)
     bad = "oversized handoff message";
   else if (nfds != 1)
     bad = nfds ? "more than one fd" : "no fd";
-  else if (sscanf (msg, HANDOFF_MAGIC " %llu%c", &idle, &tail) != 1)
+  else if (parse_header (msg, idle_ms, target, target_cap) < 0)
     bad = "not a handoff header";
   else
     bad = check_socket (fds[0]);
@@ -158,7 +186,6 @@ handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *why, size_t why_cap)
       return -1;
     }
   *fd = fds[0];
-  *idle_ms = idle;
   return 1;
 }
 

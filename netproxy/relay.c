@@ -4,8 +4,8 @@
  * Beside it, a handoff socket (handoff.h) on which the netproxy server
  * passes the container's accepted TCP sockets: those are spliced to the
  * upstream directly, with the server out of the data path. The stream
- * socket stays for the CONNECT proxy (its target comes in a preamble),
- * for a server whose relay has no handoff socket, and for plain clients. */
+ * socket stays for a server whose relay has no handoff socket and for
+ * plain clients (a CONNECT route's target then comes first, as a line). */
 #include "config.h"
 #include "audit.h"
 #include "handoff.h"
@@ -62,6 +62,7 @@ struct rconn {
   struct rconn *prev, *next;   /* every open connection, for the timers */
   struct ev_io ctl;   /* handed-off connections: the server's channel, else -1 */
   bool ctl_polled;
+  bool has_target;    /* CONNECT route: the target is known (set_target) */
   uint64_t idle_ms;   /* 0: never idle; the server's --idle-timeout may shorten ours */
 };
 
@@ -311,8 +312,29 @@ try_peek (struct rconn *c)
     fail (c, "sni-bad", "%s", "malformed or oversized ClientHello");
 }
 
-/* CONNECT routes: the netproxy server names the target in one line,
- * "HOST:PORT\n"; we check it against the route's wildcard again. */
+/* A CONNECT target, checked against the route's wildcard again: it
+ * becomes the upstream and the name the SNI must carry. -1 once failed. */
+static int
+set_target (struct rconn *c, const char *target)
+{
+  cleanup_free char *host = NULL;
+  int port;
+  if (route_split_hostport (target, &host, &port) < 0 || !route_name_ok (host, false)
+      || strlen (host) >= sizeof c->host || port != c->r->port
+      || !route_name_match (c->r->name, host))
+    {
+      fail (c, "connect-denied", "target %.200s", target);
+      return -1;
+    }
+  snprintf (c->host, sizeof c->host, "%s", host);
+  snprintf (c->sni_name, sizeof c->sni_name, "%s", host);
+  snprintf (c->endpoint, sizeof c->endpoint, "%s:%d", host, port);
+  c->has_target = true;
+  return 0;
+}
+
+/* CONNECT routes on the stream socket: the netproxy server names the
+ * target in one line, "HOST:PORT\n", before the client's bytes. */
 static void
 try_preamble (struct rconn *c)
 {
@@ -341,18 +363,8 @@ try_preamble (struct rconn *c)
       fail (c, "error", "%s", "short read of the CONNECT target");
       return;
     }
-  cleanup_free char *host = NULL;
-  int port;
-  if (route_split_hostport (buf, &host, &port) < 0 || !route_name_ok (host, false)
-      || strlen (host) >= sizeof c->host || port != c->r->port
-      || !route_name_match (c->r->name, host))
-    {
-      fail (c, "connect-denied", "target %.200s", buf);
-      return;
-    }
-  snprintf (c->host, sizeof c->host, "%s", host);
-  snprintf (c->sni_name, sizeof c->sni_name, "%s", host);
-  snprintf (c->endpoint, sizeof c->endpoint, "%s:%d", host, port);
+  if (set_target (c, buf) < 0)
+    return;
   if (c->R->sni_check)
     {
       c->state = RC_PEEK;
@@ -435,7 +447,8 @@ begin (struct rconn *c)
       fail (c, "error", "epoll: %s", strerror (errno));
       return;
     }
-  c->state = c->r->connect ? RC_PREAMBLE : c->R->sni_check ? RC_PEEK : RC_CONNECTING;
+  c->state = c->r->connect && !c->has_target ? RC_PREAMBLE
+             : c->R->sni_check ? RC_PEEK : RC_CONNECTING;
   if (c->state == RC_PREAMBLE)
     try_preamble (c);
   else if (c->state == RC_PEEK)
@@ -463,10 +476,10 @@ accept_one (struct listener *L, int fd)
 static void
 try_handoff (struct rconn *c)
 {
-  char why[200];
+  char why[200], target[HANDOFF_MSG_MAX];
   int fd = -1;
   uint64_t idle = 0;
-  int rc = handoff_recv (c->ctl.fd, &fd, &idle, why, sizeof why);
+  int rc = handoff_recv (c->ctl.fd, &fd, &idle, target, sizeof target, why, sizeof why);
   if (rc == 0)
     return;
   if (rc < 0)
@@ -482,7 +495,13 @@ try_handoff (struct rconn *c)
     c->idle_ms = idle;
   c->sp.io[0].fd = fd;
   c->sp.io0_shared = true;
-  begin (c);
+  /* The target comes with the socket on CONNECT routes, and only there. */
+  if (!c->r->connect && target[0])
+    fail (c, "handoff-refused", "%s", "a target on a route that is not CONNECT");
+  else if (c->r->connect && !target[0])
+    fail (c, "handoff-refused", "%s", "no target on a CONNECT route");
+  else if (!c->r->connect || set_target (c, target) == 0)
+    begin (c);
 }
 
 static void
@@ -796,15 +815,12 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
   R->sig.cb = on_signal;
   if (R->sig.fd < 0 || ev_add (&R->loop, &R->sig, EPOLLIN) < 0)
     return ar_err (err, errno, "signalfd");
-  /* Each route: its handoff socket (but for CONNECT routes, whose target
-   * comes in a preamble on the stream), then its stream socket, so who
-   * waits for the stream socket to appear finds both. */
+  /* Each route: its handoff socket, then its stream socket, so who waits
+   * for the stream socket to appear finds both. */
   R->L = xmalloc0 (2 * R->routes.n * sizeof *R->L);
   for (size_t i = 0; i < R->routes.n; i++)
     for (int h = 1; h >= 0; h--)
       {
-        if (h && R->routes.v[i].connect)
-          continue;
         struct listener *L = &R->L[R->nL];
         L->r = &R->routes.v[i];
         L->handoff = h;

@@ -241,32 +241,40 @@ on_report (struct ev_io *io, uint32_t events)
     resume_accept (S);
 }
 
-/* Pass the client socket to the relay's handoff socket (handoff.h), so
- * the relay splices it to the upstream and this process leaves the data
- * path. Returns 1 when done with fd (handed off, or refused and logged),
- * 0 when the relay has no handoff socket: the caller splices instead. */
+static bool
+relay_down_errno (int e)
+{
+  return e == ENOENT || e == ECONNREFUSED || e == EAGAIN || e == EPIPE || e == ECONNRESET;
+}
+
+/* The route's handoff channel (handoff.h), or -1 with errno; ENOENT when
+ * the relay has no handoff socket: the caller splices to the stream one. */
 static int
-handoff_route (struct np_server *S, const struct route *r, int fd, const char *ep, uint64_t t0)
+handoff_open (const struct route *r)
 {
   char path[sizeof ((struct sockaddr_un *) 0)->sun_path];
   if (handoff_path (r->sock, path, sizeof path) < 0)
-    return 0;
-  int ctl = handoff_connect (path);
-  if (ctl < 0 && errno == ENOENT)
-    return 0;
-  int e = errno;
-  if (ctl >= 0 && handoff_send (ctl, fd, S->cfg->idle_timeout_ms) < 0)
     {
-      e = errno;
-      close (ctl);
-      ctl = -1;
+      errno = ENOENT;
+      return -1;
     }
-  if (ctl < 0)
+  return handoff_connect (path);
+}
+
+/* Pass the client socket over ctl, so the relay splices it to the
+ * upstream and this process leaves the data path; keep ctl for the
+ * relay's report, from which the audit line is written. fd is gone
+ * either way. */
+static void
+handoff_give (struct np_server *S, int ctl, int fd, const char *target, const char *ep, uint64_t t0)
+{
+  if (handoff_send (ctl, fd, S->cfg->idle_timeout_ms, target) < 0)
     {
+      int e = errno;
+      close (ctl);
       reset_close (fd);
-      log_conn (S, ep, e == ECONNREFUSED || e == EAGAIN || e == EPIPE || e == ECONNRESET
-                ? "relay-down" : "error", strerror (e), 0, 0, t0);
-      return 1;
+      log_conn (S, ep, relay_down_errno (e) ? "relay-down" : "error", strerror (e), 0, 0, t0);
+      return;
     }
   close (fd);
   struct np_handoff *h = xmalloc0 (sizeof *h);
@@ -284,6 +292,24 @@ handoff_route (struct np_server *S, const struct route *r, int fd, const char *e
       S->nconns--;
       free (h);
     }
+}
+
+/* 1 when done with fd (handed off, or refused and logged), 0 when the
+ * relay has no handoff socket. */
+static int
+handoff_route (struct np_server *S, const struct route *r, int fd, const char *ep, uint64_t t0)
+{
+  int ctl = handoff_open (r);
+  if (ctl < 0 && errno == ENOENT)
+    return 0;
+  if (ctl < 0)
+    {
+      int e = errno;
+      reset_close (fd);
+      log_conn (S, ep, relay_down_errno (e) ? "relay-down" : "error", strerror (e), 0, 0, t0);
+      return 1;
+    }
+  handoff_give (S, ctl, fd, NULL, ep, t0);
   return 1;
 }
 
@@ -589,7 +615,38 @@ px_request (struct px_conn *p, char *hdr_end)
       snprintf (body, sizeof body, "%.300s is not on the allowlist of this sandbox\n", target);
       return px_refuse (p, 403, "Forbidden", body, ep, "connect-denied");
     }
-  int up = relay_connect (r->sock);
+  char pre[300];
+  int pl = r->connect ? snprintf (pre, sizeof pre, "%s:%d\n", host, port) : 0;
+  size_t extra = p->len - (size_t) (hdr_end + 4 - p->buf);
+  static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+  /* A client that waits for the 200 (they all should) has sent nothing
+   * more: its socket goes to the relay, the target with it. One that did
+   * not has bytes we already read, which only the stream can carry. */
+  int ctl = -1, e = ENOENT;
+  if (!extra)
+    {
+      ctl = handoff_open (r);
+      e = errno;
+    }
+  if (ctl >= 0)
+    {
+      if (send (p->io.fd, ok, sizeof ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof ok - 1)
+        {
+          close (ctl);
+          return px_refuse (p, 502, "Bad Gateway", "client write failed\n", ep, "error");
+        }
+      if (pl > 0)
+        pre[pl - 1] = '\0';
+      epoll_ctl (S->loop.epfd, EPOLL_CTL_DEL, p->io.fd, NULL);
+      int fd = p->io.fd;
+      uint64_t t0 = p->t0;
+      p->io.fd = -1;
+      px_unlink (p);
+      handoff_give (S, ctl, fd, pl > 0 ? pre : NULL, ep, t0);
+      return;
+    }
+  /* ENOENT: the relay has no handoff socket (or we did not ask), splice. */
+  int up = e == ENOENT ? relay_connect (r->sock) : (errno = e, -1);
   if (up < 0)
     {
       snprintf (body, sizeof body, "relay for %.300s is down: %s\n", target, strerror (errno));
@@ -597,10 +654,6 @@ px_request (struct px_conn *p, char *hdr_end)
     }
   /* Preamble and any bytes the client sent past the headers go to the
    * relay now; a fresh Unix socket has room for them. */
-  char pre[300];
-  int pl = r->connect ? snprintf (pre, sizeof pre, "%s:%d\n", host, port) : 0;
-  size_t extra = p->len - (size_t) (hdr_end + 4 - p->buf);
-  static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
   if ((pl > 0 && send (up, pre, (size_t) pl, MSG_DONTWAIT | MSG_NOSIGNAL) != pl)
       || (extra && send (up, hdr_end + 4, extra, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) extra)
       || send (p->io.fd, ok, sizeof ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof ok - 1)

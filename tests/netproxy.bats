@@ -212,6 +212,22 @@ print(r[:2].hex(), r[3] & 15, struct.unpack(">H", r[6:8])[0], ".".join(map(str, 
   [[ "$output" == "HTTP/1.1 200 Connection established"* ]]
   [[ "$output" == *"ping" ]]
   wait_for grep -q connect-denied "$T/np.log"
+  # A client that waits for the 200 is handed to the relay with its target:
+  # without the stream socket it still gets through.
+  rm "$T/s/*.0.0.1:$ECHO_PORT.sock"
+  run inside python3 -c '
+import socket, sys
+c = socket.create_connection(("127.77.0.1", 3128), timeout=5)
+c.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[1].encode())
+head = b""
+while not head.endswith(b"\r\n\r\n"):
+    head += c.recv(1)
+c.sendall(b"after the 200"); c.shutdown(socket.SHUT_WR)
+print(head.split(b"\r\n")[0].decode(), c.recv(100).decode())' "$ECHO_PORT"
+  [ "$output" = "HTTP/1.1 200 Connection established after the 200" ]
+  wait_for grep -q '"bytes_up":13' "$T/np.log"
+  run jq -r "select(.endpoint==\"127.0.0.1:$ECHO_PORT\" and .bytes_up==13) | \"\(.bytes_down) \(.outcome)\"" "$T/np.log"
+  [ "$output" = "13 ok" ]
 }
 
 @test "netproxy: a client that never reads does not stall the others" {
