@@ -592,6 +592,35 @@ px_route (const struct np_config *cfg, const char *host, int port)
   return NULL;
 }
 
+static const char px_ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+/* Hand a CONNECT client over to the relay, its target (on wildcard routes)
+ * in the handoff header. 1 once done with the client, 0 when the relay
+ * has no handoff socket, -1 with errno when it is down. */
+static int
+px_handoff (struct px_conn *p, const struct route *r, const char *host, int port, const char *ep)
+{
+  char target[300];
+  int ctl = handoff_open (r);
+  if (ctl < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (send (p->io.fd, px_ok, sizeof px_ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof px_ok - 1)
+    {
+      close (ctl);
+      px_refuse (p, 502, "Bad Gateway", "client write failed\n", ep, "error");
+      return 1;
+    }
+  snprintf (target, sizeof target, "%s:%d", host, port);
+  epoll_ctl (p->S->loop.epfd, EPOLL_CTL_DEL, p->io.fd, NULL);
+  int fd = p->io.fd;
+  uint64_t t0 = p->t0;
+  struct np_server *S = p->S;
+  p->io.fd = -1;
+  px_unlink (p);
+  handoff_give (S, ctl, fd, r->connect ? target : NULL, ep, t0);
+  return 1;
+}
+
 static void
 px_request (struct px_conn *p, char *hdr_end)
 {
@@ -618,35 +647,13 @@ px_request (struct px_conn *p, char *hdr_end)
   char pre[300];
   int pl = r->connect ? snprintf (pre, sizeof pre, "%s:%d\n", host, port) : 0;
   size_t extra = p->len - (size_t) (hdr_end + 4 - p->buf);
-  static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
   /* A client that waits for the 200 (they all should) has sent nothing
-   * more: its socket goes to the relay, the target with it. One that did
-   * not has bytes we already read, which only the stream can carry. */
-  int ctl = -1, e = ENOENT;
-  if (!extra)
-    {
-      ctl = handoff_open (r);
-      e = errno;
-    }
-  if (ctl >= 0)
-    {
-      if (send (p->io.fd, ok, sizeof ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof ok - 1)
-        {
-          close (ctl);
-          return px_refuse (p, 502, "Bad Gateway", "client write failed\n", ep, "error");
-        }
-      if (pl > 0)
-        pre[pl - 1] = '\0';
-      epoll_ctl (S->loop.epfd, EPOLL_CTL_DEL, p->io.fd, NULL);
-      int fd = p->io.fd;
-      uint64_t t0 = p->t0;
-      p->io.fd = -1;
-      px_unlink (p);
-      handoff_give (S, ctl, fd, pl > 0 ? pre : NULL, ep, t0);
-      return;
-    }
-  /* ENOENT: the relay has no handoff socket (or we did not ask), splice. */
-  int up = e == ENOENT ? relay_connect (r->sock) : (errno = e, -1);
+   * more: its socket goes to the relay. One that did not has bytes we
+   * already read, which only the stream can carry. */
+  int rc = extra ? 0 : px_handoff (p, r, host, port, ep);
+  if (rc > 0)
+    return;
+  int up = rc < 0 ? -1 : relay_connect (r->sock);
   if (up < 0)
     {
       snprintf (body, sizeof body, "relay for %.300s is down: %s\n", target, strerror (errno));
@@ -656,7 +663,7 @@ px_request (struct px_conn *p, char *hdr_end)
    * relay now; a fresh Unix socket has room for them. */
   if ((pl > 0 && send (up, pre, (size_t) pl, MSG_DONTWAIT | MSG_NOSIGNAL) != pl)
       || (extra && send (up, hdr_end + 4, extra, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) extra)
-      || send (p->io.fd, ok, sizeof ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof ok - 1)
+      || send (p->io.fd, px_ok, sizeof px_ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof px_ok - 1)
     {
       close (up);
       return px_refuse (p, 502, "Bad Gateway", "relay write failed\n", ep, "error");
