@@ -9,7 +9,8 @@ libnetproxy_a_SOURCES = \
 	netproxy/audit.c netproxy/audit.h \
 	netproxy/dns.c netproxy/dns.h \
 	netproxy/sni.c netproxy/sni.h \
-	netproxy/resolve.c netproxy/resolve.h
+	netproxy/resolve.c netproxy/resolve.h \
+	netproxy/handoff.c netproxy/handoff.h
 
 NETPROXY_LIBS = libnetproxy.a libarspec.a $(YAJL_LIBS) -lpthread
 

@@ -1,8 +1,14 @@
 /* agentrun-relay: the host side of the network path. One Unix socket per
  * allowed endpoint; each connection on it is joined to a fresh TCP
- * connection to that endpoint's upstream, made from the host's network. */
+ * connection to that endpoint's upstream, made from the host's network.
+ * Beside it, a handoff socket (handoff.h) on which the netproxy server
+ * passes the container's accepted TCP sockets: those are spliced to the
+ * upstream directly, with the server out of the data path. The stream
+ * socket stays for a server whose relay has no handoff socket and for
+ * plain clients (a CONNECT route's target then comes first, as a line). */
 #include "config.h"
 #include "audit.h"
+#include "handoff.h"
 #include "resolve.h"
 #include "ev.h"
 #include "routes.h"
@@ -26,7 +32,7 @@
 #define PEEK_TIMEOUT_MS 10000
 #define ACCEPT_PAUSE_MS 100
 
-enum rc_state { RC_PREAMBLE, RC_PEEK, RC_RESOLVING, RC_CONNECTING, RC_SPLICE };
+enum rc_state { RC_HANDOFF, RC_PREAMBLE, RC_PEEK, RC_RESOLVING, RC_CONNECTING, RC_SPLICE };
 
 struct relay;
 
@@ -35,6 +41,7 @@ struct listener {
   struct relay *R;
   struct route *r;
   char *path;
+  bool handoff;       /* SOCKET.fd: the server passes client sockets (handoff.h) */
 };
 
 struct rconn {
@@ -53,6 +60,10 @@ struct rconn {
   const char *outcome;
   char detail[300];
   struct rconn *prev, *next;   /* every open connection, for the timers */
+  struct ev_io ctl;   /* handed-off connections: the server's channel, else -1 */
+  bool ctl_polled;
+  bool has_target;    /* CONNECT route: the target is known (set_target) */
+  uint64_t idle_ms;   /* 0: never idle; the server's --idle-timeout may shorten ours */
 };
 
 struct relay {
@@ -111,6 +122,17 @@ on_done (struct sp_conn *sp, int err)
         .duration_ms = ev_now_ms () - c->t0,
       };
       audit_conn (&R->audit, &a);
+    }
+  if (c->ctl.fd >= 0)
+    {
+      /* The server writes its own audit line from this; a fresh channel
+       * that carried one message has room for it. */
+      char rep[HANDOFF_REPORT_MAX];
+      int n = handoff_report (rep, sizeof rep, sp->d[0].bytes, sp->d[1].bytes, c->outcome,
+                              c->detail[0] ? c->detail : NULL);
+      if (n > 0)
+        send (c->ctl.fd, rep, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
+      ev_close (&c->ctl);
     }
   pending_unlink (c);
   if (c->rq)
@@ -254,8 +276,8 @@ static void
 start_splice (struct rconn *c)
 {
   c->state = RC_SPLICE;
-  if (c->R->idle_ms)
-    arm (c->R, ev_now_ms () + c->R->idle_ms);
+  if (c->idle_ms)
+    arm (c->R, ev_now_ms () + c->idle_ms);
   if (sp_start (&c->sp) < 0)
     fail (c, "error", "%s", strerror (errno));
 }
@@ -290,8 +312,29 @@ try_peek (struct rconn *c)
     fail (c, "sni-bad", "%s", "malformed or oversized ClientHello");
 }
 
-/* CONNECT routes: the netproxy server names the target in one line,
- * "HOST:PORT\n"; we check it against the route's wildcard again. */
+/* A CONNECT target, checked against the route's wildcard again: it
+ * becomes the upstream and the name the SNI must carry. -1 once failed. */
+static int
+set_target (struct rconn *c, const char *target)
+{
+  cleanup_free char *host = NULL;
+  int port;
+  if (route_split_hostport (target, &host, &port) < 0 || !route_name_ok (host, false)
+      || strlen (host) >= sizeof c->host || port != c->r->port
+      || !route_name_match (c->r->name, host))
+    {
+      fail (c, "connect-denied", "target %.200s", target);
+      return -1;
+    }
+  snprintf (c->host, sizeof c->host, "%s", host);
+  snprintf (c->sni_name, sizeof c->sni_name, "%s", host);
+  snprintf (c->endpoint, sizeof c->endpoint, "%s:%d", host, port);
+  c->has_target = true;
+  return 0;
+}
+
+/* CONNECT routes on the stream socket: the netproxy server names the
+ * target in one line, "HOST:PORT\n", before the client's bytes. */
 static void
 try_preamble (struct rconn *c)
 {
@@ -320,18 +363,8 @@ try_preamble (struct rconn *c)
       fail (c, "error", "%s", "short read of the CONNECT target");
       return;
     }
-  cleanup_free char *host = NULL;
-  int port;
-  if (route_split_hostport (buf, &host, &port) < 0 || !route_name_ok (host, false)
-      || strlen (host) >= sizeof c->host || port != c->r->port
-      || !route_name_match (c->r->name, host))
-    {
-      fail (c, "connect-denied", "target %.200s", buf);
-      return;
-    }
-  snprintf (c->host, sizeof c->host, "%s", host);
-  snprintf (c->sni_name, sizeof c->sni_name, "%s", host);
-  snprintf (c->endpoint, sizeof c->endpoint, "%s:%d", host, port);
+  if (set_target (c, buf) < 0)
+    return;
   if (c->R->sni_check)
     {
       c->state = RC_PEEK;
@@ -376,22 +409,17 @@ resume_accept (struct relay *R)
   R->paused = false;
 }
 
-static void
-accept_one (struct listener *L, int fd)
+/* A connection on L's route, its client side fd (-1 until a handoff). */
+static struct rconn *
+conn_new (struct listener *L, int fd)
 {
   struct relay *R = L->R;
-  char b;
-  /* The netproxy hook proves a relay answers by connecting and hanging up
-   * at once: do not bother the upstream for that. */
-  if (recv (fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-    {
-      close (fd);
-      return;
-    }
   struct rconn *c = xmalloc0 (sizeof *c);
   sp_init (&c->sp, &R->loop, fd, on_done);
   c->R = R;
   c->r = L->r;
+  c->ctl.fd = -1;
+  c->idle_ms = R->idle_ms;
   c->t0 = ev_now_ms ();
   c->deadline = c->t0 + PEEK_TIMEOUT_MS;
   arm (R, c->deadline);
@@ -405,19 +433,102 @@ accept_one (struct listener *L, int fd)
     R->pending->prev = c;
   R->pending = c;
   R->nconns++;
+  return c;
+}
+
+/* The client side is there: read a CONNECT preamble, peek the SNI, or go
+ * straight to the upstream. */
+static void
+begin (struct rconn *c)
+{
   c->sp.io[0].cb = on_client_early;
-  if (ev_add (&R->loop, &c->sp.io[0], EPOLLIN | EPOLLRDHUP | EPOLLET) < 0)
+  if (ev_add (&c->R->loop, &c->sp.io[0], EPOLLIN | EPOLLRDHUP | EPOLLET) < 0)
     {
       fail (c, "error", "epoll: %s", strerror (errno));
       return;
     }
-  c->state = L->r->connect ? RC_PREAMBLE : R->sni_check ? RC_PEEK : RC_CONNECTING;
+  c->state = c->r->connect && !c->has_target ? RC_PREAMBLE
+             : c->R->sni_check ? RC_PEEK : RC_CONNECTING;
   if (c->state == RC_PREAMBLE)
     try_preamble (c);
   else if (c->state == RC_PEEK)
     try_peek (c);
   else
     start_connect (c);
+}
+
+static void
+accept_one (struct listener *L, int fd)
+{
+  char b;
+  /* The netproxy hook proves a relay answers by connecting and hanging up
+   * at once: do not bother the upstream for that. */
+  if (recv (fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+    {
+      close (fd);
+      return;
+    }
+  begin (conn_new (L, fd));
+}
+
+/* A handoff channel: take the client socket (exactly one TCP socket, or
+ * the connection is refused and logged), then serve it like a stream. */
+static void
+try_handoff (struct rconn *c)
+{
+  char why[200], target[HANDOFF_MSG_MAX];
+  int fd = -1;
+  uint64_t idle = 0;
+  int rc = handoff_recv (c->ctl.fd, &fd, &idle, target, sizeof target, why, sizeof why);
+  if (rc == 0)
+    return;
+  if (rc < 0)
+    {
+      fprintf (stderr, "%s: handoff on %s refused: %s\n", prog, c->endpoint, why);
+      fail (c, "handoff-refused", "%s", why);
+      return;
+    }
+  /* The channel now only carries the report back; nothing more to read. */
+  if (c->ctl_polled)
+    epoll_ctl (c->R->loop.epfd, EPOLL_CTL_DEL, c->ctl.fd, NULL);
+  if (idle && (!c->idle_ms || idle < c->idle_ms))
+    c->idle_ms = idle;
+  c->sp.io[0].fd = fd;
+  c->sp.io0_shared = true;
+  /* The target comes with the socket on CONNECT routes, and only there. */
+  if (!c->r->connect && target[0])
+    fail (c, "handoff-refused", "%s", "a target on a route that is not CONNECT");
+  else if (c->r->connect && !target[0])
+    fail (c, "handoff-refused", "%s", "no target on a CONNECT route");
+  else if (!c->r->connect || set_target (c, target) == 0)
+    begin (c);
+}
+
+static void
+on_ctl (struct ev_io *io, uint32_t events)
+{
+  struct rconn *c = container_of (io, struct rconn, ctl);
+  (void) events;
+  if (c->state == RC_HANDOFF)
+    try_handoff (c);
+}
+
+static void
+accept_handoff (struct listener *L, int ctl)
+{
+  struct rconn *c = conn_new (L, -1);
+  c->state = RC_HANDOFF;
+  c->ctl.fd = ctl;
+  c->ctl.cb = on_ctl;
+  /* The server sends right after connecting: the message is usually
+   * there already, and epoll is needed only when it is not. */
+  try_handoff (c);
+  if (c->state != RC_HANDOFF || c->sp.finished)
+    return;
+  if (ev_add (&c->R->loop, &c->ctl, EPOLLIN | EPOLLRDHUP) < 0)
+    fail (c, "error", "epoll: %s", strerror (errno));
+  else
+    c->ctl_polled = true;
 }
 
 static void
@@ -430,7 +541,10 @@ on_accept (struct ev_io *io, uint32_t events)
       int fd = accept4 (io->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0)
         {
-          accept_one (L, fd);
+          if (L->handoff)
+            accept_handoff (L, fd);
+          else
+            accept_one (L, fd);
           continue;
         }
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -458,14 +572,14 @@ invoking_user (uid_t *uid, gid_t *gid)
 /* A socket file left by a relay that died is removed; one that still
  * answers belongs to a live relay, and we refuse to steal it. */
 static int
-clear_stale (const char *path, const struct sockaddr_un *sa, ar_error **err)
+clear_stale (const char *path, const struct sockaddr_un *sa, int type, ar_error **err)
 {
   struct stat st;
   if (lstat (path, &st) < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", path);
   if (!S_ISSOCK (st.st_mode))
     return ar_err (err, 0, "%s exists and is not a socket", path);
-  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  cleanup_close int fd = socket (AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return ar_err (err, errno, "socket");
   if (connect (fd, (const struct sockaddr *) sa, sizeof *sa) == 0)
@@ -479,13 +593,15 @@ static int
 open_listener (struct relay *R, struct listener *L, uid_t uid, gid_t gid, ar_error **err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  L->path = xasprintf ("%s/%s:%d.sock", R->dir, L->r->name, L->r->port);
+  int type = L->handoff ? SOCK_SEQPACKET : SOCK_STREAM;
+  L->path = xasprintf ("%s/%s:%d.sock%s", R->dir, L->r->name, L->r->port,
+                       L->handoff ? HANDOFF_SUFFIX : "");
   if (strlen (L->path) >= sizeof sa.sun_path)
     return ar_err (err, 0, "socket path too long: %s", L->path);
   strcpy (sa.sun_path, L->path);
-  if (clear_stale (L->path, &sa, err) < 0)
+  if (clear_stale (L->path, &sa, type, err) < 0)
     return -1;
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = socket (AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return ar_err (err, errno, "socket");
   L->io.fd = fd;
@@ -539,16 +655,15 @@ on_signal (struct ev_io *io, uint32_t events)
 static uint64_t
 expire_one (struct rconn *c, uint64_t now)
 {
-  struct relay *R = c->R;
   if (c->state == RC_SPLICE)
     {
-      if (!R->idle_ms)
+      if (!c->idle_ms)
         return UINT64_MAX;
-      if (!sp_idle (&c->sp, R->idle_ms))
-        return c->sp.last_active + R->idle_ms;
+      if (!sp_idle (&c->sp, c->idle_ms))
+        return c->sp.last_active + c->idle_ms;
       c->outcome = "idle-timeout";
       snprintf (c->detail, sizeof c->detail, "no byte moved for %llu s",
-                (unsigned long long) (R->idle_ms / 1000));
+                (unsigned long long) (c->idle_ms / 1000));
       sp_abort (&c->sp, ETIMEDOUT);
       return UINT64_MAX;
     }
@@ -558,6 +673,8 @@ expire_one (struct rconn *c, uint64_t now)
     fail (c, "upstream-timeout", "%s", "name resolution took too long");
   else if (c->state == RC_CONNECTING)
     fail (c, "upstream-timeout", "%s", "connect took too long");
+  else if (c->state == RC_HANDOFF)
+    fail (c, "handoff-refused", "%s", "no handoff in time");
   else
     fail (c, "client-timeout", "%s", "no request in time");
   return UINT64_MAX;
@@ -602,7 +719,9 @@ usage (FILE *f)
   fprintf (f,
            "Usage: %s --dir DIR --allow NAME:PORT[=HOST:PORT|=connect]... [options]\n"
            "Host side of agentrun's network path: one Unix socket DIR/NAME:PORT.sock per\n"
-           "allowed endpoint, each connection on it spliced to a TCP connection upstream.\n\n"
+           "allowed endpoint, each connection on it spliced to a TCP connection upstream,\n"
+           "and DIR/NAME:PORT.sock.fd, on which agentrun-netproxy hands over the container's\n"
+           "TCP sockets themselves (SCM_RIGHTS) to be spliced upstream the same way.\n\n"
            "  --dir DIR        where the sockets go (created if missing)\n"
            "  --allow ROUTE    NAME:PORT, optionally =UPSTREAM_HOST:UPSTREAM_PORT, or\n"
            "                   *.DOMAIN:PORT=connect for the netproxy CONNECT proxy\n"
@@ -696,13 +815,19 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
   R->sig.cb = on_signal;
   if (R->sig.fd < 0 || ev_add (&R->loop, &R->sig, EPOLLIN) < 0)
     return ar_err (err, errno, "signalfd");
-  R->L = xmalloc0 (R->routes.n * sizeof *R->L);
-  for (size_t i = 0; i < R->routes.n; i++, R->nL++)
-    {
-      R->L[i].r = &R->routes.v[i];
-      if (open_listener (R, &R->L[i], uid, gid, err) < 0)
-        return -1;
-    }
+  /* Each route: its handoff socket, then its stream socket, so who waits
+   * for the stream socket to appear finds both. */
+  R->L = xmalloc0 (2 * R->routes.n * sizeof *R->L);
+  for (size_t i = 0; i < R->routes.n; i++)
+    for (int h = 1; h >= 0; h--)
+      {
+        struct listener *L = &R->L[R->nL];
+        L->r = &R->routes.v[i];
+        L->handoff = h;
+        if (open_listener (R, L, uid, gid, err) < 0)
+          return -1;
+        R->nL++;
+      }
   return 0;
 }
 

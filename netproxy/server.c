@@ -2,6 +2,7 @@
 #include "server.h"
 #include "ask.h"
 #include "dns.h"
+#include "handoff.h"
 #include "splice.h"
 #include "util.h"
 
@@ -204,6 +205,114 @@ relay_connect (const char *path)
   return fd;
 }
 
+/* A handed-off connection: the server keeps only the channel, on which
+ * the relay reports bytes and outcome when the connection ends. */
+struct np_handoff {
+  struct ev_io io;
+  struct np_server *S;
+  char endpoint[300];
+  uint64_t t0;
+};
+
+static void
+on_report (struct ev_io *io, uint32_t events)
+{
+  struct np_handoff *h = container_of (io, struct np_handoff, io);
+  struct np_server *S = h->S;
+  char buf[HANDOFF_REPORT_MAX];
+  uint64_t up, down;
+  const char *outcome, *detail;
+  (void) events;
+  ssize_t n = recv (io->fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n > 0)
+    buf[n] = '\0';
+  if (n > 0 && handoff_parse_report (buf, &up, &down, &outcome, &detail) == 0)
+    log_conn (S, h->endpoint, outcome, detail[0] ? detail : NULL, up, down, h->t0);
+  else
+    log_conn (S, h->endpoint, "relay-down", n < 0 ? strerror (errno)
+              : n == 0 ? "the relay ended the connection without a report" : "bad report from the relay",
+              0, 0, h->t0);
+  ev_close (io);
+  S->nconns--;
+  ev_defer_free (&S->loop, h);
+  if (S->paused)
+    resume_accept (S);
+}
+
+static bool
+relay_down_errno (int e)
+{
+  return e == ENOENT || e == ECONNREFUSED || e == EAGAIN || e == EPIPE || e == ECONNRESET;
+}
+
+/* The route's handoff channel (handoff.h), or -1 with errno; ENOENT when
+ * the relay has no handoff socket: the caller splices to the stream one. */
+static int
+handoff_open (const struct route *r)
+{
+  char path[sizeof ((struct sockaddr_un *) 0)->sun_path];
+  if (handoff_path (r->sock, path, sizeof path) < 0)
+    {
+      errno = ENOENT;
+      return -1;
+    }
+  return handoff_connect (path);
+}
+
+/* Pass the client socket over ctl, so the relay splices it to the
+ * upstream and this process leaves the data path; keep ctl for the
+ * relay's report, from which the audit line is written. fd is gone
+ * either way. */
+static void
+handoff_give (struct np_server *S, int ctl, int fd, const char *target, const char *ep, uint64_t t0)
+{
+  if (handoff_send (ctl, fd, S->cfg->idle_timeout_ms, target) < 0)
+    {
+      int e = errno;
+      close (ctl);
+      reset_close (fd);
+      log_conn (S, ep, relay_down_errno (e) ? "relay-down" : "error", strerror (e), 0, 0, t0);
+      return;
+    }
+  close (fd);
+  struct np_handoff *h = xmalloc0 (sizeof *h);
+  h->io.fd = ctl;
+  h->io.cb = on_report;
+  h->S = S;
+  h->t0 = t0;
+  snprintf (h->endpoint, sizeof h->endpoint, "%s", ep);
+  S->nconns++;
+  if (ev_add (&S->loop, &h->io, EPOLLIN | EPOLLRDHUP) < 0)
+    {
+      /* Handed off all the same: only this audit line is lost. */
+      log_conn (S, ep, "handed-off", strerror (errno), 0, 0, t0);
+      ev_close (&h->io);
+      S->nconns--;
+      free (h);
+    }
+}
+
+/* 1 when done with fd (handed off, or refused and logged), 0 when the
+ * relay has no handoff socket. */
+static int
+handoff_route (struct np_server *S, const struct route *r, int fd, const char *ep, uint64_t t0)
+{
+  int ctl = handoff_open (r);
+  if (ctl < 0 && errno == ENOENT)
+    return 0;
+  if (ctl < 0)
+    {
+      int e = errno;
+      reset_close (fd);
+      log_conn (S, ep, relay_down_errno (e) ? "relay-down" : "error", strerror (e), 0, 0, t0);
+      return 1;
+    }
+  handoff_give (S, ctl, fd, NULL, ep, t0);
+  return 1;
+}
+
 static void
 accept_route (struct np_listener *L, int fd)
 {
@@ -211,6 +320,8 @@ accept_route (struct np_listener *L, int fd)
   char ep[300];
   uint64_t t0 = ev_now_ms ();
   snprintf (ep, sizeof ep, "%s:%d", L->r->name, L->r->port);
+  if (handoff_route (S, L->r, fd, ep, t0))
+    return;
   int up = relay_connect (L->r->sock);
   if (up < 0)
     {
@@ -481,6 +592,35 @@ px_route (const struct np_config *cfg, const char *host, int port)
   return NULL;
 }
 
+static const char px_ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+/* Hand a CONNECT client over to the relay, its target (on wildcard routes)
+ * in the handoff header. 1 once done with the client, 0 when the relay
+ * has no handoff socket, -1 with errno when it is down. */
+static int
+px_handoff (struct px_conn *p, const struct route *r, const char *host, int port, const char *ep)
+{
+  char target[300];
+  int ctl = handoff_open (r);
+  if (ctl < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (send (p->io.fd, px_ok, sizeof px_ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof px_ok - 1)
+    {
+      close (ctl);
+      px_refuse (p, 502, "Bad Gateway", "client write failed\n", ep, "error");
+      return 1;
+    }
+  snprintf (target, sizeof target, "%s:%d", host, port);
+  epoll_ctl (p->S->loop.epfd, EPOLL_CTL_DEL, p->io.fd, NULL);
+  int fd = p->io.fd;
+  uint64_t t0 = p->t0;
+  struct np_server *S = p->S;
+  p->io.fd = -1;
+  px_unlink (p);
+  handoff_give (S, ctl, fd, r->connect ? target : NULL, ep, t0);
+  return 1;
+}
+
 static void
 px_request (struct px_conn *p, char *hdr_end)
 {
@@ -504,7 +644,16 @@ px_request (struct px_conn *p, char *hdr_end)
       snprintf (body, sizeof body, "%.300s is not on the allowlist of this sandbox\n", target);
       return px_refuse (p, 403, "Forbidden", body, ep, "connect-denied");
     }
-  int up = relay_connect (r->sock);
+  char pre[300];
+  int pl = r->connect ? snprintf (pre, sizeof pre, "%s:%d\n", host, port) : 0;
+  size_t extra = p->len - (size_t) (hdr_end + 4 - p->buf);
+  /* A client that waits for the 200 (they all should) has sent nothing
+   * more: its socket goes to the relay. One that did not has bytes we
+   * already read, which only the stream can carry. */
+  int rc = extra ? 0 : px_handoff (p, r, host, port, ep);
+  if (rc > 0)
+    return;
+  int up = rc < 0 ? -1 : relay_connect (r->sock);
   if (up < 0)
     {
       snprintf (body, sizeof body, "relay for %.300s is down: %s\n", target, strerror (errno));
@@ -512,13 +661,9 @@ px_request (struct px_conn *p, char *hdr_end)
     }
   /* Preamble and any bytes the client sent past the headers go to the
    * relay now; a fresh Unix socket has room for them. */
-  char pre[300];
-  int pl = r->connect ? snprintf (pre, sizeof pre, "%s:%d\n", host, port) : 0;
-  size_t extra = p->len - (size_t) (hdr_end + 4 - p->buf);
-  static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
   if ((pl > 0 && send (up, pre, (size_t) pl, MSG_DONTWAIT | MSG_NOSIGNAL) != pl)
       || (extra && send (up, hdr_end + 4, extra, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) extra)
-      || send (p->io.fd, ok, sizeof ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof ok - 1)
+      || send (p->io.fd, px_ok, sizeof px_ok - 1, MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof px_ok - 1)
     {
       close (up);
       return px_refuse (p, 502, "Bad Gateway", "relay write failed\n", ep, "error");

@@ -48,6 +48,10 @@ sp_abort (struct sp_conn *c, int err)
       struct linger lg = { .l_onoff = 1, .l_linger = 0 };
       if (err && c->io[i].fd >= 0)
         setsockopt (c->io[i].fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+      /* epoll watches the file, not the fd: if the sender still holds it,
+       * our close alone would leave events coming for a freed connection. */
+      if (i == 0 && c->io0_shared && c->io[0].fd >= 0)
+        epoll_ctl (c->loop->epfd, EPOLL_CTL_DEL, c->io[0].fd, NULL);
       ev_close (&c->io[i]);
       close_pipe (&c->d[i]);
     }

@@ -32,6 +32,8 @@ struct sp_conn {
   struct sp_dir d[2];       /* d[0]: io[0] -> io[1] (up), d[1]: back (down) */
   sp_done_cb done;
   bool running, finished;
+  bool io0_shared;          /* io[0]'s socket was passed to us and may be open
+                             * elsewhere: its close would not drop it from epoll */
   uint64_t last_active;     /* loop time bytes last moved (or the start) */
 };
 

@@ -212,6 +212,22 @@ print(r[:2].hex(), r[3] & 15, struct.unpack(">H", r[6:8])[0], ".".join(map(str, 
   [[ "$output" == "HTTP/1.1 200 Connection established"* ]]
   [[ "$output" == *"ping" ]]
   wait_for grep -q connect-denied "$T/np.log"
+  # A client that waits for the 200 is handed to the relay with its target:
+  # without the stream socket it still gets through.
+  rm "$T/s/*.0.0.1:$ECHO_PORT.sock"
+  run inside python3 -c '
+import socket, sys
+c = socket.create_connection(("127.77.0.1", 3128), timeout=5)
+c.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[1].encode())
+head = b""
+while not head.endswith(b"\r\n\r\n"):
+    head += c.recv(1)
+c.sendall(b"after the 200"); c.shutdown(socket.SHUT_WR)
+print(head.split(b"\r\n")[0].decode(), c.recv(100).decode())' "$ECHO_PORT"
+  [ "$output" = "HTTP/1.1 200 Connection established after the 200" ]
+  wait_for grep -q '"bytes_up":13' "$T/np.log"
+  run jq -r "select(.endpoint==\"127.0.0.1:$ECHO_PORT\" and .bytes_up==13) | \"\(.bytes_down) \(.outcome)\"" "$T/np.log"
+  [ "$output" = "13 ok" ]
 }
 
 @test "netproxy: a client that never reads does not stall the others" {
@@ -419,4 +435,84 @@ PY
   wait "$holder"
   run tcp 127.77.0.2:443 "served again"
   [ "$output" = "served again" ]
+}
+
+# The inode of each socket fd of a process.
+sock_inodes() { find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'; }
+
+@test "netproxy handoff: the relay holds the container's socket, the server only a report channel" {
+  hook
+  local s; s=$(server_pids | head -1)
+  inside python3 - "$T/ready" "$T/go" <<'PY' &
+import os, socket, sys, time
+c = socket.create_connection(("127.77.0.2", 443), timeout=5)
+c.sendall(b"ping"); assert c.recv(10) == b"ping"
+open(sys.argv[1], "w").write("%d\n" % c.getsockname()[1])
+while not os.path.exists(sys.argv[2]): time.sleep(0.05)
+c.close()
+PY
+  local holder=$!
+  wait_for test -s "$T/ready"
+  # the accepted end: local 127.77.0.2:443 (02004D7F:01BB in /proc/net/tcp), peer port the client's
+  local port ino; port=$(printf '%04X' "$(cat "$T/ready")")
+  ino=$(inside awk -v p=":$port" '$2 == "02004D7F:01BB" && $3 ~ p"$" {print $10}' /proc/net/tcp)
+  [ -n "$ino" ]
+  sock_inodes "$RELAY_PID" | grep -qx "$ino"
+  ! sock_inodes "$s" | grep -qx "$ino"
+  touch "$T/go"; wait "$holder"
+  wait_for grep -q '"outcome":"ok"' "$T/np.log"
+  run jq -r 'select(.event=="connection") | "\(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/np.log"
+  [ "$output" = "4 4 ok" ]
+}
+
+@test "netproxy handoff: a relay without the handoff socket is spliced through the stream socket" {
+  hook
+  rm "$T/s/api.test:443.sock.fd"
+  run tcp 127.77.0.2:443 "the old way"
+  [ "$output" = "the old way" ]
+  wait_for grep -q '"outcome":"ok"' "$T/np.log"
+  run jq -r 'select(.event=="connection") | "\(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/np.log"
+  [ "$output" = "11 11 ok" ]
+}
+
+@test "netproxy handoff: a relay killed mid-stream ends the client's connection, logged relay-down" {
+  start_pyecho
+  hook
+  inside python3 - "$T/streaming" <<'PY' &
+import socket, sys
+c = socket.create_connection(("127.77.0.2", 443), timeout=10)
+n = 0
+try:
+    while True:
+        c.sendall(b"x" * 65536)
+        n += len(c.recv(1 << 20))
+        if n > (1 << 20):
+            open(sys.argv[1], "a").write("streaming\n")
+except OSError as e:
+    print("ended:", e)
+PY
+  local cp=$!
+  wait_for test -s "$T/streaming"
+  kill -9 "$RELAY_PID"
+  wait "$cp"
+  wait_for grep -q relay-down "$T/np.log"
+  run jq -r 'select(.outcome=="relay-down") | .detail' "$T/np.log"
+  [[ "$output" == *"without a report"* ]]
+}
+
+@test "netproxy: a lo the hook brings up takes 256 KiB packets; one already up is left alone" {
+  need_cmd ip
+  hook
+  run inside ip -d link show lo
+  [[ "$output" == *"gso_max_size 262144"* ]]
+  unshare --net sh -c 'ip link set lo up && exec sleep 1000' &
+  CPID=$!
+  track_pid $CPID
+  wait_for bash -c "[ \"\$(readlink /proc/$CPID/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] \
+    && nsenter --net=/proc/$CPID/ns/net ip link show lo | grep -q ',UP'"
+  state | "$NETPROXY" --no-dns --route "api.test:443=127.77.0.2=$T/s/api.test:443.sock"
+  run inside ip -d link show lo
+  [[ "$output" == *"gso_max_size 65536"* ]]
+  run tcp 127.77.0.2:443 "small packets"
+  [ "$output" = "small packets" ]
 }

@@ -313,3 +313,78 @@ PY
   run client unix "$T/s/api.test:443.sock" "served again"
   [ "$output" = "served again" ]
 }
+
+@test "relay handoff: a passed TCP socket is spliced upstream and reported; anything else is refused and logged" {
+  start_relay --allow "api.test:443=127.0.0.1:$ECHO_PORT" --allow "*.0.0.1:$ECHO_PORT=connect"
+  [ "$(stat -c %a "$T/s/api.test:443.sock.fd")" = 660 ]
+  [ -S "$T/s/*.0.0.1:$ECHO_PORT.sock.fd" ]
+  local fds0; fds0=$(ls /proc/$RELAY_PID/fd | wc -l)
+  run python3 - "$T/s/api.test:443.sock.fd" "$T/s/*.0.0.1:$ECHO_PORT.sock.fd" "$ECHO_PORT" <<'PY'
+import os, socket, sys
+path = sys.argv[1]
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(8)
+def pair():
+    c = socket.create_connection(ls.getsockname(), timeout=5)
+    a, _ = ls.accept()
+    return c, a
+def handoff(msg, fds, where=path):
+    ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); ctl.settimeout(5); ctl.connect(where)
+    socket.send_fds(ctl, [msg], fds)
+    return ctl
+# A TCP socket: the relay splices it to the upstream, then reports.
+c, a = pair()
+ctl = handoff(b"ARFD1 0", [a.fileno()]); a.close()
+c.sendall(b"through the handoff"); c.shutdown(socket.SHUT_WR)
+got = b""
+while True:
+    b = c.recv(100)
+    if not b: break
+    got += b
+print(got.decode())
+print(ctl.recv(400).decode())
+# A CONNECT route: the target comes with the socket and must match the wildcard.
+c, a = pair()
+ctl = handoff(b"ARFD1 0 127.0.0.1:" + sys.argv[3].encode(), [a.fileno()], sys.argv[2]); a.close()
+c.sendall(b"connect"); c.shutdown(socket.SHUT_WR)
+assert c.recv(100) == b"connect"
+print(ctl.recv(400).decode())
+# Refused: no fd, two fds, a pipe, a UDP socket, a bad header, a listener,
+# a target where there is no wildcard, none where there is, one outside it.
+def refused(msg, fds, close=(), where=path):
+    ctl = handoff(msg, fds, where)
+    for f in close: os.close(f) if isinstance(f, int) else f.close()
+    print(ctl.recv(400).decode())
+c1, a1 = pair(); c2, a2 = pair()
+refused(b"ARFD1 0", [])
+refused(b"ARFD1 0", [a1.fileno(), a2.fileno()], [a1, a2])
+r, w = os.pipe(); refused(b"ARFD1 0", [r], [r])
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); refused(b"ARFD1 0", [u.fileno()], [u])
+c3, a3 = pair(); refused(b"HELLO", [a3.fileno()], [a3])
+refused(b"ARFD1 0", [ls.fileno()])
+c4, a4 = pair(); refused(b"ARFD1 0 api.test:443", [a4.fileno()], [a4])
+c5, a5 = pair(); refused(b"ARFD1 0", [a5.fileno()], [a5], sys.argv[2])
+c6, a6 = pair(); refused(b"ARFD1 0 evil.test:" + sys.argv[3].encode(), [a6.fileno()], [a6], sys.argv[2])
+# The relay closed every fd it refused: the clients see the end.
+for c in (c1, c2, c3, c4, c5, c6):
+    c.settimeout(5); assert c.recv(10) == b"", c
+os.close(w)
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "through the handoff" ]
+  [ "${lines[1]}" = "19 19 ok" ]
+  [ "${lines[2]}" = "7 7 ok" ]
+  [ "${lines[3]}" = "0 0 handoff-refused no fd" ]
+  [ "${lines[4]}" = "0 0 handoff-refused more than one fd" ]
+  [ "${lines[5]}" = "0 0 handoff-refused the fd is not a socket" ]
+  [ "${lines[6]}" = "0 0 handoff-refused the socket is not SOCK_STREAM" ]
+  [ "${lines[7]}" = "0 0 handoff-refused not a handoff header" ]
+  [ "${lines[8]}" = "0 0 handoff-refused the socket is a listener" ]
+  [ "${lines[9]}" = "0 0 handoff-refused a target on a route that is not CONNECT" ]
+  [ "${lines[10]}" = "0 0 handoff-refused no target on a CONNECT route" ]
+  [ "${lines[11]}" = "0 0 connect-denied target evil.test:$ECHO_PORT" ]
+  [ "$(jq -c "select(.endpoint==\"127.0.0.1:$ECHO_PORT\" and .outcome==\"ok\")" "$T/audit.log" | wc -l)" -eq 1 ]
+  [ "$(jq -c 'select(.outcome=="handoff-refused")' "$T/audit.log" | wc -l)" -eq 8 ]
+  [ "$(grep -c 'handoff on api.test:443 refused' "$T/relay.err")" -eq 6 ]
+  wait_for bash -c "[ \$(ls /proc/$RELAY_PID/fd | wc -l) -eq $fds0 ]"
+}

@@ -55,17 +55,18 @@ elif cmd == "echo":    # 1-byte echo for setup latency, holds connections open
                     d = b""
                 if d: key.fileobj.send(d)
                 else: sel.unregister(key.fileobj); key.fileobj.close()
-elif cmd == "send":    # send N bytes, half-close, wait for the sink's count; print GB/s
+elif cmd == "send":    # send N bytes, half-close, wait for the sink's count; print GB/s and own CPU ms
     host, port, total = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     buf = memoryview(bytearray(4 << 20))
     s = socket.create_connection((host, port))
-    t = time.perf_counter(); left = total
+    cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) * 1000
+    t = time.perf_counter(); c = cpu(); left = total
     while left:
         left -= s.send(buf[:min(left, len(buf))])
     s.shutdown(socket.SHUT_WR)
     got = int(s.recv(64).decode()); dt = time.perf_counter() - t
     assert got == total, (got, total)
-    print("%.3f" % (total / dt / 1e9))
+    print("%.3f %.0f" % (total / dt / 1e9, cpu() - c))
 elif cmd == "setup":   # N sequential connect + 1-byte round trips; print p50 p99 in ms
     host, port, n = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     lat = []
@@ -98,7 +99,7 @@ server_pids() {
 }
 
 SINK=$(free_port); ECHO=$(free_port)
-(py sink "$SINK") & PIDS+=($!)
+(py sink "$SINK") & SINK_PID=$!; PIDS+=($SINK_PID)
 (py echo "$ECHO") & PIDS+=($!)
 wait_port "$SINK"; wait_port "$ECHO"
 "$RELAY" --dir "$T/s" --allow "sink.test:443=127.0.0.1:$SINK" --allow "echo.test:80=127.0.0.1:$ECHO" \
@@ -124,23 +125,36 @@ sleep 0.3
 # than GB/s on a box shared with other work.
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 printf 'bulk: %s bytes, median of %s runs (load average %s)\n' "$BYTES" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)"
-CPU_S=0; CPU_R=0
+# CPU ms of the sink and of the chain's processes while one send runs,
+# appended to $T/cpu.NAME; the sender reports its own.
+cpu_of() {
+  local name=$1 a b; shift
+  a=$(for p in "$SINK_PID" ${CHAIN_PIDS:-}; do cpu_ms "$p"; done | paste -sd' ')
+  "$@" | tee -a "$T/$name" >/dev/null
+  b=$(for p in "$SINK_PID" ${CHAIN_PIDS:-}; do cpu_ms "$p"; done | paste -sd' ')
+  echo "$(tail -1 "$T/$name" | cut -d' ' -f2) $a $b" >>"$T/cpu.$name"
+}
 for i in $(seq "$RUNS"); do
-  (py send 127.0.0.1 "$SINK" "$BYTES") >>"$T/direct"
-  s0=$(cpu_ms "$SERVER_PID"); r0=$(cpu_ms "$RELAY_PID")
-  $IN python3 "$T/tool.py" send 127.77.0.2 443 "$BYTES" >>"$T/agentrun"
-  CPU_S=$(awk -v a="$CPU_S" -v b="$(cpu_ms "$SERVER_PID")" -v c="$s0" 'BEGIN {print a + b - c}')
-  CPU_R=$(awk -v a="$CPU_R" -v b="$(cpu_ms "$RELAY_PID")" -v c="$r0" 'BEGIN {print a + b - c}')
+  CHAIN_PIDS="" cpu_of direct py send 127.0.0.1 "$SINK" "$BYTES"
+  CHAIN_PIDS="$SERVER_PID $RELAY_PID" cpu_of agentrun $IN python3 "$T/tool.py" send 127.77.0.2 443 "$BYTES"
   $IN python3 "$T/tool.py" send 127.77.0.4 443 "$BYTES" >>"$T/socat"
 done
-D=$(median <"$T/direct"); A=$(median <"$T/agentrun"); S=$(median <"$T/socat")
+col1() { cut -d' ' -f1 "$1"; }
+D=$(col1 "$T/direct" | median); A=$(col1 "$T/agentrun" | median); S=$(col1 "$T/socat" | median)
 printf '%-34s %8s GB/s\n' "direct loopback TCP" "$D" \
   "netproxy + relay (splice)" "$A" "socat TCP->UDS->TCP" "$S"
+printf 'every run (GB/s): direct %s; agentrun %s; socat %s\n' "$(col1 "$T/direct" | sort -n | paste -sd' ')" \
+  "$(col1 "$T/agentrun" | sort -n | paste -sd' ')" "$(col1 "$T/socat" | sort -n | paste -sd' ')"
 awk -v a="$A" -v d="$D" -v s="$S" 'BEGIN {
   printf "ratio agentrun/direct %.2f (target >= 0.80)   agentrun/socat %.2f (target >= 1.50)\n", a/d, a/s }'
 
-awk -v s="$CPU_S" -v r="$CPU_R" -v gb="$(awk -v b="$BYTES" -v n="$RUNS" 'BEGIN {print b * n / 1e9}')" \
-  'BEGIN { printf "CPU per GB moved: server %.0f ms, relay %.0f ms\n", s / gb, r / gb }'
+# Per GB, summed over the runs: sender, sink, and for agentrun server and relay.
+GB=$(awk -v b="$BYTES" -v n="$RUNS" 'BEGIN {print b * n / 1e9}')
+awk -v gb="$GB" '{ snd += $1; sink += $3 - $2 } END {
+  printf "CPU per GB moved, direct: %.0f ms (sender %.0f, sink %.0f)\n", (snd + sink) / gb, snd / gb, sink / gb }' "$T/cpu.direct"
+awk -v gb="$GB" '{ snd += $1; sink += $5 - $2; srv += $6 - $3; rel += $7 - $4 } END {
+  printf "CPU per GB moved, agentrun: %.0f ms (sender %.0f, server %.0f, relay %.0f, sink %.0f)\n",
+    (snd + sink + srv + rel) / gb, snd / gb, srv / gb, rel / gb, sink / gb }' "$T/cpu.agentrun"
 
 read -r p50 p99 < <($IN python3 "$T/tool.py" setup 127.77.0.3 80 1000)
 read -r d50 d99 < <(py setup 127.0.0.1 "$ECHO" 1000)
