@@ -5,13 +5,14 @@
 # with and without a stream parser. Interleaved rounds of bulk throughput and
 # CPU, then backpressure: how much a sender pushes in PUSH_S seconds through
 # the hop into a peer that never reads (bounded by socket buffers, or not).
-#   usage: tests/bench/sockmap.sh         (BENCH_BYTES=1G ROUNDS=3 PUSH_S=3)
+#   usage: tests/bench/sockmap.sh  (BENCH_BYTES=1G ROUNDS=3 SMALL_N=20 PUSH_S=3)
 # Needs root (bpf), a C compiler and python3.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")" && pwd)
 BYTES=${BENCH_BYTES:-$((1024 * 1024 * 1024))}
 ROUNDS=${ROUNDS:-3}
 PUSH_S=${PUSH_S:-3}
+SMALL_N=${SMALL_N:-20}
 MODES="splice verdict parser"
 T=$(mktemp -d /tmp/agentrun-sockmap.XXXXXX)
 PIDS=()
@@ -62,7 +63,7 @@ PY
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # Waits for the listener without connecting: the hop serves one connection
 # at a time, and a probe held open by the non-reading peer would block it.
-wait_port() { local i; for i in $(seq 100); do [ -n "$(ss -Hltn "sport = :$1")" ] && return; sleep 0.05; done; return 1; }
+wait_port() { for _ in $(seq 100); do [ -n "$(ss -Hltn "sport = :$1")" ] && return; sleep 0.05; done; return 1; }
 HZ=$(getconf CLK_TCK)
 cpu_ms() { awk -v hz="$HZ" '{print ($14 + $15) * 1000 / hz}' "/proc/$1/stat"; }
 # The redirect's transmit runs in kworkers (sk_psock_backlog): all of them,
@@ -96,20 +97,21 @@ for m in $MODES; do wait_port "${PORT[$m]}"; wait_port "${NOPORT[$m]}"; done
 printf 'bulk: %s bytes per run, %s interleaved rounds, %s, load average %s\n' "$BYTES" "$ROUNDS" \
   "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %7s %10s %8s %8s %10s %14s\n' mode GB/s sender_ms sink_ms hop_ms kworker_ms chain_ms/GB
-for r in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
   for m in $MODES; do
     s0=$(cpu_ms "$SINK_PID"); h0=$(cpu_ms "${PID[$m]}"); k0=$(kworker_ms)
     read -r gbs snd < <(python3 "$T/tool.py" send "${PORT[$m]}" "$BYTES")
     s1=$(cpu_ms "$SINK_PID"); h1=$(cpu_ms "${PID[$m]}"); k1=$(kworker_ms)
-    awk -v m="$m" -v g="$gbs" -v snd="$snd" -v sk="$(echo "$s1 - $s0" | bc)" -v h="$(echo "$h1 - $h0" | bc)" \
-      -v k="$(echo "$k1 - $k0" | bc)" -v b="$BYTES" 'BEGIN {
+    awk -v m="$m" -v g="$gbs" -v snd="$snd" -v sk="$s1 $s0" -v h="$h1 $h0" -v k="$k1 $k0" -v b="$BYTES" '
+      function d(pair, x) { split(pair, x, " "); return x[1] - x[2] }
+      BEGIN { sk = d(sk); h = d(h); k = d(k)
         printf "%-8s %7.3f %10.0f %8.0f %8.0f %10.0f %14.0f\n", m, g, snd, sk, h, k, (snd + sk + h + k) * 1e9 / b }'
   done
 done
-echo "small transfers: ${SMALL_N:-20} x 1 MiB each, stalled (under 0.02 GB/s: a 200 ms wait or more) and zero-window probes"
+echo "small transfers: $SMALL_N x 1 MiB each, stalled (under 0.02 GB/s: a 200 ms wait or more) and zero-window probes"
 for m in $MODES; do
   w0=$(win_probes) stalls=0
-  for i in $(seq "${SMALL_N:-20}"); do
+  for _ in $(seq "$SMALL_N"); do
     read -r gbs _ < <(python3 "$T/tool.py" send "${PORT[$m]}" $((1024 * 1024)))
     awk -v g="$gbs" 'BEGIN {exit !(g < 0.02)}' && stalls=$((stalls + 1))
   done
