@@ -3,10 +3,11 @@
 # splice (as agentrun-relay does) against the same hop joined in the kernel by
 # a BPF sockhash with an sk_skb verdict redirect (tests/bench/sockmap-hop.c),
 # with and without a stream parser. Interleaved rounds of bulk throughput and
-# CPU, then backpressure: how much a sender pushes in PUSH_S seconds through
-# the hop into a peer that never reads (bounded by socket buffers, or not).
+# CPU; SMALL_N 1-MiB transfers (stalls, zero-window probes); then
+# backpressure: how much a sender pushes in PUSH_S seconds through the hop
+# into a peer that never reads (bounded by socket buffers, or not).
 #   usage: tests/bench/sockmap.sh  (BENCH_BYTES=1G ROUNDS=3 SMALL_N=20 PUSH_S=3)
-# Needs root (bpf), a C compiler and python3.
+# Needs root (bpf), a C compiler, python3 and ss.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")" && pwd)
 BYTES=${BENCH_BYTES:-$((1024 * 1024 * 1024))}
