@@ -2,6 +2,7 @@
  * start of the supervisor that serves it (unixconn.h). */
 #include "config.h"
 #include "unixconn.h"
+#include "fault.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -249,6 +250,7 @@ supervisor (int sock, int report, const struct ar_user *u, const struct ar_unixc
   char ok;
   int listener = -1;
 
+  ar_fault_point ("unixconn-supervisor-start");
   prctl (PR_SET_NAME, "ar-unixconn", 0, 0, 0);
   blank_cmdline ();
   signal (SIGPIPE, SIG_IGN);

@@ -152,6 +152,20 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[4]}" = "refused ENOSYS" ]
 }
 
+@test "unixsock: a supervisor killed as it starts leaves connect failing with ENOSYS" {
+  two_servers
+  # The init does not wait for its supervisor: the command may run before
+  # the supervisor has its listener. Killed then, it takes the listener (in
+  # flight or received) with it: no connect goes through unchecked.
+  AGENTRUN_FAULT=unixconn-supervisor-start run sb --unix-socket "$WS/chosen.sock" -- bash -c '
+    ./probe connect chosen.sock; ./probe connect other.sock; echo end'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "refused ENOSYS" ]
+  [ "${lines[1]}" = "refused ENOSYS" ]
+  [ "${lines[2]}" = end ]
+}
+
 @test "unixsock: a bundle's annotation is checked before the container starts" {
   make_bundle "$T/b" true
   config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"relative.sock\"]"'
