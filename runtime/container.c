@@ -719,7 +719,7 @@ ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *sta
   if (!o->keep)
     {
       cleanup_error ar_error *derr = NULL;
-      if (ar_container_delete (g, o->id, true, &derr) < 0)
+      if (ar_container_delete_spec (g, o->id, true, c.spec, &derr) < 0)
         ar_warn ("run: delete after exit: %s", derr->msg);
     }
 out:
