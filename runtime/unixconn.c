@@ -258,7 +258,9 @@ supervisor (int sock, int report, const struct ar_user *u, const struct ar_unixc
     if (s != SIGPIPE && s != SIGKILL && s != SIGSTOP)
       signal (s, SIG_DFL);
   ssize_t r = -1;
-  if (supervisor_fds (sock, report, &err) < 0 || drop_to (u, &err) < 0
+  if (ar_fault_fails ("unixconn-supervisor-error"))
+    ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
+  if (err || supervisor_fds (sock, report, &err) < 0 || drop_to (u, &err) < 0
       || (r = ar_recv_fd (sock, &listener, &ok, 1, &err)) < 0)
     {
       ar_err_prefix (&err, "connect supervisor");

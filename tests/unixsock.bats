@@ -166,6 +166,20 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[2]}" = end ]
 }
 
+@test "unixsock: a supervisor that cannot start fails the sandbox and takes the command down" {
+  two_servers
+  # It says why through exec.fifo; start fails with that and kills the
+  # init, which may already run the command: it must not live on.
+  AGENTRUN_FAULT=unixconn-supervisor-error run sb --unix-socket "$WS/chosen.sock" -- bash -c 'sleep 2; touch survived'
+  echo "$output"
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q 'connect supervisor: take uid 65534 gid 65534'
+  # nothing left: no state, and the command never gets to its touch
+  [ -z "$(ls -A "$ROOT" 2>/dev/null | grep -v '^\.seccomp-cache$')" ]
+  sleep 3
+  [ ! -e "$WS/survived" ]
+}
+
 @test "unixsock: a bundle's annotation is checked before the container starts" {
   make_bundle "$T/b" true
   config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"relative.sock\"]"'
