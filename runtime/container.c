@@ -558,6 +558,32 @@ ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_er
   return r;
 }
 
+/* What the fifo carried before EOF (sync.h): records ending in '\0'. None
+ * is a start that worked. A failed init exits right after its report:
+ * wait for that (bounded), so the container reads as stopped once start
+ * has failed. A helper's report leaves the init running the command
+ * without its helper: kill it first. */
+static int
+start_report (const struct ar_cstate *st, int pidfd, const char *msg, size_t len, ar_error **err)
+{
+  const char *init_fail = NULL, *helper_fail = NULL;
+  size_t hl = strlen (AR_START_REPORT_HELPER);
+  if (len == 0)
+    return 0;
+  for (size_t i = 0; i < len; i += strlen (msg + i) + 1)
+    if (msg[i] == 'E' && !init_fail)
+      init_fail = msg + i + 1;
+    else if (strncmp (msg + i, AR_START_REPORT_HELPER, hl) == 0 && !helper_fail)
+      helper_fail = msg + i + hl;
+  if (!init_fail && syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+    ar_warn ("container \"%s\": kill its init after a failed start: %s", st->id, strerror (errno));
+  struct pollfd pp = { .fd = pidfd, .events = POLLIN };
+  while (poll (&pp, 1, 5000) < 0 && errno == EINTR)
+    ;
+  const char *text = init_fail ? init_fail : helper_fail ? helper_fail : "the init failed after start";
+  return ar_err (err, 0, "container \"%s\": %s", st->id, text);
+}
+
 /* Open the fifo's read side: the init, blocked opening the write side,
  * wakes, writes one byte and goes on to exec. */
 static int
@@ -586,10 +612,10 @@ release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
     return ar_err (err, errno, "read %s", AR_STATE_FIFO);
   if (unlinkat (dirfd, AR_STATE_FIFO, 0) < 0)
     return ar_err (err, errno, "remove %s", AR_STATE_FIFO);
-  /* The init holds the write side until execve (or exit): wait for EOF.
-   * Bytes before EOF are the init's report of a failure after the go
-   * (startContainer hook, execve): start fails with it (init.c). */
-  char msg[AR_START_REPORT_MAX + 1];
+  /* The init holds the write side until execve (or exit), the connect
+   * supervisor until it is ready: wait for EOF. Bytes before it are their
+   * reports (start_report): room for one of each. */
+  char msg[2 * AR_START_REPORT_MAX + 1];
   size_t len = 0;
   for (;;)
     {
@@ -606,15 +632,8 @@ release_init (int dirfd, const struct ar_cstate *st, int pidfd, ar_error **err)
       else if (n == 0 || (errno != EAGAIN && errno != EINTR) || len == sizeof msg - 1)
         break;
     }
-  if (len == 0)
-    return 0;
   msg[len] = '\0';
-  /* The init exits right after its report: wait for that (bounded), so the
-   * container reads as stopped once start has failed. */
-  struct pollfd pp = { .fd = pidfd, .events = POLLIN };
-  while (poll (&pp, 1, 5000) < 0 && errno == EINTR)
-    ;
-  return ar_err (err, 0, "container \"%s\": %s", st->id, msg[0] == 'E' ? msg + 1 : "the init failed after start");
+  return start_report (st, pidfd, msg, len, err);
 }
 
 static void
@@ -700,7 +719,7 @@ ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *sta
   if (!o->keep)
     {
       cleanup_error ar_error *derr = NULL;
-      if (ar_container_delete (g, o->id, true, &derr) < 0)
+      if (ar_container_delete_spec (g, o->id, true, c.spec, &derr) < 0)
         ar_warn ("run: delete after exit: %s", derr->msg);
     }
 out:

@@ -38,6 +38,10 @@ int ar_container_start (struct ar_globals *g, const char *id, ar_error **err);
 int ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *status, ar_error **err);
 int ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err);
 int ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err);
+/* The same, with the container's spec in hand (run, which created it):
+ * its poststop hooks are taken from it instead of the config snapshot. */
+int ar_container_delete_spec (struct ar_globals *g, const char *id, bool force, const struct ar_spec *spec,
+                              ar_error **err);
 
 /* --pid-file: the pid goes to PATH.tmp, then a rename, so a reader never
  * sees a partial number. */

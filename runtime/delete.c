@@ -90,21 +90,27 @@ kill_and_wait (struct ar_cstate *st, ar_error **err)
   return 0;
 }
 
+/* The poststop hooks of the config snapshot, or of spec when the caller
+ * holds it already (run: it is what was created, and parsing the snapshot
+ * again is a good part of the cost of deleting). */
 static void
-run_poststop (const struct ar_cstate *st)
+run_poststop (const struct ar_cstate *st, const struct ar_spec *spec)
 {
   cleanup_error ar_error *err = NULL;
-  struct ar_spec *spec = NULL;
-  if (!st->config_path || ar_spec_load_file (st->config_path, &spec, &err) < 0)
+  struct ar_spec *loaded = NULL;
+  if (!spec && (!st->config_path || ar_spec_load_file (st->config_path, &loaded, &err) < 0))
     {
       if (err)
         ar_warn ("poststop hooks: %s", err->msg);
       return;
     }
+  if (!spec)
+    spec = loaded;
   cleanup_free char *json = ar_cstate_hook_json (st, st->id, "stopped");
   if (ar_hooks_run (&spec->hooks, AR_HOOK_POSTSTOP, json, &err) < 0)
     ar_warn ("poststop hook: %s", err->msg);
-  ar_spec_free (spec);
+  if (loaded)
+    ar_spec_free (loaded);
 }
 
 /* Every process is gone, so systemd collects the scope by itself; StopUnit
@@ -138,6 +144,13 @@ remove_pending_cgroup (int dirfd, ar_error **err)
 
 int
 ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err)
+{
+  return ar_container_delete_spec (g, id, force, NULL, err);
+}
+
+int
+ar_container_delete_spec (struct ar_globals *g, const char *id, bool force, const struct ar_spec *spec,
+                          ar_error **err)
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st;
@@ -178,7 +191,7 @@ ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error 
   if (st.cgroup_path && ar_cgroup_destroy (st.cgroup_path, err) < 0)
     goto out;
   ar_fault_point ("delete-after-cgroup");
-  run_poststop (&st);
+  run_poststop (&st, spec);
   ar_fault_point ("delete-before-remove");
   if (ar_state_remove (g->root, id, err) < 0)
     goto out;

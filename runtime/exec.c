@@ -176,7 +176,7 @@ exec_process (struct exec_ctx *x)
   /* The same Landlock domain as the init: a process joining the container
    * must not get around the second wall. Before seccomp, like the init. */
   if (ar_landlock_apply_kv (x->spec->annotations, x->spec->n_annotations, x->p->no_new_privileges, &err) < 0
-      || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, &x->p->user, &err) < 0)
+      || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, &x->p->user, -1, &err) < 0)
     exec_fail (x, err);
   if (x->prog && !x->p->no_new_privileges)
     {

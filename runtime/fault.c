@@ -21,3 +21,10 @@ ar_fault_point (const char *phase)
   raise (SIGKILL);
   _exit (137);
 }
+
+bool
+ar_fault_fails (const char *phase)
+{
+  const char *want = getenv ("AGENTRUN_FAULT");
+  return want != NULL && phase != NULL && strcmp (want, phase) == 0;
+}

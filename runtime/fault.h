@@ -6,8 +6,14 @@
 #ifndef AR_FAULT_H
 #define AR_FAULT_H
 
+#include <stdbool.h>
+
 /* Phase names are "<command>-<step>", e.g. "create-after-clone".
  * No effect unless the environment names this exact phase. */
 void ar_fault_point (const char *phase);
+
+/* The same variable, for a step that must fail the way it would on a host
+ * that refuses it (an error, not a kill): true when it names this phase. */
+bool ar_fault_fails (const char *phase);
 
 #endif

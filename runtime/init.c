@@ -75,7 +75,8 @@ fail_late (ar_error *err)
     {
       char buf[AR_START_REPORT_MAX];
       int n = snprintf (buf, sizeof buf, "E%s", msg);
-      size_t len = n < 0 ? 0 : (size_t) n < sizeof buf ? (size_t) n : sizeof buf - 1;
+      /* with its '\0': the supervisor may write a record of its own */
+      size_t len = n < 0 ? 0 : ((size_t) n < sizeof buf ? (size_t) n : sizeof buf - 1) + 1;
       if (len && write (start_report_fd, buf, len) == (ssize_t) len)
         _exit (1);
     }
@@ -249,8 +250,9 @@ init_main (struct ar_init_ctx *c)
   if (ar_landlock_apply (c->spec, &err) < 0)
     fail_late (err);
   /* The connect supervisor shares that Landlock domain (abstract sockets
-   * stay scoped) and is forked before any filter of ours is loaded. */
-  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, &p->user, &err) < 0)
+   * stay scoped) and is forked before any filter of ours is loaded. It
+   * reports to `start` through the fifo, so we need not wait for it. */
+  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, &p->user, start_report_fd, &err) < 0)
     fail_late (err);
   /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
    * still have it, as runc does; with it, seccomp is the last step. */

@@ -35,10 +35,16 @@ struct ar_sync_msg {
 };
 
 /* After `start` read the go byte from exec.fifo, the init may still fail
- * (startContainer hook, execve): it writes 'E' and the message (one write,
- * at most this many bytes, below PIPE_BUF so it is atomic) to the fifo before
- * it exits; `start` reads until EOF and fails with it. */
+ * (startContainer hook, execve): it writes 'E', the message and a '\0' (one
+ * write, at most this many bytes, below PIPE_BUF so it is atomic) to the
+ * fifo before it exits; `start` reads until EOF and fails with it. The
+ * connect supervisor the init forks holds the fifo too, until it is ready,
+ * and writes AR_START_REPORT_HELPER, its failure and a '\0' if it cannot
+ * be (the init goes on running the command, so `start` kills it). One that
+ * dies silently (SIGKILL) takes the seccomp listener with it: connect(2)
+ * fails with ENOSYS, as after a later death. */
 #define AR_START_REPORT_MAX 2048
+#define AR_START_REPORT_HELPER "S"
 
 /* Are there prestart or createRuntime hooks, i.e. does the init stop after
  * its mounts for the parent to run them (SYNC_HOOKS)? Both sides ask the

@@ -2,6 +2,8 @@
  * start of the supervisor that serves it (unixconn.h). */
 #include "config.h"
 #include "unixconn.h"
+#include "fault.h"
+#include "sync.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -165,10 +167,27 @@ drop_to (const struct ar_user *u, ar_error **err)
   return 0;
 }
 
-/* Only the socket to the init and stderr (errors) stay open; stdin and
- * stdout must not be held open by a process the caller does not know of. */
+/* Close every fd from 3 on but a and b (-1: none). */
 static int
-supervisor_fds (int sock, ar_error **err)
+close_all_but (int a, int b)
+{
+  int keep[2] = { a < b ? a : b, a < b ? b : a }, from = 3;
+  for (int i = 0; i < 2; i++)
+    {
+      if (keep[i] < from)
+        continue;
+      if (keep[i] > from && syscall (SYS_close_range, from, keep[i] - 1, 0) < 0)
+        return -1;
+      from = keep[i] + 1;
+    }
+  return (int) syscall (SYS_close_range, from, ~0U, 0);
+}
+
+/* Only the socket to the init, the report fd and stderr (errors) stay
+ * open; stdin and stdout must not be held open by a process the caller
+ * does not know of. */
+static int
+supervisor_fds (int sock, int report, ar_error **err)
 {
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0)
@@ -176,7 +195,7 @@ supervisor_fds (int sock, ar_error **err)
   if (dup2 (null, 0) < 0 || dup2 (null, 1) < 0)
     return ar_err (err, errno, "dup2 /dev/null");
   close (null);
-  if ((sock > 3 && syscall (SYS_close_range, 3, sock - 1, 0) < 0) || syscall (SYS_close_range, sock + 1, ~0U, 0) < 0)
+  if (close_all_but (sock, report) < 0)
     return ar_err (err, errno, "close_range");
   return 0;
 }
@@ -209,28 +228,52 @@ blank_cmdline (void)
   memcpy ((void *) start, "ar-unixconn", sizeof "ar-unixconn");
 }
 
-/* The supervisor: drop to its identity, take the listener, say ready, serve. */
+/* The supervisor cannot serve: say why where someone waits for it. With a
+ * report fd (the init's exec.fifo), `start` fails with the text and kills
+ * the container; else the init waiting in handover fails with it. */
+static void
+report_failure (int sock, int report, const char *msg)
+{
+  char buf[AR_START_REPORT_MAX];
+  int len = snprintf (buf, sizeof buf, "%s%s", report >= 0 ? AR_START_REPORT_HELPER : "", msg);
+  size_t n = len < 0 ? 0 : ((size_t) len < sizeof buf ? (size_t) len : sizeof buf - 1) + (report >= 0);
+  if (report >= 0 ? write (report, buf, n) != (ssize_t) n : ar_send_fd (sock, -1, buf, n, NULL) < 0)
+    dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
+}
+
+/* The supervisor: drop to its identity, take the listener, say ready
+ * (close the report fd, or an empty message to the init), serve. */
 __attribute__ ((noreturn)) static void
-supervisor (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n)
+supervisor (int sock, int report, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n)
 {
   ar_error *err = NULL;
   char ok;
   int listener = -1;
 
+  ar_fault_point ("unixconn-supervisor-start");
   prctl (PR_SET_NAME, "ar-unixconn", 0, 0, 0);
   blank_cmdline ();
   signal (SIGPIPE, SIG_IGN);
   for (int s = 1; s < NSIG; s++)
     if (s != SIGPIPE && s != SIGKILL && s != SIGSTOP)
       signal (s, SIG_DFL);
-  if (supervisor_fds (sock, &err) < 0 || drop_to (u, &err) < 0
-      || ar_recv_fd (sock, &listener, &ok, 1, &err) < 0)
+  ssize_t r = -1;
+  if (ar_fault_fails ("unixconn-supervisor-error"))
+    ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
+  if (err || supervisor_fds (sock, report, &err) < 0 || drop_to (u, &err) < 0
+      || (r = ar_recv_fd (sock, &listener, &ok, 1, &err)) < 0)
     {
       ar_err_prefix (&err, "connect supervisor");
-      ar_send_fd (sock, -1, err->msg, strlen (err->msg), NULL);
+      report_failure (sock, report, err->msg);
       _exit (1);
     }
-  if (listener < 0 || ar_send_fd (sock, -1, "", 0, &err) < 0)
+  /* EOF with no listener: the init failed before the handover, and says
+   * why itself. Nothing to serve, and no filter waits for us. */
+  if (listener < 0)
+    _exit (r == 0 ? 0 : 1);
+  if (report >= 0)
+    close (report);
+  else if (ar_send_fd (sock, -1, "", 0, &err) < 0)
     _exit (1);
   close (sock);
   ar_unixconn_serve (listener, allow, n);
@@ -241,7 +284,7 @@ supervisor (int sock, const struct ar_user *u, const struct ar_unixconn_allow *a
  * init itself (pid 1 of its namespace) is where the grandchild would land
  * anyway: one fork does. */
 static int
-spawn (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n, ar_error **err)
+spawn (int sock, int report, const struct ar_user *u, const struct ar_unixconn_allow *allow, size_t n, ar_error **err)
 {
   if (getpid () == 1)
     {
@@ -249,7 +292,7 @@ spawn (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow,
       if (pid < 0)
         return ar_err (err, errno, LABEL ": fork the connect supervisor");
       if (pid == 0)
-        supervisor (sock, u, allow, n);
+        supervisor (sock, report, u, allow, n);
       return 0;
     }
   pid_t mid = fork ();
@@ -259,7 +302,7 @@ spawn (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow,
     {
       pid_t pid = fork ();
       if (pid == 0)
-        supervisor (sock, u, allow, n);
+        supervisor (sock, report, u, allow, n);
       _exit (pid < 0 ? 1 : 0);
     }
   int st;
@@ -271,14 +314,20 @@ spawn (int sock, const struct ar_user *u, const struct ar_unixconn_allow *allow,
   return 0;
 }
 
-/* Hand the listener over and wait for the supervisor's word. */
+/* Hand the listener over. With a report fd the supervisor answers there,
+ * to `start` (which waits for it as for our execve), and we go on: its
+ * start-up runs beside ours. Without one, wait for its word. Either way a
+ * supervisor that dies takes the listener with it: connect(2) then fails
+ * with ENOSYS, never unchecked. */
 static int
-handover (int sock, int listener, ar_error **err)
+handover (int sock, int listener, bool wait, ar_error **err)
 {
-  char msg[512];
+  char msg[AR_START_REPORT_MAX];
   int fd = -1;
   if (ar_send_fd (sock, listener, "L", 1, err) < 0)
     return ar_err_prefix (err, LABEL ": hand the listener to the connect supervisor");
+  if (!wait)
+    return 0;
   ssize_t r = ar_recv_fd (sock, &fd, msg, sizeof msg - 1, err);
   if (fd >= 0)
     close (fd);
@@ -293,7 +342,8 @@ handover (int sock, int listener, ar_error **err)
 }
 
 int
-ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, const struct ar_user *user, ar_error **err)
+ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, const struct ar_user *user, int report,
+                   ar_error **err)
 {
   const char *text = ar_unixconn_annotation (annotations, n_ann);
   struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
@@ -310,7 +360,7 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, const struct a
     return ar_err (err, errno, LABEL ": socketpair");
   cleanup_close int mine = sv[0];
   int theirs = sv[1];
-  int r = spawn (theirs, user, allow, n, err);
+  int r = spawn (theirs, report, user, allow, n, err);
   close (theirs);
   if (r < 0)
     return -1;
@@ -318,5 +368,5 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, const struct a
   cleanup_close int listener = -1;
   if (load_filter (&listener, err) < 0)
     return -1;
-  return handover (mine, listener, err);
+  return handover (mine, listener, report < 0, err);
 }

@@ -50,8 +50,13 @@ int ar_unixconn_validate (const struct ar_spec *spec, ar_error **err);
  * are still held, before process.user is taken: start the supervisor (as
  * `user`, with CAP_SYS_PTRACE alone in the user namespace, non-dumpable,
  * reparented to the pid namespace's init) and load the connect filter into
- * the calling process. No-op without the annotation. */
-int ar_unixconn_start (const struct ar_kv *annotations, size_t n, const struct ar_user *user, ar_error **err);
+ * the calling process. No-op without the annotation. report >= 0 (the
+ * init's exec.fifo, read by `start` until EOF): the supervisor keeps it
+ * until it is ready and writes AR_START_REPORT_HELPER and its failure
+ * there (sync.h), and this returns without waiting for it; -1: wait here
+ * for its word. */
+int ar_unixconn_start (const struct ar_kv *annotations, size_t n, const struct ar_user *user, int report,
+                       ar_error **err);
 
 /* unixconn_serve.c: the supervisor's loop (does not return). */
 struct ar_unixconn_allow {

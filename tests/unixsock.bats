@@ -152,6 +152,34 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[4]}" = "refused ENOSYS" ]
 }
 
+@test "unixsock: a supervisor killed as it starts leaves connect failing with ENOSYS" {
+  two_servers
+  # The init does not wait for its supervisor: the command may run before
+  # the supervisor has its listener. Killed then, it takes the listener (in
+  # flight or received) with it: no connect goes through unchecked.
+  AGENTRUN_FAULT=unixconn-supervisor-start run sb --unix-socket "$WS/chosen.sock" -- bash -c '
+    ./probe connect chosen.sock; ./probe connect other.sock; echo end'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "refused ENOSYS" ]
+  [ "${lines[1]}" = "refused ENOSYS" ]
+  [ "${lines[2]}" = end ]
+}
+
+@test "unixsock: a supervisor that cannot start fails the sandbox and takes the command down" {
+  two_servers
+  # It says why through exec.fifo; start fails with that and kills the
+  # init, which may already run the command: it must not live on.
+  AGENTRUN_FAULT=unixconn-supervisor-error run sb --unix-socket "$WS/chosen.sock" -- bash -c 'sleep 2; touch survived'
+  echo "$output"
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q 'connect supervisor: take uid 65534 gid 65534'
+  # nothing left: no state, and the command never gets to its touch
+  [ -z "$(ls -A "$ROOT" 2>/dev/null | grep -v '^\.seccomp-cache$')" ]
+  sleep 3
+  [ ! -e "$WS/survived" ]
+}
+
 @test "unixsock: a bundle's annotation is checked before the container starts" {
   make_bundle "$T/b" true
   config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"relative.sock\"]"'
