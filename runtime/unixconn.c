@@ -325,7 +325,17 @@ handover (int sock, int listener, bool wait, ar_error **err)
   char msg[AR_START_REPORT_MAX];
   int fd = -1;
   if (ar_send_fd (sock, listener, "L", 1, err) < 0)
-    return ar_err_prefix (err, LABEL ": hand the listener to the connect supervisor");
+    {
+      /* Gone before the handover: with a report fd it has said why there,
+       * and `start` fails with that; a silent death leaves no one holding
+       * the listener once we close it, so connect(2) fails with ENOSYS. */
+      if (!wait && *err && ((*err)->errnum == EPIPE || (*err)->errnum == ECONNRESET))
+        {
+          ar_error_freep (err);
+          return 0;
+        }
+      return ar_err_prefix (err, LABEL ": hand the listener to the connect supervisor");
+    }
   if (!wait)
     return 0;
   ssize_t r = ar_recv_fd (sock, &fd, msg, sizeof msg - 1, err);
