@@ -301,6 +301,31 @@ on_ready (struct parent_io *io, ar_error **err)
   return ar_sync_send (io->sock, SYNC_COMMIT, 0, -1, NULL, err);
 }
 
+/* A step of ours failed (a broken pipe, the init's start time gone): the
+ * init may have failed first, its report queued behind. When it is there,
+ * it says why; ours only says the init is gone. */
+static int
+prefer_init_error (struct parent_io *io, ar_error **err)
+{
+  struct pollfd p = { .fd = io->sock, .events = POLLIN };
+  struct ar_sync_msg m;
+  int fd = -1;
+  ar_error *e2 = NULL;
+  while (poll (&p, 1, 0) == 1 && ar_sync_recv (io->sock, &m, &fd, &e2) == 1)
+    {
+      if (fd >= 0)
+        close (fd);
+      fd = -1;
+      if (m.type == SYNC_ERROR)
+        {
+          ar_error_freep (err);
+          return ar_err (err, 0, "%s", m.text);
+        }
+    }
+  ar_error_freep (&e2);
+  return -1;
+}
+
 /* Answer the children until the init is ready or something failed. */
 static int
 converse (struct parent_io *io, ar_error **err)
@@ -324,7 +349,8 @@ converse (struct parent_io *io, ar_error **err)
               || ar_sync_send (io->sock, SYNC_USERMAP_ACK, 0, -1, NULL, err) < 0)
             return -1;
           break;
-        case SYNC_PID: if (on_pid (io, m.value, err) < 0) return -1; break;
+        /* the init goes on with its mounts while we note its pid */
+        case SYNC_PID: if (on_pid (io, m.value, err) < 0) return prefer_init_error (io, err); break;
         case SYNC_HOOKS: if (on_hooks (io, err) < 0) return -1; break;
         case SYNC_PTY: if (on_pty (io, fd, err) < 0) return -1; break;
         case SYNC_SECCOMP_FD: if (on_seccomp_fd (io, fd, err) < 0) return -1; break;

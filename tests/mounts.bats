@@ -253,6 +253,7 @@ add_mount() { config_edit "$B" '.mounts += [$m]' --argjson m "$1"; }
 @test "an option the filesystem refuses is reported with the kernel's reason" {
   add_mount '{"destination":"/bad","type":"tmpfs","source":"tmpfs","options":["size=lots"]}'
   in_ctr 'echo ran'
+  echo "$output"
   [ "$status" -ne 0 ]
   [[ "$output" == *size=lots* ]]
 }
