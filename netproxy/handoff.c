@@ -29,7 +29,7 @@ handoff_path (const char *sock, char *out, size_t cap)
 }
 
 int
-handoff_connect (const char *path)
+np_unix_connect (const char *path, int type)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path)
@@ -38,7 +38,7 @@ handoff_connect (const char *path)
       return -1;
     }
   strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = socket (AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;
   if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)

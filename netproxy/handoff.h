@@ -34,8 +34,11 @@
 /* SOCKET + ".fd" into out; -1 (ENAMETOOLONG) if it does not fit a sun_path. */
 int handoff_path (const char *sock, char *out, size_t cap);
 
-/* Connected, non-blocking SEQPACKET socket to path, or -1 with errno. */
-int handoff_connect (const char *path);
+/* A connected, non-blocking Unix socket of type (SOCK_SEQPACKET for the
+ * handoff socket, SOCK_STREAM for a route's stream socket) to path, or -1
+ * with errno. A Unix connect is immediate: a relay that is down is known
+ * now, not after a timeout. */
+int np_unix_connect (const char *path, int type);
 
 /* Send fd over ctl (target: NULL but on CONNECT routes). -1 with errno on
  * failure; fd stays the caller's. */

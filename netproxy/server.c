@@ -180,29 +180,11 @@ reset_close (int fd)
   close (fd);
 }
 
-/* A fresh connection to a relay socket: a Unix connect is immediate, so
- * a relay that is down is known now, not after a timeout. */
+/* A fresh connection to a relay's stream socket. */
 static int
 relay_connect (const char *path)
 {
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
-    {
-      errno = ENAMETOOLONG;
-      return -1;
-    }
-  strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return -1;
-  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-    {
-      int e = errno;
-      close (fd);
-      errno = e;
-      return -1;
-    }
-  return fd;
+  return np_unix_connect (path, SOCK_STREAM);
 }
 
 /* A handed-off connection: the server keeps only the channel, on which
@@ -258,7 +240,7 @@ handoff_open (const struct route *r)
       errno = ENOENT;
       return -1;
     }
-  return handoff_connect (path);
+  return np_unix_connect (path, SOCK_SEQPACKET);
 }
 
 /* Pass the client socket over ctl, so the relay splices it to the

@@ -85,13 +85,11 @@ own_single (const struct ar_idmap *m, size_t n, uint32_t own)
   return n == 1 && m[0].size == 1 && m[0].host_id == own;
 }
 
-/* The first absolute PATH entry holding an executable name; never a
- * relative entry, which would run whatever the current folder holds. */
-static char *
-find_helper (const char *name)
+char *
+ar_find_in_path (const char *name)
 {
   const char *path = getenv ("PATH");
-  cleanup_free char *copy = xstrdup (path ? path : "/usr/local/bin:/usr/bin:/bin");
+  cleanup_free char *copy = xstrdup (path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   char *save = NULL;
   for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
     {
@@ -163,7 +161,7 @@ check_one (bool gid, const struct ar_idmap *m, size_t n, ar_error **err)
   uint32_t own = gid ? getegid () : geteuid ();
   if (own_single (m, n, own) || have_cap (gid ? CAP_SETGID : CAP_SETUID))
     return 0;
-  cleanup_free char *path = find_helper (helper);
+  cleanup_free char *path = ar_find_in_path (helper);
   if (!path)
     return ar_err (err, 0, "linux.%s maps more than your own %s %u: that needs %s, which is not on PATH "
                    "(Debian: apt install uidmap), or map only your own id", what, gid ? "gid" : "uid", own, helper);
@@ -206,7 +204,7 @@ ar_rootless_check_idmaps (const struct ar_linux *lnx, ar_error **err)
 static int
 run_helper (const char *name, pid_t pid, const struct ar_idmap *m, size_t n, ar_error **err)
 {
-  cleanup_free char *path = find_helper (name);
+  cleanup_free char *path = ar_find_in_path (name);
   if (!path)
     return ar_err (err, 0, "%s is not on PATH (Debian: apt install uidmap)", name);
   char **argv = xmalloc0 ((3 * n + 3) * sizeof *argv);

@@ -36,4 +36,9 @@ int ar_rootless_write_idmaps (pid_t pid, const struct ar_linux *lnx, ar_error **
  * there is nothing to add. Static storage. */
 const char *ar_rootless_userns_hint (int errnum);
 
+/* The first absolute PATH entry (a default PATH when unset) holding an
+ * executable NAME, malloc'd, or NULL; never a relative entry, which would
+ * run whatever the current folder holds. */
+char *ar_find_in_path (const char *name);
+
 #endif

@@ -7,6 +7,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "probes.h"
+#include "rootless.h"
 #include "spec.h"
 #include "strio.h"
 #include "util.h"
@@ -430,18 +431,9 @@ ar_sandbox_find_helper (const char *name, ar_error **err)
           free (p);
         }
     }
-  const char *path = getenv ("PATH");
-  cleanup_free char *copy = xstrdup (path ? path : DEFAULT_PATH);
-  char *save = NULL;
-  for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
-    {
-      if (d[0] != '/')
-        continue;
-      char *p = xasprintf ("%s/%s", d, name);
-      if (access (p, X_OK) == 0)
-        return p;
-      free (p);
-    }
+  char *p = ar_find_in_path (name);
+  if (p)
+    return p;
   ar_err (err, ENOENT, "%s not found next to agentrun nor in PATH", name);
   return NULL;
 }
