@@ -429,9 +429,11 @@ EOS
 @test "podman: the runtime is found by name through contrib's [engine.runtimes]" {
   is_runc && skip "checks the agentrun entry of contrib/containers.conf"
   run podman --runtime agentrun info --format '{{.Host.OCIRuntime.Path}}'
+  echo "$output"
   [ "$status" -eq 0 ]
   [ -x "$output" ]
   run podman --runtime agentrun run --rm "$IMAGE" echo by-name
+  echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = by-name ]
 }
