@@ -8,14 +8,6 @@
 
 load helpers
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_for() {
-  local i
-  for i in $(seq 50); do "$@" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 inside() { nsenter --net=/proc/$CPID/ns/net "$@"; }
 
 # query NAME: the rcode and the first A address of the stub's UDP answer.

@@ -23,10 +23,6 @@ teardown() {
 
 check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" check --workspace "$WS" "$@"; }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 @test "check: every probe holds with the default options" {
   run check --out "$OUT"
   echo "$output"

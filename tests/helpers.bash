@@ -108,3 +108,16 @@ public_bin() {
 
 # Counters for leak checks.
 count_mounts() { wc -l </proc/self/mountinfo; }
+
+# A TCP port free on host loopback right now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_for CMD...: until CMD succeeds, up to 10 s (a loaded CI machine under
+# ASan is slow to start servers).
+wait_for() {
+  local i
+  for i in $(seq 100); do "$@" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}

@@ -25,14 +25,6 @@ except OSError as e:
     out = ("<%s>" % e.strerror).encode()
 sys.stdout.write(out.decode(errors="replace"))
 '
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_for() {
-  local i
-  for i in $(seq 50); do "$@" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 inside() { nsenter --net=/proc/$CPID/ns/net "$@"; }
 tcp() { inside python3 -c "$PYCLIENT" tcp "$@"; }
 

@@ -26,16 +26,6 @@ sys.stdout.write(out.decode(errors="replace"))
 '
 client() { python3 -c "$PYCLIENT" "$@"; }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-wait_for() { # wait_for CMD...: up to 5 s
-  local i
-  for i in $(seq 50); do "$@" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
-
 start_echo() {
   ECHO_PORT=$(free_port)
   socat TCP-LISTEN:"$ECHO_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
@@ -289,7 +279,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
   track_pid $RELAY_PID
   wait_for grep -q listening "$T/relay.err"
   python3 - "$T/s/api.test:443.sock" "$RELAY_PID" "$T/held" <<'PY' &
-import socket, sys, time
+import os, socket, sys, time
 socks = []
 for i in range(60):
     s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); socks.append(s)
@@ -298,17 +288,22 @@ for i in range(60):
     except OSError:
         pass   # out of fds, the relay may drop a connection it cannot serve
 open(sys.argv[3], "w").write("%d\n" % len(socks))
-time.sleep(4)
+t = time.time()            # hold them until the test has measured
+while time.time() - t < 20 and not os.path.exists(sys.argv[3] + ".done"):
+    time.sleep(0.1)
 PY
   local holder=$!
   wait_for test -s "$T/held"
-  sleep 0.5
-  [ "$(ls /proc/$RELAY_PID/fd | wc -l)" -ge 36 ]   # it did run out
+  # It did run out (accepting and connecting upstream takes a while under ASan).
+  wait_for bash -c "[ \$(ls /proc/$RELAY_PID/fd | wc -l) -ge 36 ]" \
+    || { ls -l /proc/$RELAY_PID/fd; cat "$T/relay.err"; false; }
+  sleep 0.3
   local c0; c0=$(cpu_ticks "$RELAY_PID")
   sleep 2
   local c1; c1=$(cpu_ticks "$RELAY_PID")
   echo "relay cpu over 2 s at EMFILE: $((c1 - c0)) ticks"
   [ $((c1 - c0)) -lt 20 ]                        # a spinning loop burns ~200
+  touch "$T/held.done"
   wait "$holder"
   run client unix "$T/s/api.test:443.sock" "served again"
   [ "$output" = "served again" ]

@@ -26,16 +26,6 @@ teardown() {
 # of the real one is involved.
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-wait_for() {
-  local i
-  for i in $(seq 100); do "$@" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
-
 # A command that stops on SIGTERM (as pid 1 of its namespace, sleep would not).
 LOOP=(sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done')
 
