@@ -41,7 +41,11 @@ struct report {
 static const char *const required[] = {
   "inherited-fd", "outside-address:10.255.255.1:80", "outside-address:1.1.1.1:53", "see-host-process",
   "effective-capability", "create-user-namespace", "mount", "tiocsti", "write-proc-sys", "write-sys",
-  "host-loopback:127.0.0.1", NULL,
+  "host-loopback:127.0.0.1",
+#ifdef __x86_64__
+  "foreign-syscall-abi",
+#endif
+  NULL,
 };
 
 static void

@@ -230,25 +230,56 @@ struct parent_io {
   bool foreground;
 };
 
+/* Hold the init by a pidfd and note its start time (state.json). It is our
+ * child (CLONE_PARENT): the pid cannot be reused before we reap it. */
 static int
-on_pid (struct parent_io *io, pid_t pid, ar_error **err)
+note_init (struct created *c, pid_t pid, ar_error **err)
 {
-  struct created *c = io->c;
   c->init = pid;
-  /* The init is our child (CLONE_PARENT): the pid cannot be reused before we reap. */
   c->init_pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   if (c->init_pidfd < 0)
     return ar_err (err, errno, "pidfd_open %d", (int) pid);
   fcntl (c->init_pidfd, F_SETFD, FD_CLOEXEC);
-  int ws = ar_reap (c->child1);
-  c->child1 = 0;
-  if (ws != 0)
-    return ar_err (err, 0, "container setup process failed (status %d)", ws);
   c->st.pid = pid;
   c->st.pid_start = ar_proc_start_time (pid);
   if (!c->st.pid_start)
     return ar_err (err, ESRCH, "read start time of container init %d", (int) pid);
   ar_fault_point ("create-after-pid");
+  return 0;
+}
+
+static int
+on_pid (struct parent_io *io, pid_t pid, ar_error **err)
+{
+  struct created *c = io->c;
+  c->init = pid;   /* undo_create kills it from here on */
+  int ws = ar_reap (c->child1);
+  c->child1 = 0;
+  if (ws != 0)
+    return ar_err (err, 0, "container setup process failed (status %d)", ws);
+  if (note_init (c, pid, err) < 0)
+    return -1;
+  return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
+}
+
+static int
+write_idmaps (struct parent_io *io, pid_t pid, ar_error **err)
+{
+  const struct ar_linux *lnx = io->c->spec->linux_;
+  return is_rootless (io->g) ? ar_rootless_write_idmaps (pid, lnx, err) : ar_ns_write_idmaps (pid, lnx, false, err);
+}
+
+/* The init cloned in its namespaces (init.c ar_init_direct): what child1
+ * would have asked for is done before the go, and the pid it would have
+ * sent is known here: four messages fewer. */
+static int
+direct_go (struct parent_io *io, bool new_userns, ar_error **err)
+{
+  struct created *c = io->c;
+  pid_t pid = c->init;
+  if ((new_userns && write_idmaps (io, pid, err) < 0) || note_init (c, pid, err) < 0
+      || ar_sync_send (io->sock, SYNC_GO, 0, -1, NULL, err) < 0)
+    return -1;
   return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
 }
 
@@ -344,9 +375,7 @@ converse (struct parent_io *io, ar_error **err)
       switch (m.type)
         {
         case SYNC_USERMAP:
-          if ((is_rootless (io->g) ? ar_rootless_write_idmaps (c->child1, c->spec->linux_, err)
-                                   : ar_ns_write_idmaps (c->child1, c->spec->linux_, false, err)) < 0
-              || ar_sync_send (io->sock, SYNC_USERMAP_ACK, 0, -1, NULL, err) < 0)
+          if (write_idmaps (io, c->child1, err) < 0 || ar_sync_send (io->sock, SYNC_USERMAP_ACK, 0, -1, NULL, err) < 0)
             return -1;
           break;
         /* the init goes on with its mounts while we note its pid */
@@ -365,17 +394,57 @@ converse (struct parent_io *io, ar_error **err)
     }
 }
 
-/* With cgroup_fd >= 0 the child starts in that cgroup (cgroup2 only). */
+/* With cgroup_fd >= 0 the child starts in that cgroup (cgroup2 only);
+ * ns_flags are the namespaces it is born in. */
 static pid_t
-clone_child (int cgroup_fd)
+clone_child (int cgroup_fd, unsigned long ns_flags)
 {
-  struct clone_args a = { .exit_signal = SIGCHLD };
+  struct clone_args a = { .flags = ns_flags, .exit_signal = SIGCHLD };
   if (cgroup_fd >= 0)
     {
-      a.flags = CLONE_INTO_CGROUP;
+      a.flags |= CLONE_INTO_CGROUP;
       a.cgroup = (uint64_t) cgroup_fd;
     }
   return (pid_t) syscall (SYS_clone3, &a, sizeof a);
+}
+
+/* The init can be cloned straight into all its new namespaces (one process
+ * fewer, as bubblewrap does) unless something must happen between them:
+ * joining namespaces by path (the user namespace first), time offsets
+ * (written before the first process enters), an oom_score_adj set while
+ * /proc/self is still the host's. */
+static bool
+direct_init_possible (const struct ar_init_ctx *ic, bool cgroup_after_clone)
+{
+  for (int i = 0; i < AR_NS_N; i++)
+    if (ic->ns_fds[i] >= 0)
+      return false;
+  /* a cgroup namespace is rooted where its creator is: in the container's
+   * cgroup only if the init is born there */
+  if ((ic->new_flags & CLONE_NEWCGROUP) && cgroup_after_clone)
+    return false;
+  return !(ic->new_flags & 0x80 /* CLONE_NEWTIME */) && !ic->spec->process->has_oom_score_adj;
+}
+
+/* The first child: the init itself when possible, else child1 (init.c).
+ * *joined: it was born in the cgroup. A direct clone that fails is tried
+ * again the two-step way, whose error says which namespace and why. */
+static pid_t
+clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
+{
+  unsigned long ns = ic->direct ? ic->new_flags : 0;
+  pid_t pid = clone_child (cgfd, ns);
+  *joined = cgfd >= 0 && pid >= 0;
+  /* a kernel before 5.7 knows no CLONE_INTO_CGROUP: join the usual way
+   * (not with a cgroup namespace made at clone: it would be rooted here) */
+  if (pid < 0 && cgfd >= 0 && (errno == EINVAL || errno == E2BIG) && !(ns & CLONE_NEWCGROUP))
+    pid = clone_child (-1, ns);
+  if (pid < 0 && ic->direct)
+    {
+      ic->direct = false;
+      return clone_first (ic, cgfd, joined);
+    }
+  return pid;
 }
 
 static void
@@ -477,11 +546,12 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
  * killed between making it and committing state.json, delete --force still
  * finds it (state.json, once written, carries the path). */
 static int
-record_pending_cgroup (struct ar_globals *g, struct created *c, ar_error **err)
+record_pending_cgroup (struct ar_globals *g, struct created *c, bool *has_cgroup, ar_error **err)
 {
   cleanup_free char *path = NULL;
   if (ar_cgroup_resolve (g->cgroup_manager, c->st.id, c->spec->linux_, &path, err) < 0)
     return -1;
+  *has_cgroup = path != NULL;
   if (!path)
     return 0;
   cleanup_close int fd
@@ -501,41 +571,45 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   int sv[2];
   const char *mgr = g->cgroup_manager;
   cleanup_close int cgfd = -1;
-  if (record_pending_cgroup (g, c, err) < 0
+  bool has_cgroup;
+  if (record_pending_cgroup (g, c, &has_cgroup, err) < 0
       || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (g), &c->st.cgroup_path, &cgfd,
                                  err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   ic->sock = sv[1];
-  c->child1 = clone_child (cgfd);
-  /* a kernel before 5.7 knows no CLONE_INTO_CGROUP: join the usual way */
-  bool joined = cgfd >= 0 && c->child1 >= 0;
-  if (c->child1 < 0 && cgfd >= 0 && (errno == EINVAL || errno == E2BIG))
-    c->child1 = clone_child (-1);
-  if (c->child1 < 0)
+  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0);
+  bool joined;
+  pid_t first = clone_first (ic, cgfd, &joined);
+  if (first < 0)
     {
       close (sv[0]);
       return ar_err (err, errno, "clone");
     }
-  if (c->child1 == 0)
+  if (first == 0)
     {
       close (sv[0]);
       close (c->lockfd);  /* the lock must not outlive create in the container */
+      if (ic->direct)
+        ar_init_direct (ic);
       ar_init_child1 (ic);
     }
+  /* undo_create kills whichever it is */
+  *(ic->direct ? &c->init : &c->child1) = first;
   close (ic->sock);
   ic->sock = -1;
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
-  if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, c->child1, err) < 0
-                : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, c->child1, is_rootless (g), &c->st.cgroup_path,
+  if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+                : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (g), &c->st.cgroup_path,
                                     &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
-  if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
-    return -1;
   struct parent_io io = { .g = g, .o = o, .c = c, .sock = sock, .foreground = foreground };
+  if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
+                 : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
+    return ic->direct ? prefer_init_error (&io, err) : -1;
   return converse (&io, err);
 }
 

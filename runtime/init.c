@@ -1,6 +1,8 @@
 /* The container side of create: the first child joins and creates the
  * namespaces, the init (its CLONE_PARENT sibling, so agentrun stays the
- * parent) sets up the filesystem and process, waits on exec.fifo, execs. */
+ * parent) sets up the filesystem and process, waits on exec.fifo, execs.
+ * When nothing needs doing between the namespaces, the init is cloned in
+ * all of them at once and there is no first child (ar_init_direct). */
 #include "config.h"
 #include "sync.h"
 #include "caps.h"
@@ -288,21 +290,11 @@ restore_effective_caps (struct ar_init_ctx *c)
   cap_free (caps);
 }
 
+/* In a new user namespace whose maps are written, take ids mapped there. */
 static void
-enter_user_ns (struct ar_init_ctx *c)
+take_mapped_ids (struct ar_init_ctx *c)
 {
-  struct ar_sync_msg m;
   ar_error *err = NULL;
-  if (unshare (CLONE_NEWUSER) < 0)
-    {
-      int e = errno;
-      const char *why = ar_rootless_userns_hint (e);
-      ar_err (&err, e, "unshare user namespace%s%s%s", *why ? " (" : "", why, *why ? ")" : "");
-      fail (c, err);
-    }
-  if (ar_sync_send (c->sock, SYNC_USERMAP, 0, -1, NULL, &err) < 0)
-    fail (c, err);
-  expect (c, SYNC_USERMAP_ACK, &m);
   /* Take mapped ids (root, else the process's user), so files we create
    * have an owner in the namespace. Capabilities in it are ours either way;
    * KEEPCAPS keeps them over a switch to a non-root uid. */
@@ -318,6 +310,24 @@ enter_user_ns (struct ar_init_ctx *c)
       if (uid != 0)
         restore_effective_caps (c);
     }
+}
+
+static void
+enter_user_ns (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
+  if (unshare (CLONE_NEWUSER) < 0)
+    {
+      int e = errno;
+      const char *why = ar_rootless_userns_hint (e);
+      ar_err (&err, e, "unshare user namespace%s%s%s", *why ? " (" : "", why, *why ? ")" : "");
+      fail (c, err);
+    }
+  struct ar_sync_msg m;
+  if (ar_sync_send (c->sock, SYNC_USERMAP, 0, -1, NULL, &err) < 0)
+    fail (c, err);
+  expect (c, SYNC_USERMAP_ACK, &m);
+  take_mapped_ids (c);
   /* The uid change made us non-dumpable, which hands /proc/self to the
    * host's root: timens_offsets would be out of reach. No container process
    * exists yet that could make use of a dumpable us. */
@@ -363,4 +373,17 @@ ar_init_child1 (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_PID, pid, -1, NULL, &err) < 0)
     _exit (1);
   _exit (0);
+}
+
+void
+ar_init_direct (struct ar_init_ctx *c)
+{
+  struct ar_sync_msg m;
+
+  ar_signals_reset ();
+  /* our maps are written by then, and our pid (PID_ACK) follows */
+  expect (c, SYNC_GO, &m);
+  if (c->new_flags & CLONE_NEWUSER)
+    take_mapped_ids (c);
+  init_main (c);
 }

@@ -362,6 +362,54 @@ probe_kernel_write (const char *name, const char *const *paths)
   report (name, "refused", got, crossed ? "crossed" : "ok");
 }
 
+#ifdef __x86_64__
+/* One foreign-ABI getpid in a child: "i386" through int 0x80, "x32" with
+ * the x32 bit set in the syscall number. */
+static void
+foreign_getpid (const char *abi, char *got, size_t size, bool *crossed)
+{
+  int st = 0;
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      long r;
+      if (abi[0] == 'i')
+        {
+          r = 20;   /* getpid in the i386 table */
+          __asm__ volatile ("int $0x80" : "+a" (r) : : "memory", "r8", "r9", "r10", "r11");
+        }
+      else
+        r = syscall (0x40000000L | SYS_getpid);
+      _exit (r > 0 ? 0 : 1);
+    }
+  if (pid < 0 || waitpid (pid, &st, 0) < 0)
+    {
+      snprintf (got, size, "%s: could not run: %s", abi, strerror (errno));
+      *crossed = true;
+    }
+  else if (WIFSIGNALED (st))
+    snprintf (got, size, "%s: killed by SIG%s", abi, sigabbrev_np (WTERMSIG (st)));
+  else
+    {
+      snprintf (got, size, "%s: getpid %s", abi, WEXITSTATUS (st) == 0 ? "answered" : "failed");
+      *crossed |= WEXITSTATUS (st) == 0;
+    }
+}
+
+/* The filter allows the native ABI only: a syscall through another table
+ * kills the thread (or the kernel has no such ABI at all). */
+static void
+probe_foreign_abi (void)
+{
+  char a[120], b[120], got[250];
+  bool crossed = false;
+  foreign_getpid ("i386", a, sizeof a, &crossed);
+  foreign_getpid ("x32", b, sizeof b, &crossed);
+  snprintf (got, sizeof got, "%s; %s", a, b);
+  report ("foreign-syscall-abi", "refused", got, crossed ? "crossed" : "ok");
+}
+#endif
+
 /* ---- Landlock ---- */
 
 /* A domain is active when "/" cannot be listed: the sandbox's root is its
@@ -512,6 +560,9 @@ cmd_probe (struct ar_globals *g, int argc, char **argv)
   probe_caps ();
   probe_child ("create-user-namespace", do_userns);
   probe_child ("mount", do_mount);
+#ifdef __x86_64__
+  probe_foreign_abi ();
+#endif
   probe_tiocsti ();
   probe_kernel_write ("write-proc-sys",
                       (const char *const[]){ "/proc/sys/kernel/hostname", "/proc/sys/vm/drop_caches", NULL });

@@ -72,6 +72,7 @@ struct ar_init_ctx {
   int state_fd;                      /* O_PATH of the state folder: exec.fifo */
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
+  bool direct;                       /* the init is cloned in its namespaces, no child1 */
   bool userns;                       /* new or joined */
   bool rootless;                     /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;
@@ -80,5 +81,7 @@ struct ar_init_ctx {
 
 /* Child side (init.c): never returns. */
 __attribute__ ((noreturn)) void ar_init_child1 (struct ar_init_ctx *c);
+/* The init cloned straight into its new namespaces (ic->direct). */
+__attribute__ ((noreturn)) void ar_init_direct (struct ar_init_ctx *c);
 
 #endif
