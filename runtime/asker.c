@@ -1,5 +1,6 @@
 /* The asking side of `agentrun sandbox --ask`: see asker.h. */
 #include "config.h"
+#include "signals.h"
 #include "asker.h"
 #include "log.h"
 #include "profile.h"
@@ -122,7 +123,7 @@ prompt (int tty, const char *ep, bool can_always, int sfd)
 }
 
 static enum answer
-ask_person (struct ar_sandbox *sb, const char *ep, pid_t child, int sfd)
+ask_person (struct ar_sandbox *sb, const char *ep, int sfd)
 {
   int tty = open ("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (tty < 0)
@@ -130,21 +131,11 @@ ask_person (struct ar_sandbox *sb, const char *ep, pid_t child, int sfd)
       ar_warn ("sandbox --ask: %s refused: no terminal to ask on (/dev/tty: %s)", ep, strerror (errno));
       return NO;
     }
-  /* the container's terminal relay would take the keystrokes meant for us */
-  bool stop = sb->prof.terminal && child > 0 && kill (child, SIGSTOP) == 0;
+  /* the container's terminal relay is ours and waits while we ask: the
+   * keystrokes are for us */
   enum answer r = prompt (tty, ep, sb->save_profile != NULL, sfd);
-  if (stop)
-    kill (child, SIGCONT);
   close (tty);
   return r;
-}
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* A relay of its own for the new route, in <tmpdir>/ask-N; the socket path. */
@@ -187,7 +178,7 @@ start_route_relay (struct ar_asker *a, struct ar_sandbox *sb, const char *ep, ar
       return NULL;
     }
   a->relays[a->n_relays++] = pid;
-  for (long long end = now_ms () + RELAY_WAIT_MS; now_ms () < end; usleep (2000))
+  for (long long end = ar_now_ms () + RELAY_WAIT_MS; ar_now_ms () < end; usleep (2000))
     {
       struct stat st;
       if (lstat (sock, &st) == 0 && S_ISSOCK (st.st_mode))
@@ -212,7 +203,7 @@ reply (int fd, const char *line)
 }
 
 void
-ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, pid_t child, int sfd)
+ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd)
 {
   char name[256], ep[300];
   int port;
@@ -225,7 +216,7 @@ ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, pid_t child, int sfd)
       return;
     }
   snprintf (ep, sizeof ep, "%s:%d", name, port);
-  enum answer ans = ask_person (sb, ep, child, sfd);
+  enum answer ans = ask_person (sb, ep, sfd);
   if (ans == NO)
     {
       reply (fd, "deny\n");

@@ -30,10 +30,10 @@ extern const char ar_asker_opts_help[];
 
 /* Listen on <sb->tmpdir>/ask.sock; sb->prof.ask_socket names it. */
 int ar_asker_open (struct ar_asker *a, struct ar_sandbox *sb, ar_error **err);
-/* One question from the server (lfd is readable). child is the process
- * relaying the container's terminal (stopped while we ask), sfd the signal
- * fd: a signal while asking answers no and is left for the caller. */
-void ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, pid_t child, int sfd);
+/* One question from the server (lfd is readable), asked from the loop that
+ * also relays the container's terminal (so it waits meanwhile). sfd is a
+ * signal fd: a signal while asking answers no and is left for the caller. */
+void ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd);
 /* Stop the relays, close and remove the socket. */
 void ar_asker_close (struct ar_asker *a);
 

@@ -1,7 +1,7 @@
 /* `agentrun sandbox` and `agentrun spec --agent`, and the sandbox run: a
- * private folder, the relay, the container in a child process, and a
- * supervisor (this process) that does nothing but forward signals and, when
- * the child is gone for whatever reason, remove everything that was made. */
+ * private folder, the relay, the container run by this process (which
+ * forwards signals, answers --ask and kills a command that ignores a stop),
+ * and, however it ended, the removal of everything that was made. */
 #include "config.h"
 #include "commands.h"
 #include "cgroups.h"
@@ -223,20 +223,12 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
   return 0;
 }
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* The relay is ready when every socket of ours exists. */
 static int
 wait_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
 {
   const struct ar_agent_opts *o = &sb->prof;
-  long long deadline = now_ms () + RELAY_WAIT_MS;
+  long long deadline = ar_now_ms () + RELAY_WAIT_MS;
   for (;;)
     {
       size_t ready = 0;
@@ -263,7 +255,7 @@ wait_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
           return ar_err (err, 0, "network step: agentrun-relay exited (status %d) before its sockets were ready: %s",
                          WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st), msg);
         }
-      if (now_ms () > deadline)
+      if (ar_now_ms () > deadline)
         return ar_err (err, ETIMEDOUT, "network step: agentrun-relay sockets in %s", relay_dir);
       usleep (2000);
     }
@@ -275,11 +267,11 @@ stop_relay (struct ar_sandbox *sb)
   if (sb->relay_pid <= 0)
     return;
   kill (sb->relay_pid, SIGTERM);
-  long long deadline = now_ms () + 2000;
+  long long deadline = ar_now_ms () + 2000;
   int st;
   while (waitpid (sb->relay_pid, &st, WNOHANG) == 0)
     {
-      if (now_ms () > deadline)
+      if (ar_now_ms () > deadline)
         {
           kill (sb->relay_pid, SIGKILL);
           waitpid (sb->relay_pid, &st, 0);
@@ -290,80 +282,93 @@ stop_relay (struct ar_sandbox *sb)
   sb->relay_pid = -1;
 }
 
-/* ---- the container and its supervisor ---- */
+/* ---- the container, run by this process ---- */
 
-static pid_t
-start_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, ar_error **err)
+/* The sandbox's part of the foreground wait (signals.h): the asker's
+ * socket, and a stop signal that must end the command within the grace
+ * time or the container is killed. */
+struct supervision {
+  struct ar_globals *g;
+  struct ar_sandbox *sb;
+  int sfd;               /* our INT/TERM/HUP signalfd: a signal ends a question */
+  long long kill_at;
+};
+
+static void
+sup_readable (void *data)
 {
-  pid_t pid = fork ();
-  if (pid < 0)
-    return ar_err (err, errno, "fork for the container");
-  if (pid > 0)
-    return pid;
-  /* signals stay blocked: ar_container_run forwards what arrives */
-  if ((sb->stdout_fd >= 0 && dup2 (sb->stdout_fd, STDOUT_FILENO) < 0)
-      || (sb->stdin_fd >= 0 && dup2 (sb->stdin_fd, STDIN_FILENO) < 0))
-    {
-      ar_log (AR_LOG_ERROR, "sandbox: redirect the container's stdio: %s", strerror (errno));
-      _exit (SANDBOX_FAILED);
-    }
-  struct ar_create_opts co = { .id = sb->id, .bundle = bundle };
-  cleanup_error ar_error *cerr = NULL;
-  int status = 0;
-  if (ar_container_run (g, &co, &status, &cerr) < 0)
-    {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", cerr ? cerr->msg : "container run failed");
-      _exit (SANDBOX_FAILED);
-    }
-  _exit (status & 0xff);
+  struct supervision *v = data;
+  if (!v->kill_at)
+    ar_asker_serve (&v->sb->asker, v->sb, v->sfd);
 }
 
-/* Wait for the child, forwarding the signals sent to us (those the terminal
- * sent reached the child too). If it does not end after a signal, the
- * container is killed. */
-static int
-supervise (struct ar_globals *g, struct ar_sandbox *sb, pid_t child, int sfd, int *status)
+static void
+sup_signalled (void *data, int signo, bool from_kernel)
 {
-  int pfd = (int) syscall (SYS_pidfd_open, child, 0);
-  long long kill_at = 0;
-  if (pfd < 0)
-    ar_warn ("sandbox: pidfd_open: %s (signals are polled)", strerror (errno));
-  for (;;)
-    {
-      int st;
-      pid_t w = waitpid (child, &st, WNOHANG);
-      if (w == child)
-        {
-          *status = WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st);
-          if (pfd >= 0)
-            close (pfd);
-          return 0;
-        }
-      /* poll skips negative fds: no pidfd, no --ask */
-      struct pollfd p[3] = { { .fd = sfd, .events = POLLIN }, { .fd = pfd, .events = POLLIN },
-                             { .fd = sb->asker.path ? sb->asker.lfd : -1, .events = POLLIN } };
-      int timeout = kill_at ? 200 : (pfd < 0 ? 100 : -1);
-      if (poll (p, 3, timeout) < 0 && errno != EINTR)
-        ar_warn ("sandbox: poll: %s", strerror (errno));
-      if ((p[2].revents & POLLIN) && !kill_at)
-        ar_asker_serve (&sb->asker, sb, child, sfd);
-      struct signalfd_siginfo si;
-      if ((p[0].revents & POLLIN) && read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
-        {
-          if (si.ssi_code != SI_KERNEL)
-            kill (child, (int) si.ssi_signo);
-          if (!kill_at)
-            kill_at = now_ms () + STOP_GRACE_MS;
-        }
-      if (kill_at && now_ms () > kill_at)
-        {
-          cleanup_error ar_error *kerr = NULL;
-          ar_warn ("sandbox: the command did not stop after a signal: killing it");
-          ar_container_kill (g, sb->id, SIGKILL, true, &kerr);
-          kill (child, SIGKILL);
-          kill_at = now_ms () + STOP_GRACE_MS;
-        }
-    }
+  struct supervision *v = data;
+  (void) from_kernel;
+  if ((signo == SIGINT || signo == SIGTERM || signo == SIGHUP) && !v->kill_at)
+    v->kill_at = ar_now_ms () + STOP_GRACE_MS;
+}
+
+static long long
+sup_deadline (void *data)
+{
+  return ((struct supervision *) data)->kill_at;
+}
+
+static void
+sup_expired (void *data)
+{
+  struct supervision *v = data;
+  cleanup_error ar_error *kerr = NULL;
+  ar_warn ("sandbox: the command did not stop after a signal: killing it");
+  if (ar_container_kill (v->g, v->sb->id, SIGKILL, true, &kerr) < 0)
+    ar_warn ("sandbox: %s", kerr->msg);
+  v->kill_at = ar_now_ms () + STOP_GRACE_MS;
+}
+
+/* Point our fd `to` at `fd` for the container (it inherits our stdio);
+ * *saved keeps ours for restore_fd. */
+static int
+redirect_fd (int fd, int to, int *saved, ar_error **err)
+{
+  *saved = -1;
+  if (fd < 0)
+    return 0;
+  *saved = fcntl (to, F_DUPFD_CLOEXEC, 3);
+  if (*saved < 0 || dup2 (fd, to) < 0)
+    return ar_err (err, errno, "redirect the container's fd %d", to);
+  return 0;
+}
+
+static void
+restore_fd (int saved, int to)
+{
+  if (saved < 0)
+    return;
+  dup2 (saved, to);
+  close (saved);
+}
+
+/* Create, start, wait and delete in this process: no runtime child (a
+ * fork and an exit fewer at every start). */
+static int
+run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, int sfd, int *status,
+               ar_error **err)
+{
+  struct supervision v = { .g = g, .sb = sb, .sfd = sfd };
+  struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1, .readable = sup_readable,
+                           .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v };
+  struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops };
+  int out = -1, in = -1, r = -1;
+  if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0 && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0)
+    r = ar_container_run (g, &co, status, err);
+  restore_fd (out, STDOUT_FILENO);
+  restore_fd (in, STDIN_FILENO);
+  if (r == 0)
+    *status &= 0xff;
+  return r;
 }
 
 static void
@@ -454,10 +459,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
       r = 0;
       goto out;
     }
-  pid_t child = start_container (g, sb, bundle, err);
-  if (child < 0)
-    goto out;
-  r = supervise (g, sb, child, sfd, status);
+  r = run_container (g, sb, bundle, sfd, status, err);
 out:
   cleanup (g, sb);
   sigprocmask (SIG_SETMASK, &old, NULL);

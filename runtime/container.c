@@ -815,7 +815,7 @@ ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *sta
   /* The lock is for commands; others may now kill or inspect us. */
   close (c.lockfd);
   c.lockfd = -1;
-  r = ar_foreground_wait (c.init, c.init_pidfd, c.master, status, err);
+  r = ar_foreground_wait (c.init, c.init_pidfd, c.master, o->fg_ops, status, err);
   if (!o->keep)
     {
       cleanup_error ar_error *derr = NULL;

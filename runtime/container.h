@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include "cli.h"
 #include "error.h"
+#include "signals.h"
 #include "model.h"
 
 struct ar_create_opts {
@@ -20,6 +21,7 @@ struct ar_create_opts {
   int preserve_fds;
   bool detach;                 /* run -d */
   bool keep;                   /* run --keep: do not delete after exit */
+  const struct ar_fg_ops *fg_ops;   /* run in the foreground: the caller's part of the wait */
 };
 
 /* Everything create judges before it touches the system, also run by

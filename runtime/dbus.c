@@ -2,6 +2,7 @@
  * read and write waits in poll() against one deadline per step, so a bus
  * that stalls or closes mid-message ends the step with an error. */
 #include "config.h"
+#include "signals.h"
 #include "dbus.h"
 #include "util.h"
 
@@ -23,18 +24,10 @@ struct ar_dbus {
   char address[128];
 };
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void
 arm (struct ar_dbus *d)
 {
-  d->deadline = now_ms () + d->timeout_ms;
+  d->deadline = ar_now_ms () + d->timeout_ms;
 }
 
 static int
@@ -42,7 +35,7 @@ wait_fd (struct ar_dbus *d, short events, ar_error **err)
 {
   for (;;)
     {
-      long long left = d->deadline - now_ms ();
+      long long left = d->deadline - ar_now_ms ();
       if (left <= 0)
         return ar_err (err, ETIMEDOUT, "D-Bus %s: no answer within %d ms", d->address, d->timeout_ms);
       struct pollfd p = { .fd = d->fd, .events = events };

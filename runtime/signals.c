@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 
 static void
 forwardable (sigset_t *set)
@@ -170,7 +171,7 @@ exit_status (pid_t pid, int *status, ar_error **err)
 }
 
 static void
-forward (int sfd, pid_t pid, int pidfd, int master)
+forward (int sfd, pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops)
 {
   struct signalfd_siginfo si;
   while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
@@ -184,11 +185,32 @@ forward (int sfd, pid_t pid, int pidfd, int master)
         }
       if (syscall (SYS_pidfd_send_signal, pidfd, si.ssi_signo, NULL, 0) < 0)
         kill (pid, 0); /* gone already: the pidfd will tell */
+      if (ops && ops->signalled)
+        ops->signalled (ops->data, (int) si.ssi_signo, si.ssi_code == SI_KERNEL);
     }
 }
 
+long long
+ar_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* poll's timeout for the caller's deadline: -1 for none. */
+static int
+timeout_for (const struct ar_fg_ops *ops)
+{
+  long long at = ops && ops->deadline ? ops->deadline (ops->data) : 0;
+  if (!at)
+    return -1;
+  long long left = at - ar_now_ms ();
+  return left <= 0 ? 0 : left > 60000 ? 60000 : (int) left;
+}
+
 int
-ar_foreground_wait (pid_t pid, int pidfd, int master, int *status, ar_error **err)
+ar_foreground_wait (pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops, int *status, ar_error **err)
 {
   sigset_t set;
   struct relay r;
@@ -201,21 +223,27 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int *status, ar_error **er
   relay_start (&r, master);
   for (;;)
     {
-      struct pollfd p[4] = {
+      struct pollfd p[5] = {
         { .fd = pidfd, .events = POLLIN },
         { .fd = sfd, .events = POLLIN },
         { .fd = r.in_open ? r.in : -1, .events = POLLIN },
         { .fd = r.out_open ? master : -1, .events = POLLIN },
+        { .fd = ops ? ops->fd : -1, .events = POLLIN },
       };
-      if (poll (p, 4, -1) < 0)
+      int n = poll (p, 5, timeout_for (ops));
+      if (n < 0)
         {
           if (errno == EINTR)
             continue;
           relay_stop (&r);
           return ar_err (err, errno, "poll");
         }
+      if (n == 0 && ops->expired)
+        ops->expired (ops->data);
       if (p[1].revents)
-        forward (sfd, pid, pidfd, master);
+        forward (sfd, pid, pidfd, master, ops);
+      if ((p[4].revents & POLLIN) && ops->readable)
+        ops->readable (ops->data);
       if (p[2].revents && !pump (r.in, master, &r.last_in))
         stdin_ended (&r);
       if (p[3].revents && !pump (master, STDOUT_FILENO, NULL))
