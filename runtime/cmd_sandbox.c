@@ -446,6 +446,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
   bool net = (sb->prof.n_allow > 0 || sb->ask) && !sb->prof.no_network;
   sb->runtime_validates = true;
+  sb->prof.compact = true;
   if (net && sb->ask && ar_asker_open (&sb->asker, sb, err) < 0)
     goto out;
   if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)

@@ -735,7 +735,7 @@ ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_e
   struct gen G = { .g = yajl_gen_alloc (NULL) };
   if (!G.g)
     abort ();
-  yajl_gen_config (G.g, yajl_gen_beautify, 1);
+  yajl_gen_config (G.g, yajl_gen_beautify, o->compact ? 0 : 1);
   g_open (&G, true);
   g_kstr (&G, "ociVersion", AR_SPEC_VERSION);
   g_process (&G, o);

@@ -71,6 +71,9 @@ struct ar_agent_opts {
   /* Landlock (the run.agentrun.landlock annotation): 0 off, else the ABI
    * version of the kernel it is for (>= 6 adds the abstract-socket scope) */
   int landlock_abi;
+  /* config.json for the runtime only (sandbox runs it at once): no
+   * indentation, a third of the bytes to write, scan and parse */
+  bool compact;
 };
 
 /* Parse "NAME[:PORT][=HOST:PORT]" into *ep (fields owned). */

@@ -431,40 +431,63 @@ ar_kv_free (struct ar_kv *kv, size_t n)
 
 /* One pass over the bytes, tracking only whether we are inside a string, so
  * that brackets in strings do not count. yajl itself checks the rest. */
+/* The string opening at buf[i] ('"'): the index after its closing quote
+ * (len when unterminated, for yajl to report), or -1 with *bad at a
+ * "\u0000" escape. Strings are most of a config: memchr jumps to the
+ * quote, and only a string holding a backslash is walked byte by byte. */
+static size_t
+skip_string (const char *buf, size_t len, size_t i, size_t *bad)
+{
+  const char *q = memchr (buf + i + 1, '"', len - i - 1);
+  size_t end = q ? (size_t) (q - buf) : len;
+  const char *bs = memchr (buf + i + 1, '\\', end - i - 1);
+  if (!bs)
+    return q ? end + 1 : len;
+  for (size_t k = (size_t) (bs - buf); k < len; k++)
+    {
+      if (buf[k] == '"')
+        return k + 1;
+      if (buf[k] != '\\')
+        continue;
+      if (k + 5 < len && memcmp (buf + k + 1, "u0000", 5) == 0)
+        {
+          *bad = k;
+          return (size_t) -1;
+        }
+      k++;
+    }
+  return len;
+}
+
 int
 ar_json_prescan (const char *buf, size_t len, const char *label, size_t max_size, int max_depth, ar_error **err)
 {
   int depth = 0;
-  bool in_str = false;
+  size_t bad = 0;
 
   if (len > max_size)
     return ar_err (err, 0, "%s: file is %zu bytes, larger than the %zu byte limit", label, len, max_size);
-  for (size_t i = 0; i < len; i++)
+  const char *nul = memchr (buf, '\0', len);
+  if (nul)
+    return ar_err (err, 0, "%s: NUL byte at offset %zu", label, (size_t) (nul - buf));
+  for (size_t i = 0; i < len;)
     {
       char ch = buf[i];
-      if (ch == '\0')
-        return ar_err (err, 0, "%s: NUL byte at offset %zu", label, i);
-      if (in_str)
+      if (ch == '"')
         {
-          if (ch == '"')
-            in_str = false;
-          else if (ch == '\\' && i + 1 < len)
-            {
-              if (buf[i + 1] == 'u' && i + 5 < len && memcmp (buf + i + 2, "0000", 4) == 0)
-                return ar_err (err, 0, "%s: string with a \\u0000 escape at offset %zu", label, i);
-              i++;
-            }
+          i = skip_string (buf, len, i, &bad);
+          if (i == (size_t) -1)
+            return ar_err (err, 0, "%s: string with a \\u0000 escape at offset %zu", label, bad);
           continue;
         }
-      if (ch == '"')
-        in_str = true;
-      else if (ch == '{' || ch == '[')
+      if (ch == '{' || ch == '[')
         {
           if (++depth > max_depth)
             return ar_err (err, 0, "%s: nesting deeper than %d levels at offset %zu", label, max_depth, i);
         }
       else if (ch == '}' || ch == ']')
         depth--;
+      i++;
     }
   return 0;
 }
