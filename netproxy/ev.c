@@ -1,4 +1,5 @@
 #include "config.h"
+#include "rfc3339.h"
 #include "ev.h"
 #include "util.h"
 
@@ -96,12 +97,7 @@ ev_now_ms (void)
 void
 ev_rfc3339 (char buf[32])
 {
-  struct timespec ts;
-  struct tm tm;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  gmtime_r (&ts.tv_sec, &tm);
-  size_t n = strftime (buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (buf + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
+  ar_rfc3339_now_buf (3, buf);
 }
 
 void

@@ -1,4 +1,5 @@
 #include "config.h"
+#include "rfc3339.h"
 #include "log.h"
 #include "strio.h"
 #include "util.h"
@@ -38,11 +39,9 @@ bool ar_log_debug_enabled (void) { return log_debug; }
 void
 ar_log (enum ar_log_level level, const char *fmt, ...)
 {
-  char msg[4096], line[8192 + 128], ts[64];
+  char msg[4096], line[8192 + 128], ts[AR_RFC3339_LEN];
   va_list ap;
   int saved = errno;
-  struct timespec now;
-  struct tm tm;
 
   if (level == AR_LOG_DEBUG && !log_debug)
     return;
@@ -50,10 +49,7 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
 
-  clock_gettime (CLOCK_REALTIME, &now);
-  gmtime_r (&now.tv_sec, &tm);
-  size_t tl = strftime (ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf (ts + tl, sizeof ts - tl, ".%09ldZ", now.tv_nsec);
+  ar_rfc3339_now_buf (9, ts);
 
   if (log_fd >= 0)
     {

@@ -1,5 +1,6 @@
 /* State folder, locking and state.json for one container. */
 #include "config.h"
+#include "rfc3339.h"
 #include "state.h"
 #include "strio.h"
 #include "util.h"
@@ -477,12 +478,7 @@ ar_cstate_hook_json (const struct ar_cstate *st, const char *id, const char *sta
 char *
 ar_rfc3339_now (void)
 {
-  struct timespec ts;
-  struct tm tm;
-  char buf[64];
-
-  clock_gettime (CLOCK_REALTIME, &ts);
-  gmtime_r (&ts.tv_sec, &tm);
-  strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+  char buf[AR_RFC3339_LEN];
+  ar_rfc3339_now_buf (9, buf);
+  return xstrdup (buf);
 }
