@@ -360,7 +360,7 @@ run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, 
   struct supervision v = { .g = g, .sb = sb, .sfd = sfd };
   struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1, .readable = sup_readable,
                            .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v };
-  struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops };
+  struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true };
   int out = -1, in = -1, r = -1;
   if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0 && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0)
     r = ar_container_run (g, &co, status, err);

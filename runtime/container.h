@@ -22,6 +22,7 @@ struct ar_create_opts {
   bool detach;                 /* run -d */
   bool keep;                   /* run --keep: do not delete after exit */
   const struct ar_fg_ops *fg_ops;   /* run in the foreground: the caller's part of the wait */
+  bool die_with_parent;        /* the container's command is killed when this process dies */
 };
 
 /* Everything create judges before it touches the system, also run by

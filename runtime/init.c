@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -222,6 +223,21 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     }
 }
 
+/* sandbox: the command must not outlive the agentrun that supervises it
+ * (as bubblewrap's --die-with-parent). Set after the last credential
+ * change, which would clear it. That parent also reads exec.fifo, so a fifo
+ * with no reader left means it died before we asked. */
+static int
+die_with_parent (ar_error **err)
+{
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl PR_SET_PDEATHSIG");
+  struct pollfd p = { .fd = start_report_fd, .events = POLLOUT };
+  if (start_report_fd >= 0 && poll (&p, 1, 0) == 1 && (p.revents & POLLERR))
+    return ar_err (err, ESRCH, "the agentrun that runs the container is gone");
+  return 0;
+}
+
 __attribute__ ((noreturn)) static void
 init_main (struct ar_init_ctx *c)
 {
@@ -265,7 +281,8 @@ init_main (struct ar_init_ctx *c)
         fail_late (err);
       seccomp_loaded = true;
     }
-  if (ar_caps_drop_bounding (p->capabilities, &err) < 0 || ar_process_set_user (p, &err) < 0)
+  if (ar_caps_drop_bounding (p->capabilities, &err) < 0 || ar_process_set_user (p, &err) < 0
+      || (c->die_with_parent && die_with_parent (&err) < 0))
     fail_late (err);
   ar_process_exec (p, exec_path, c->prog, seccomp_loaded, c->preserve_fds, &err);
   fail_late (err);

@@ -73,6 +73,7 @@ struct ar_init_ctx {
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool direct;                       /* the init is cloned in its namespaces, no child1 */
+  bool die_with_parent;              /* PR_SET_PDEATHSIG before execve (sandbox) */
   bool userns;                       /* new or joined */
   bool rootless;                     /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;

@@ -20,6 +20,8 @@ setup() {
 teardown() {
   kill_tracked
   cleanup_containers
+  # a sandbox folder its agentrun had no chance to remove (SIGKILL)
+  [ -z "${LEFT_TMPDIR:-}" ] || rm -rf "$LEFT_TMPDIR"
 }
 
 # The sandbox as a person would start it, with a fake home so that nothing
@@ -208,6 +210,28 @@ except OSError:
   ! kill -0 "$relay" 2>/dev/null
   ! grep -q "$id" /proc/self/mountinfo
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
+}
+
+@test "sandbox: the command dies with agentrun, even by SIGKILL" {
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep 1000 &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  id=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$id/state.json"
+  init=$(jq -r .pid "$ROOT/$id/state.json")
+  tmpdir=$(dirname "$(jq -r .bundle "$ROOT/$id/state.json")")
+  case $(basename "$tmpdir") in agentrun-"$id"-*) ;; *) false ;; esac
+  LEFT_TMPDIR=$tmpdir
+  track_pid "$init"
+  wait_for grep -q '^Name:.*sleep' "/proc/$init/status"   # the command runs
+  kill -KILL "$SB"
+  wait "$SB" || true
+  # gone or a zombie (its reaper is the host's init now): it was killed
+  wait_for bash -c "[ ! -e /proc/$init ] || grep -q '^State:.*Z' /proc/$init/status"
+  # a SIGKILL leaves no chance to clean up: the state goes as a user would
+  # remove it (and the folder in teardown)
+  "$AGENTRUN" --root "$ROOT" delete --force "$id"
 }
 
 @test "sandbox: --pids without --memory/--cpus is RLIMIT_NPROC, bites, and no cgroup is made" {
