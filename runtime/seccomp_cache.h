@@ -8,10 +8,7 @@
 #include <stdint.h>
 #include "model.h"
 #include "seccomp.h"
-
-#define AR_SHA256_LEN 32
-
-void ar_sha256 (const void *data, size_t len, unsigned char out[AR_SHA256_LEN]);
+#include "sha256.h"
 
 /* The cache key of a profile as compiled here. */
 void ar_seccomp_cache_key (const struct ar_seccomp *sc, unsigned char key[AR_SHA256_LEN]);

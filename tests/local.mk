@@ -22,7 +22,7 @@ FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_builddir) -iquote $(top_srcdir)/spec -iquote $(top_srcdir)/netproxy -iquote $(top_srcdir)/runtime \
 	$(YAJL_CFLAGS)
-FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c strio.c json.c names.c parse.c parse_linux.c \
+FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c strio.c rfc3339.c json.c names.c parse.c parse_linux.c \
 	parse_resources.c free.c validate.c validate_linux.c state.c)
 # Targets of other folders are wired when their sources exist.
 FUZZ_TARGETS = tests/fuzz/fuzz_config \
@@ -32,7 +32,7 @@ CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
 # issue 10: the seccomp section through ar_seccomp_compile (never loaded), netproxy routes.
 FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
-FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c log.c)
+FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c sha256.c log.c)
 # issue 5: the D-Bus message parser of the systemd cgroup manager.
 FUZZ_TARGETS += tests/fuzz/fuzz_dbus
 CLEANFILES += tests/fuzz/fuzz_dbus

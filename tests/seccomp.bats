@@ -228,6 +228,10 @@ rule() {  # rule OP VALUE [VALUETWO] [INDEX]
   local f
   f=$(ls "$ROOT"/.seccomp-cache/*.bpf)
   [ "$(stat -c %a "$f")" = 600 ]
+  # The entry's header (magic 8, count 4, reserved 4, key 32) carries the
+  # SHA-256 of the instructions after it: ours agrees with coreutils'.
+  [ "$(od -An -tx1 -j48 -N32 "$f" | tr -d ' \n')" = "$(tail -c +81 "$f" | sha256sum | cut -d' ' -f1)" ]
+  [ $(( ($(stat -c %s "$f") - 80) / 8 )) -eq "$(od -An -tu4 -j8 -N4 "$f" | tr -d ' ')" ]
   run ar --debug run --bundle "$B" sc-cache2
   [ "$status" -eq 0 ]
   [[ "$output" == *"from the cache"* ]]
