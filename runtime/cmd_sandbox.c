@@ -303,10 +303,9 @@ sup_readable (void *data)
 }
 
 static void
-sup_signalled (void *data, int signo, bool from_kernel)
+sup_signalled (void *data, int signo)
 {
   struct supervision *v = data;
-  (void) from_kernel;
   if ((signo == SIGINT || signo == SIGTERM || signo == SIGHUP) && !v->kill_at)
     v->kill_at = ar_now_ms () + STOP_GRACE_MS;
 }

@@ -186,7 +186,7 @@ forward (int sfd, pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops)
       if (syscall (SYS_pidfd_send_signal, pidfd, si.ssi_signo, NULL, 0) < 0)
         kill (pid, 0); /* gone already: the pidfd will tell */
       if (ops && ops->signalled)
-        ops->signalled (ops->data, (int) si.ssi_signo, si.ssi_code == SI_KERNEL);
+        ops->signalled (ops->data, (int) si.ssi_signo);
     }
 }
 

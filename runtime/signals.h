@@ -17,7 +17,7 @@ void ar_signals_reset (void);
 struct ar_fg_ops {
   int fd;                                        /* -1: none */
   void (*readable) (void *data);                 /* fd has input */
-  void (*signalled) (void *data, int signo, bool from_kernel);
+  void (*signalled) (void *data, int signo);
   long long (*deadline) (void *data);            /* CLOCK_MONOTONIC ms; 0: none */
   void (*expired) (void *data);                  /* the deadline passed */
   void *data;

@@ -212,6 +212,26 @@ except OSError:
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
 }
 
+@test "sandbox: a command that ignores SIGTERM is killed after the grace time, and everything is removed" {
+  # sleep as pid 1 of its namespace has no handler: SIGTERM does nothing to it
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep 1000 2>"$T/err" &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  id=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$id/state.json"
+  init=$(jq -r .pid "$ROOT/$id/state.json")
+  wait_for grep -q '^Name:.*sleep' "/proc/$init/status"
+  local t0=$SECONDS st=0
+  kill -TERM "$SB"
+  wait "$SB" || st=$?
+  cat "$T/err"
+  [ "$st" -eq 137 ]                       # 128 + SIGKILL, the command's status
+  [ $((SECONDS - t0)) -ge 5 ]             # it was given its grace time first
+  grep -q "did not stop after a signal" "$T/err"
+  [ -z "$(ls "$ROOT" | grep "^$id")" ]
+}
+
 @test "sandbox: the command dies with agentrun, even by SIGKILL" {
   env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep 1000 &
   SB=$!
