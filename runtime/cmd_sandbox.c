@@ -77,13 +77,16 @@ pids_cap_only (const struct ar_sandbox *sb)
 /* ---- removal ---- */
 
 /* Most of the tree is empty mount-point folders and files: one rmdir or
- * two unlinks each; only a folder with something in it is looked into. A
- * folder that is a mount point here fails the rmdir (EBUSY), and one that
- * holds another file system is not descended into (EXDEV). */
+ * one unlink each (type: the entry's d_type, DT_UNKNOWN when not known);
+ * only a folder with something in it is looked into. A folder that is a
+ * mount point here fails the rmdir (EBUSY), and one that holds another
+ * file system is not descended into (EXDEV). */
 static int
-rm_at (int dfd, const char *name, dev_t dev, ar_error **err)
+rm_at (int dfd, const char *name, unsigned char type, dev_t dev, ar_error **err)
 {
   struct stat st;
+  if (type != DT_UNKNOWN && type != DT_DIR)
+    return unlinkat (dfd, name, 0) < 0 && errno != ENOENT ? ar_err (err, errno, "remove %s", name) : 0;
   if (unlinkat (dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
     return 0;
   if (errno == ENOTDIR)
@@ -108,7 +111,7 @@ rm_at (int dfd, const char *name, dev_t dev, ar_error **err)
   int r = 0;
   for (struct dirent *e; r == 0 && (e = readdir (d));)
     if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
-      r = rm_at (dirfd (d), e->d_name, dev, err);
+      r = rm_at (dirfd (d), e->d_name, e->d_type, dev, err);
   closedir (d);
   if (r == 0 && unlinkat (dfd, name, AT_REMOVEDIR) < 0)
     return ar_err (err, errno, "remove %s", name);
@@ -121,7 +124,7 @@ ar_sandbox_rmtree (const char *path, ar_error **err)
   struct stat st;
   if (lstat (path, &st) < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "stat %s", path);
-  if (rm_at (AT_FDCWD, path, st.st_dev, err) < 0)
+  if (rm_at (AT_FDCWD, path, DT_DIR, st.st_dev, err) < 0)
     return ar_err_prefix (err, "cleanup of %s", path);
   return 0;
 }
