@@ -212,16 +212,23 @@ except OSError:
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
 }
 
-@test "sandbox: a command that ignores SIGTERM is killed after the grace time, and everything is removed" {
-  # sleep as pid 1 of its namespace has no handler: SIGTERM does nothing to it
+# Start `sandbox -- sleep 1000` in the background (stderr in $T/err) and wait
+# until the command runs: SB is agentrun's pid, ID the container, INIT the
+# command's pid on the host.
+start_sleeper() {
   env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep 1000 2>"$T/err" &
   SB=$!
   track_pid $SB
   wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
-  id=$(ls "$ROOT" | grep '^sandbox-')
-  wait_for test -s "$ROOT/$id/state.json"
-  init=$(jq -r .pid "$ROOT/$id/state.json")
-  wait_for grep -q '^Name:.*sleep' "/proc/$init/status"
+  ID=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$ID/state.json"
+  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
+  wait_for grep -q '^Name:.*sleep' "/proc/$INIT/status"
+}
+
+@test "sandbox: a command that ignores SIGTERM is killed after the grace time, and everything is removed" {
+  # sleep as pid 1 of its namespace has no handler: SIGTERM does nothing to it
+  start_sleeper
   local t0=$SECONDS st=0
   kill -TERM "$SB"
   wait "$SB" || st=$?
@@ -229,29 +236,22 @@ except OSError:
   [ "$st" -eq 137 ]                       # 128 + SIGKILL, the command's status
   [ $((SECONDS - t0)) -ge 5 ]             # it was given its grace time first
   grep -q "did not stop after a signal" "$T/err"
-  [ -z "$(ls "$ROOT" | grep "^$id")" ]
+  [ -z "$(ls "$ROOT" | grep "^$ID")" ]
 }
 
 @test "sandbox: the command dies with agentrun, even by SIGKILL" {
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep 1000 &
-  SB=$!
-  track_pid $SB
-  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
-  id=$(ls "$ROOT" | grep '^sandbox-')
-  wait_for test -s "$ROOT/$id/state.json"
-  init=$(jq -r .pid "$ROOT/$id/state.json")
-  tmpdir=$(dirname "$(jq -r .bundle "$ROOT/$id/state.json")")
-  case $(basename "$tmpdir") in agentrun-"$id"-*) ;; *) false ;; esac
+  start_sleeper
+  track_pid "$INIT"
+  tmpdir=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
+  case $(basename "$tmpdir") in agentrun-"$ID"-*) ;; *) false ;; esac
   LEFT_TMPDIR=$tmpdir
-  track_pid "$init"
-  wait_for grep -q '^Name:.*sleep' "/proc/$init/status"   # the command runs
   kill -KILL "$SB"
   wait "$SB" || true
   # gone or a zombie (its reaper is the host's init now): it was killed
-  wait_for bash -c "[ ! -e /proc/$init ] || grep -q '^State:.*Z' /proc/$init/status"
+  wait_for bash -c "[ ! -e /proc/$INIT ] || grep -q '^State:.*Z' /proc/$INIT/status"
   # a SIGKILL leaves no chance to clean up: the state goes as a user would
   # remove it (and the folder in teardown)
-  "$AGENTRUN" --root "$ROOT" delete --force "$id"
+  "$AGENTRUN" --root "$ROOT" delete --force "$ID"
 }
 
 @test "sandbox: --pids without --memory/--cpus is RLIMIT_NPROC, bites, and no cgroup is made" {
