@@ -1,12 +1,11 @@
 #include "config.h"
-#include "rfc3339.h"
+#include "clock.h"
 #include "ev.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 int
@@ -89,9 +88,7 @@ ev_fini (struct ev_loop *l)
 uint64_t
 ev_now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+  return (uint64_t) ar_now_ms ();
 }
 
 void

@@ -1,6 +1,6 @@
 /* The asking side of `agentrun sandbox --ask`: see asker.h. */
 #include "config.h"
-#include "signals.h"
+#include "clock.h"
 #include "asker.h"
 #include "log.h"
 #include "profile.h"
@@ -21,7 +21,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #define QUESTION_WAIT_MS 2000   /* the server writes its line right after connecting */

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "commands.h"
 #include "cgroups.h"
+#include "clock.h"
 #include "container.h"
 #include "log.h"
 #include "rootless.h"
@@ -364,7 +365,8 @@ run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, 
                            .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v };
   struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true };
   int out = -1, in = -1, r = -1;
-  if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0 && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0)
+  if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0
+      && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0)
     r = ar_container_run (g, &co, status, err);
   restore_fd (out, STDOUT_FILENO);
   restore_fd (in, STDIN_FILENO);

@@ -2,7 +2,7 @@
  * read and write waits in poll() against one deadline per step, so a bus
  * that stalls or closes mid-message ends the step with an error. */
 #include "config.h"
-#include "signals.h"
+#include "clock.h"
 #include "dbus.h"
 #include "util.h"
 
@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 
 #define SYSTEM_BUS "/run/dbus/system_bus_socket"
 #define MAX_AUTH_LINE 512

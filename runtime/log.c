@@ -1,5 +1,5 @@
 #include "config.h"
-#include "rfc3339.h"
+#include "clock.h"
 #include "log.h"
 #include "strio.h"
 #include "util.h"

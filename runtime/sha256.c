@@ -42,7 +42,6 @@ sha256_block (uint32_t h[8], const unsigned char *p)
   h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
 }
 
-
 #if defined(__x86_64__) && defined(__has_include)
 #if __has_include(<sys/platform/x86.h>) && __has_include(<immintrin.h>)
 #define HAVE_SHA_NI 1
@@ -116,7 +115,6 @@ ar_sha256 (const void *data, size_t len, unsigned char out[AR_SHA256_LEN])
   unsigned char tail[128] = { 0 };
   size_t rest = len % 64, tail_len = rest < 56 ? 64 : 128, i;
   uint64_t bits = (uint64_t) len * 8;
-
   block_fn *block = pick_block ();
 
   for (i = 0; i + 64 <= len; i += 64)
@@ -135,4 +133,3 @@ ar_sha256 (const void *data, size_t len, unsigned char out[AR_SHA256_LEN])
       out[4 * i + 3] = (unsigned char) h[i];
     }
 }
-

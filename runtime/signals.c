@@ -1,6 +1,7 @@
 /* Signal forwarding and the foreground wait loop. */
 #include "config.h"
 #include "signals.h"
+#include "clock.h"
 #include "strio.h"
 #include "log.h"
 #include "terminal.h"
@@ -14,7 +15,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 
 static void
 forwardable (sigset_t *set)
@@ -188,14 +188,6 @@ forward (int sfd, pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops)
       if (ops && ops->signalled)
         ops->signalled (ops->data, (int) si.ssi_signo);
     }
-}
-
-long long
-ar_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* poll's timeout for the caller's deadline: -1 for none. */

@@ -27,7 +27,5 @@ struct ar_fg_ops {
  * and relaying stdio <-> pty master when master >= 0. *status: exit code, or
  * 128+N when killed by signal N. ops may be NULL. */
 int ar_foreground_wait (pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops, int *status, ar_error **err);
-/* CLOCK_MONOTONIC in milliseconds. */
-long long ar_now_ms (void);
 
 #endif

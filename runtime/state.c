@@ -1,6 +1,6 @@
 /* State folder, locking and state.json for one container. */
 #include "config.h"
-#include "rfc3339.h"
+#include "clock.h"
 #include "state.h"
 #include "strio.h"
 #include "util.h"

@@ -22,7 +22,7 @@ FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_builddir) -iquote $(top_srcdir)/spec -iquote $(top_srcdir)/netproxy -iquote $(top_srcdir)/runtime \
 	$(YAJL_CFLAGS)
-FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c strio.c rfc3339.c json.c names.c parse.c parse_linux.c \
+FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c strio.c clock.c json.c names.c parse.c parse_linux.c \
 	parse_resources.c free.c validate.c validate_linux.c state.c)
 # Targets of other folders are wired when their sources exist.
 FUZZ_TARGETS = tests/fuzz/fuzz_config \

@@ -1,6 +1,6 @@
-/* RFC 3339 UTC timestamps: see rfc3339.h. */
+/* Clocks and RFC 3339 timestamps: see clock.h. */
 #include "config.h"
-#include "rfc3339.h"
+#include "clock.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -51,4 +51,12 @@ ar_rfc3339_now_buf (int digits, char buf[AR_RFC3339_LEN])
   struct timespec ts;
   clock_gettime (CLOCK_REALTIME, &ts);
   ar_rfc3339 (&ts, digits, buf);
+}
+
+long long
+ar_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
