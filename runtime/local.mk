@@ -20,7 +20,8 @@ libagentrun_a_SOURCES = \
 	runtime/cgroups_apply.c runtime/cgroups_v1.c runtime/cgroups_v2.c runtime/cgroups_ebpf.c \
 	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
 	runtime/dbus.c runtime/dbus.h runtime/dbus_wire.c runtime/dbus_wire.h \
-	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c \
+	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c runtime/places.c runtime/places.h \
+	runtime/budgets.c runtime/budgets.h \
 	runtime/profile.c runtime/profile.h runtime/settings.c runtime/settings.h \
 	runtime/asker.c runtime/asker.h \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \

@@ -40,6 +40,9 @@ static const struct key keys[] = {
   { "pids", AR_SB_PIDS, K_SCALAR, false },
   { "cpus", AR_SB_CPUS, K_SCALAR, false },
   { "unix_sockets", AR_SB_UNIX_SOCKET, K_STRV, true },
+  { "tmp_size", AR_SB_TMP_SIZE, K_SCALAR, false },
+  { "home_size", AR_SB_HOME_SIZE, K_SCALAR, false },
+  { "nofile", AR_SB_NOFILE, K_SCALAR, false },
 };
 
 int
@@ -152,7 +155,7 @@ check_keys (struct ar_jctx *c, yajl_val root)
         known = strcmp (keys[k].name, name) == 0;
       if (!known)
         return ar_jerr_at (c, name, "unknown key (known: workspace, out, ro, rw, mask, allow, no_network, "
-                                    "audit, env, memory, pids, cpus, unix_sockets)");
+                                    "audit, env, memory, pids, cpus, unix_sockets, tmp_size, home_size, nofile)");
       for (size_t j = 0; j < i; j++)
         if (strcmp (root->u.object.keys[j], name) == 0)
           return ar_jerr_at (c, name, "given twice");

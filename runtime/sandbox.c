@@ -3,6 +3,8 @@
  * cmd_sandbox.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
+#include "budgets.h"
+#include "places.h"
 #include "selfexe.h"
 #include "landlock.h"
 #include "log.h"
@@ -37,6 +39,11 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "cpus", 0, true, AR_SB_CPUS },
   { "bundle", 'b', true, AR_SB_BUNDLE },
   { "unix-socket", 0, true, AR_SB_UNIX_SOCKET },
+  { "allow-home", 0, false, AR_SB_ALLOW_HOME },
+  { "allow-system-path", 0, false, AR_SB_ALLOW_SYSTEM_PATH },
+  { "tmp-size", 0, true, AR_SB_TMP_SIZE },
+  { "home-size", 0, true, AR_SB_HOME_SIZE },
+  { "nofile", 0, true, AR_SB_NOFILE },
   { NULL, 0, false, 0 },
 };
 
@@ -57,7 +64,14 @@ const char ar_sandbox_opts_help[] =
   "  -b, --bundle DIR      write the bundle there and exit, without running\n"
   "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
   "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
-  "                        may reach; whoever connects gets what it serves\n";
+  "                        may reach; whoever connects gets what it serves\n"
+  "  --allow-home          let the workspace, --out or a --rw be (or hold) your home\n"
+  "  --allow-system-path   let the workspace, --out or a --rw be a system folder\n"
+  "                        (/etc, /usr, /tmp, /home, ...); /proc, /sys, /dev: never\n"
+  "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
+  "  --home-size SIZE      size of the home tmpfs (same default)\n"
+  "  --nofile N            open files per process (default: 1024, less when --pids\n"
+  "                        times it would pass half of fs.file-max)\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -232,6 +246,17 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       o->has_cpus = true;
       return ar_agent_parse_cpus (arg, &o->cpu_quota, err);
     case AR_SB_UNIX_SOCKET: return add_socket (sb, arg, err);
+    case AR_SB_ALLOW_HOME: sb->allow_home = true; return 0;
+    case AR_SB_ALLOW_SYSTEM_PATH: sb->allow_system_path = true; return 0;
+    case AR_SB_TMP_SIZE: return ar_agent_parse_size_for ("--tmp-size", arg, 1 << 20, &o->tmp_size, err);
+    case AR_SB_HOME_SIZE: return ar_agent_parse_size_for ("--home-size", arg, 1 << 20, &o->home_size, err);
+    case AR_SB_NOFILE:
+      if (ar_opt_uint ("--nofile", arg, 1 << 20, &v, err) < 0)
+        return -1;
+      if (v < 16)
+        return ar_err (err, 0, "--nofile %s: below 16, nothing would start", arg);
+      o->nofile = (long long) v;
+      return 0;
     case AR_SB_BUNDLE:
       free (sb->bundle_out);
       sb->bundle_out = xstrdup (arg);
@@ -497,6 +522,8 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   if (identity (o, err) < 0)
     return -1;
   home_and_user (o);
+  if (ar_places_check (o, sb->allow_home, sb->allow_system_path, err) < 0 || ar_budgets_fill (o, err) < 0)
+    return -1;
   if (!sb->no_terminal && sb->stdin_fd < 0 && isatty (STDIN_FILENO))
     o->terminal = true;
   build_env (sb);

@@ -21,9 +21,10 @@ enum {
   AR_SB_WORKSPACE, AR_SB_OUT, AR_SB_RO, AR_SB_RW, AR_SB_MASK, AR_SB_ALLOW, AR_SB_NO_NETWORK,
   AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
   AR_SB_UNIX_SOCKET,
+  AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 14
+#define AR_SB_N_OPTS 19
 extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
 
@@ -32,6 +33,8 @@ struct ar_sandbox {
   char **env_args; size_t n_env_args;   /* --env as given */
   char *bundle_out;                     /* --bundle DIR */
   bool has_pids;
+  /* read-write binds of the caller's home / of a system folder, on purpose */
+  bool allow_home, allow_system_path;
   /* rootfs symlinks standing for host ones (merged-/usr: /bin -> usr/bin) */
   char **link_name; char **link_target; size_t n_links;
   /* run time */

@@ -3,6 +3,7 @@
  * the runtime applies each one or fails. */
 #include "config.h"
 #include "agent.h"
+#include "generate.h"
 #include "model.h"
 #include "util.h"
 
@@ -15,22 +16,24 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+/* Under every home: keys, tokens and logins of the usual tools, and the
+ * shell and REPL histories (people paste secrets into them). */
 const char *const ar_agent_cred_paths[] = {
-  ".ssh", ".aws", ".gnupg", ".kube", ".config/gcloud", ".azure", ".docker", ".netrc", NULL,
+  ".ssh", ".aws", ".gnupg", ".kube", ".config/gcloud", ".azure", ".docker", ".netrc",
+  ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".npmrc", ".yarnrc.yml", ".pypirc",
+  ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json", ".vault-token",
+  ".config/containers/auth.json", ".local/share/keyrings", ".pgpass",
+  ".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".psql_history", ".mysql_history",
+  NULL,
 };
 
 const char *const ar_agent_sys_masks[] = {
   "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", NULL,
 };
 
-/* Kernel interfaces an agent has no business reading (as in the default profile). */
-static const char *const proc_masks[] = {
-  "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-  "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/proc/interrupts", NULL,
-};
-static const char *const proc_readonly[] = {
-  "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
-};
+/* Kernel interfaces an agent has no business reading: the default
+ * profile's (spec/generate.c, one list for both) and these. */
+static const char *const proc_masks[] = { "/proc/interrupts", NULL };
 
 /* ---- option values ---- */
 
@@ -97,26 +100,32 @@ ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error
 int
 ar_agent_parse_size (const char *arg, int64_t *out, ar_error **err)
 {
+  return ar_agent_parse_size_for ("--memory", arg, 4 * 1024 * 1024, out, err);
+}
+
+int
+ar_agent_parse_size_for (const char *opt, const char *arg, int64_t min, int64_t *out, ar_error **err)
+{
   char *end;
   errno = 0;
   unsigned long long v = strtoull (arg, &end, 10);
   int shift = 0;
   if (errno || end == arg || arg[0] == '-')
-    return ar_err (err, 0, "--memory %s: not a size (e.g. 512m, 2g)", arg);
+    return ar_err (err, 0, "%s %s: not a size (e.g. 512m, 2g)", opt, arg);
   switch (tolower ((unsigned char) *end))
     {
     case 'k': shift = 10; end++; break;
     case 'm': shift = 20; end++; break;
     case 'g': shift = 30; end++; break;
     case '\0': break;
-    default: return ar_err (err, 0, "--memory %s: unknown suffix (k, m or g)", arg);
+    default: return ar_err (err, 0, "%s %s: unknown suffix (k, m or g)", opt, arg);
     }
   if (*end == 'b' || *end == 'B')
     end++;
   if (*end || v == 0 || v > (unsigned long long) (INT64_MAX >> shift))
-    return ar_err (err, 0, "--memory %s: not a size (e.g. 512m, 2g)", arg);
-  if ((v << shift) < 4 * 1024 * 1024)
-    return ar_err (err, 0, "--memory %s: below 4m, nothing would start", arg);
+    return ar_err (err, 0, "%s %s: not a size (e.g. 512m, 2g)", opt, arg);
+  if ((int64_t) (v << shift) < min)
+    return ar_err (err, 0, "%s %s: below %lldk, too small to use", opt, arg, (long long) (min >> 10));
   *out = (int64_t) (v << shift);
   return 0;
 }
@@ -368,8 +377,8 @@ g_process (struct gen *G, const struct ar_agent_opts *o)
     g_strv (G, sets[i], NULL, 0);
   g_close (G, true);
   /* no core files (they would land in the workspace with the agent's memory) */
-  static const struct { const char *type; long long soft, hard; } rl[] = {
-    { "RLIMIT_NOFILE", 4096, 4096 }, { "RLIMIT_CORE", 0, 0 },
+  const struct { const char *type; long long soft, hard; } rl[] = {
+    { "RLIMIT_NOFILE", o->nofile, o->nofile }, { "RLIMIT_CORE", 0, 0 },
   };
   g_str (G, "rlimits");
   g_open (G, false);
@@ -437,9 +446,15 @@ g_user_binds (struct gen *G, const struct ar_agent_opts *o)
 static void
 g_mounts (struct gen *G, const struct ar_agent_opts *o)
 {
-  char uidopt[32], gidopt[32];
+  char uidopt[32], gidopt[32], tmpsz[48], tmpino[48], homesz[48], homeino[48];
   snprintf (uidopt, sizeof uidopt, "uid=%u", (unsigned) o->uid);
   snprintf (gidopt, sizeof gidopt, "gid=%u", (unsigned) o->gid);
+  /* tmpfs pages are not reclaimed under pressure: every tmpfs has a size,
+   * and inodes (kernel memory the size does not count) one per 4 KiB */
+  snprintf (tmpsz, sizeof tmpsz, "size=%lld", (long long) o->tmp_size);
+  snprintf (tmpino, sizeof tmpino, "nr_inodes=%lld", (long long) (o->tmp_size / 4096 + 64));
+  snprintf (homesz, sizeof homesz, "size=%lld", (long long) o->home_size);
+  snprintf (homeino, sizeof homeino, "nr_inodes=%lld", (long long) (o->home_size / 4096 + 64));
   g_str (G, "mounts");
   g_open (G, false);
   for (size_t i = 0; i < o->n_sys_dirs; i++)
@@ -453,9 +468,9 @@ g_mounts (struct gen *G, const struct ar_agent_opts *o)
   g_mount (G, "/dev/shm", "tmpfs", "shm",
            (const char *const[]){ "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL });
   g_mount (G, "/dev/mqueue", "mqueue", "mqueue", (const char *const[]){ "nosuid", "noexec", "nodev", NULL });
-  g_mount (G, "/tmp", "tmpfs", "tmpfs", (const char *const[]){ "nosuid", "nodev", "mode=1777", NULL });
+  g_mount (G, "/tmp", "tmpfs", "tmpfs", (const char *const[]){ "nosuid", "nodev", "mode=1777", tmpsz, tmpino, NULL });
   g_mount (G, o->home, "tmpfs", "tmpfs",
-           (const char *const[]){ "nosuid", "nodev", "mode=700", uidopt, gidopt, NULL });
+           (const char *const[]){ "nosuid", "nodev", "mode=700", homesz, homeino, uidopt, gidopt, NULL });
   cleanup_free char *hosts = xasprintf ("%s/hosts", o->bundle);
   cleanup_free char *resolv = xasprintf ("%s/resolv.conf", o->bundle);
   g_bind (G, "/etc/hosts", hosts, false);
@@ -510,6 +525,8 @@ g_masks (struct gen *G, const struct ar_agent_opts *o)
 {
   g_str (G, "maskedPaths");
   g_open (G, false);
+  for (size_t i = 0; ar_default_masked_paths[i]; i++)
+    g_str (G, ar_default_masked_paths[i]);
   for (size_t i = 0; proc_masks[i]; i++)
     g_str (G, proc_masks[i]);
   for (size_t i = 0; ar_agent_sys_masks[i]; i++)
@@ -526,9 +543,9 @@ g_masks (struct gen *G, const struct ar_agent_opts *o)
     g_str (G, o->masks[i]);
   g_close (G, false);
   size_t n = 0;
-  while (proc_readonly[n])
+  while (ar_default_readonly_paths[n])
     n++;
-  g_strv (G, "readonlyPaths", proc_readonly, n);
+  g_strv (G, "readonlyPaths", ar_default_readonly_paths, n);
 }
 
 static void
@@ -541,6 +558,10 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
       g_str (G, "memory");
       g_open (G, true);
       g_kint (G, "limit", o->memory);
+      /* cgroup v1 counts TCP buffers apart from the limit above, and only
+       * once a limit of their own is set */
+      if (o->kernel_tcp)
+        g_kint (G, "kernelTCP", o->memory);
       g_close (G, true);
     }
   if (!o->pids_rlimit)
@@ -558,6 +579,39 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
       g_kint (G, "period", AR_AGENT_CPU_PERIOD);
       g_close (G, true);
     }
+  g_close (G, true);
+}
+
+/* Written by the container's init in the sandbox's own namespaces. The
+ * user.* budgets are its user namespace's (ucounts: each is counted at every
+ * level up to the host's, so these cap the sandbox's part of its user's);
+ * namespaces of its own it may not make anyway (seccomp). Not the mount
+ * namespaces: the runtime's detached mounts (masks, after this) take one each. The TCP buffer
+ * sizes are its network namespace's: its sockets are loopback ones, whose
+ * buffers still count against the host-wide tcp_mem. */
+static void
+g_sysctl (struct gen *G, const struct ar_agent_opts *o)
+{
+  static const char *const no_ns[] = { "cgroup", "ipc", "net", "pid", "time", "user", "uts" };
+  char v[32];
+  g_str (G, "sysctl");
+  g_open (G, true);
+  for (size_t i = 0; i < ARRAY_SIZE (no_ns); i++)
+    {
+      cleanup_free char *k = xasprintf ("user.max_%s_namespaces", no_ns[i]);
+      g_kstr (G, k, "0");
+    }
+  const struct { const char *key; long long v; } budgets[] = {
+    { "user.max_inotify_instances", o->inotify_instances }, { "user.max_inotify_watches", o->inotify_watches },
+    { "user.max_fanotify_groups", o->fanotify_groups }, { "user.max_fanotify_marks", o->fanotify_marks },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (budgets); i++)
+    {
+      snprintf (v, sizeof v, "%lld", budgets[i].v);
+      g_kstr (G, budgets[i].key, v);
+    }
+  g_kstr (G, "net.ipv4.tcp_rmem", AR_AGENT_TCP_RMEM);
+  g_kstr (G, "net.ipv4.tcp_wmem", AR_AGENT_TCP_WMEM);
   g_close (G, true);
 }
 
@@ -592,6 +646,7 @@ g_linux (struct gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
     }
   g_close (G, false);
   g_resources (G, o);
+  g_sysctl (G, o);
   g_masks (G, o);
   g_kstr (G, "rootfsPropagation", "private");
   g_str (G, "seccomp");
@@ -710,6 +765,9 @@ check_opts (const struct ar_agent_opts *o, ar_error **err)
     return ar_err (err, 0, "agent profile: refusing to run the agent as uid or gid 0");
   if (o->pids <= 0)
     return ar_err (err, 0, "agent profile: --pids must be positive");
+  if (o->tmp_size <= 0 || o->home_size <= 0 || o->nofile <= 0 || o->inotify_instances <= 0
+      || o->inotify_watches <= 0 || o->fanotify_groups <= 0 || o->fanotify_marks <= 0)
+    return ar_err (err, 0, "agent profile: a tmpfs size, the open-file limit or a user budget is not set");
   if (!o->no_network && (o->n_allow > 0 || o->ask_socket) && (!o->netproxy || !o->relay_dir))
     return ar_err (err, 0, "agent profile: --allow needs agentrun-netproxy and a relay folder");
   if (!o->seccomp_json)

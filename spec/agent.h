@@ -18,6 +18,10 @@
 #define AR_AGENT_DNS_ADDR "127.0.0.53"
 #define AR_AGENT_MAX_ENDPOINTS 250    /* 127.77.0.2 .. 127.77.0.251 */
 #define AR_AGENT_CPU_PERIOD 100000    /* microseconds */
+/* TCP buffers of the sandbox's network namespace: min, default, max bytes
+ * (the kernel's defaults but a 1 MiB max; its sockets are loopback ones) */
+#define AR_AGENT_TCP_RMEM "4096 131072 1048576"
+#define AR_AGENT_TCP_WMEM "4096 16384 1048576"
 
 /* One --allow NAME[:PORT][=UPSTREAM_HOST:PORT]. */
 struct ar_agent_endpoint {
@@ -64,6 +68,12 @@ struct ar_agent_opts {
   int64_t pids;                                 /* > 0 */
   bool pids_rlimit;                             /* rootless without a cgroup: pids as RLIMIT_NPROC */
   bool has_cpus; int64_t cpu_quota;             /* microseconds per AR_AGENT_CPU_PERIOD */
+  int64_t tmp_size, home_size;                  /* bytes of the /tmp and home tmpfs, > 0 */
+  long long nofile;                             /* RLIMIT_NOFILE, soft and hard, > 0 */
+  /* the sandbox's user namespace's own budgets (user.max_inotify_*,
+   * user.max_fanotify_*), each a part of its user's on the host: > 0 */
+  long long inotify_instances, inotify_watches, fanotify_groups, fanotify_marks;
+  bool kernel_tcp;                              /* cgroup v1: TCP buffers capped at the memory size too */
   /* the agent seccomp profile, a JSON object (text of contrib/seccomp/agent.json) */
   char *seccomp_json; size_t seccomp_len;
   /* extra read-only file binds (host path -> container path), for `agentrun check` */
@@ -80,6 +90,8 @@ struct ar_agent_opts {
 int ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error **err);
 /* "512m", "2G", "1048576" -> bytes. */
 int ar_agent_parse_size (const char *arg, int64_t *out, ar_error **err);
+/* The same for option opt, refusing sizes below min bytes. */
+int ar_agent_parse_size_for (const char *opt, const char *arg, int64_t min, int64_t *out, ar_error **err);
 /* "1.5" -> quota in microseconds per AR_AGENT_CPU_PERIOD. */
 int ar_agent_parse_cpus (const char *arg, int64_t *quota, ar_error **err);
 /* Give each endpoint its loopback address (127.77.0.2, .3, ... by order; the

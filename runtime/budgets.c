@@ -1,0 +1,94 @@
+/* See budgets.h. Why each: tmpfs pages are neither swapped here nor freed
+ * by the OOM killer, so an unbounded /tmp is the host's RAM; fs.file-max is
+ * one table for the whole host, and --pids processes times RLIMIT_NOFILE
+ * must stay well inside it; inotify and fanotify counts are charged to the
+ * user who made the user namespace (root through sudo), so a sandbox could
+ * otherwise take all of them from that user's editors and services. */
+#include "config.h"
+#include "budgets.h"
+#include "cgroups_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+static long long
+read_ll (const char *path, long long fallback)
+{
+  char buf[32] = "";
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read (fd, buf, sizeof buf - 1) <= 0)
+    return fallback;
+  long long v = strtoll (buf, NULL, 10);
+  return v > 0 ? v : fallback;
+}
+
+static int64_t
+tmpfs_default (void)
+{
+  struct sysinfo si;
+  if (sysinfo (&si) < 0)
+    return AR_BUDGET_TMPFS_MAX / 4;
+  int64_t ram = (int64_t) si.totalram * si.mem_unit;
+  return ram / 8 < AR_BUDGET_TMPFS_MAX ? ram / 8 : AR_BUDGET_TMPFS_MAX;
+}
+
+/* Half of the file table for the sandbox at most, whatever --pids says;
+ * 1024 by default (the usual soft limit), never above the caller's hard
+ * limit (raising it needs CAP_SYS_RESOURCE on the host). */
+static int
+fill_nofile (struct ar_agent_opts *o, ar_error **err)
+{
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
+    return ar_err (err, errno, "getrlimit RLIMIT_NOFILE");
+  long long hard = rl.rlim_max == RLIM_INFINITY ? 1 << 20 : (long long) rl.rlim_max;
+  if (o->nofile > 0)
+    return o->nofile > hard ? ar_err (err, 0, "--nofile %lld: above this caller's hard limit (%lld)", o->nofile, hard)
+                            : 0;
+  long long share = read_ll ("/proc/sys/fs/file-max", 1 << 20) / 2 / (o->pids > 0 ? o->pids : 1);
+  long long v = share < 1024 ? share : 1024;
+  v = v < 64 ? 64 : v;
+  o->nofile = v < hard ? v : hard;
+  return 0;
+}
+
+/* The host level's count (this caller's user namespace), a part of it. */
+static long long
+part_of (const char *key, long long div)
+{
+  cleanup_free char *p = xasprintf ("/proc/sys/user/%s", key);
+  long long v = read_ll (p, 128) / div;
+  return v > 0 ? v : 1;
+}
+
+static void
+fill_kernel_tcp (struct ar_agent_opts *o)
+{
+  const struct ar_cg_layout *l = o->has_memory ? ar_cg_layout_get (NULL) : NULL;
+  const char *mnt = l ? ar_cg_v1_mount (l, "memory") : NULL;
+  cleanup_free char *f = mnt ? xasprintf ("%s/memory.kmem.tcp.limit_in_bytes", mnt) : NULL;
+  o->kernel_tcp = f && access (f, F_OK) == 0;
+}
+
+int
+ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
+{
+  if (o->tmp_size <= 0)
+    o->tmp_size = tmpfs_default ();
+  if (o->home_size <= 0)
+    o->home_size = tmpfs_default ();
+  if (fill_nofile (o, err) < 0)
+    return -1;
+  o->inotify_instances = part_of ("max_inotify_instances", 2);
+  o->inotify_watches = part_of ("max_inotify_watches", 4);
+  o->fanotify_groups = part_of ("max_fanotify_groups", 2);
+  o->fanotify_marks = part_of ("max_fanotify_marks", 4);
+  fill_kernel_tcp (o);
+  return 0;
+}

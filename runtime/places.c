@@ -1,0 +1,74 @@
+/* See places.h. A bind of /proc shows the host's processes and their
+ * command lines, /sys and /dev its devices; a read-write /etc or /usr is
+ * the host; a read-write home lets the agent plant shell startup files that
+ * the person's next shell runs, and reach what no mask names. */
+#include "config.h"
+#include "places.h"
+#include "util.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Never bound in, nor anything below them: the sandbox has its own. */
+static const char *const kernel_fs[] = { "/proc", "/sys", "/dev", NULL };
+
+/* Not read-write without --allow-system-path (these folders themselves). */
+static const char *const system_dirs[] = {
+  "/", "/bin", "/boot", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt",
+  "/root", "/run", "/sbin", "/srv", "/tmp", "/usr", "/usr/local", "/var", "/var/lib", "/var/tmp", NULL,
+};
+
+/* dir is p or a folder above it */
+static bool
+covers (const char *dir, const char *p)
+{
+  size_t n = strlen (dir);
+  if (n == 1 && dir[0] == '/')
+    return true;
+  return strncmp (dir, p, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+static const char *
+opt_name (const struct ar_agent_bind *b)
+{
+  return b->socket ? "--unix-socket" : b->writable ? "--rw" : "--ro";
+}
+
+static int
+check_one (const struct ar_agent_opts *o, const char *opt, const char *path, bool writable, bool allow_home,
+           bool allow_system, ar_error **err)
+{
+  for (size_t i = 0; kernel_fs[i]; i++)
+    if (covers (kernel_fs[i], path))
+      return ar_err (err, 0, "%s %s: %s is the host kernel's view (processes, devices): never bound into the sandbox",
+                     opt, path, kernel_fs[i]);
+  if (!writable)
+    return 0;
+  for (size_t i = 0; system_dirs[i] && !allow_system; i++)
+    if (strcmp (system_dirs[i], path) == 0)
+      return ar_err (err, 0, "%s %s: a system folder of the host, writable by the agent; give --allow-system-path "
+                     "to bind it read-write anyway", opt, path);
+  for (size_t h = 0; h < o->n_cred_homes && !allow_home; h++)
+    {
+      char real[PATH_MAX];
+      const char *home = realpath (o->cred_homes[h], real) ? real : o->cred_homes[h];
+      if (covers (path, home))
+        return ar_err (err, 0, "%s %s: holds the home folder %s, whose shell startup files and credentials the "
+                       "agent could change or read; give --allow-home to bind it read-write anyway", opt, path, home);
+    }
+  return 0;
+}
+
+int
+ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_system, ar_error **err)
+{
+  if (check_one (o, "--workspace", o->workspace, true, allow_home, allow_system, err) < 0
+      || (o->out && check_one (o, "--out", o->out, true, allow_home, allow_system, err) < 0))
+    return -1;
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (check_one (o, opt_name (&o->binds[i]), o->binds[i].path, o->binds[i].writable, allow_home, allow_system,
+                   err) < 0)
+      return -1;
+  return 0;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# agentrun sandbox: which host folders may be bound, and the credentials
+# hidden under every home. /proc, /sys and /dev are never bound; system
+# folders and the caller's home are read-write only with --allow-system-path
+# and --allow-home. Run as root, the agent runs as nobody (65534).
+# Everything lives under $BATS_TEST_TMPDIR, with a fake home.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox "$@"; }
+
+# Files a person's tools keep logins, tokens and histories in.
+CRED_FILES=(.git-credentials .config/git/credentials .config/gh/hosts.yml .config/hub .npmrc .pypirc
+  .cargo/credentials .cargo/credentials.toml .terraform.d/credentials.tfrc.json .vault-token
+  .docker/config.json .config/containers/auth.json .local/share/keyrings/login.keyring .pgpass
+  .bash_history .zsh_history .python_history)
+
+plant_creds() {
+  local f
+  for f in "${CRED_FILES[@]}"; do
+    mkdir -p "$FHOME/$(dirname "$f")"
+    echo "SECRET-$f" >"$FHOME/$f"
+  done
+  echo visible >"$FHOME/notes.txt"
+  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME"
+}
+
+# What the agent can read of them, one line per file that gave anything.
+READ_CREDS='for f in '"${CRED_FILES[*]}"'; do cat "$HOME/$f" 2>/dev/null; done; cat "$HOME/notes.txt"'
+
+@test "places: credentials and histories are hidden under a --ro home" {
+  plant_creds
+  run sb --workspace "$WS" --ro "$FHOME" -- sh -c "$READ_CREDS"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx visible
+  ! echo "$output" | grep -q SECRET
+}
+
+@test "places: the home as the workspace is refused, unless --allow-home; credentials stay hidden then" {
+  plant_creds
+  # run from the home, as a person would, or naming it, or a folder holding it
+  run sh -c "cd '$FHOME' && exec env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- true"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--workspace $FHOME: holds the home folder $FHOME"*"--allow-home"* ]]
+  run sb --workspace "$T" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--workspace $T: holds the home folder $FHOME"* ]]
+  run sb --workspace "$WS" --rw "$FHOME" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--rw $FHOME"*"--allow-home"* ]]
+  run sb --workspace "$WS" --out "$FHOME" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--out $FHOME"* ]]
+  [ -z "$(ls "$ROOT" 2>/dev/null)" ]
+  # on purpose: the home is the workspace, and the masks still hold
+  run sb --workspace "$FHOME" --allow-home -- sh -c "$READ_CREDS; echo made >\$HOME/made"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx visible
+  ! echo "$output" | grep -q SECRET
+  [ "$(cat "$FHOME/made")" = made ]
+  # and read-only it needs nothing
+  run sb --workspace "$WS" --ro "$FHOME" -- true
+  [ "$status" -eq 0 ]
+}
+
+@test "places: /proc, /sys and /dev and what is below them are never bound" {
+  local opt p
+  for p in /proc /proc/1 /proc/self/fd /sys /sys/kernel /dev /dev/shm; do
+    for opt in --ro --rw --workspace --out; do
+      run sb --allow-system-path --allow-home --workspace "$WS" "$opt" "$p" -- true
+      [ "$status" -eq 125 ]
+      [[ "$output" == *"never bound into the sandbox"* ]] || { echo "$opt $p: $output"; false; }
+    done
+  done
+  [ -z "$(ls "$ROOT" 2>/dev/null)" ]
+}
+
+@test "places: system folders are not read-write without --allow-system-path; read-only they are fine" {
+  local opt p
+  for p in /etc /usr /var /tmp /home /run /root /boot /opt /var/tmp; do
+    [ -d "$p" ] || continue
+    for opt in --workspace --out --rw; do
+      run sb --workspace "$WS" "$opt" "$p" -- true
+      [ "$status" -eq 125 ]
+      [[ "$output" == *"$opt $p: a system folder of the host"*"--allow-system-path"* ]] || { echo "$output"; false; }
+    done
+  done
+  run sb --workspace "$WS" --ro /var --ro /home -- true
+  [ "$status" -eq 0 ]
+  # a folder of one's own is the person's choice, and the flag says it on purpose
+  mkdir "$T/cache"
+  run sb --workspace "$WS" --rw "$T/cache" -- true
+  [ "$status" -eq 0 ]
+  run sb --allow-system-path --workspace /var -- pwd
+  [ "$status" -eq 0 ]
+  [ "$output" = /var ]
+}
+
+@test "places: the agent bundle masks what the default bundle masks, and makes the same read-only" {
+  (cd "$WS" && env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/agent" -- true)
+  (mkdir -p "$T/plain" && cd "$T/plain" && "$AGENTRUN" spec)
+  run jq -n --slurpfile a "$T/agent/config.json" --slurpfile p "$T/plain/config.json" \
+    '($p[0].linux.maskedPaths - $a[0].linux.maskedPaths), ($p[0].linux.readonlyPaths - $a[0].linux.readonlyPaths)'
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c .)" = "$(printf '[]\n[]')" ]
+  jq -e --arg h "$FHOME/.git-credentials" '.linux.maskedPaths | index($h)' "$T/agent/config.json"
+}
