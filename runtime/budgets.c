@@ -58,13 +58,14 @@ fill_nofile (struct ar_agent_opts *o, ar_error **err)
   return 0;
 }
 
-/* The host level's count (this caller's user namespace), a part of it. */
+/* The host level's count (this caller's user namespace), a part of it;
+ * 0 when this kernel has no such count. */
 static long long
 part_of (const char *key, long long div)
 {
   cleanup_free char *p = xasprintf ("/proc/sys/user/%s", key);
-  long long v = read_ll (p, 128) / div;
-  return v > 0 ? v : 1;
+  long long v = read_ll (p, 0) / div;
+  return v > 0 ? v : access (p, F_OK) == 0 ? 1 : 0;
 }
 
 static void
@@ -87,6 +88,8 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
     return -1;
   o->inotify_instances = part_of ("max_inotify_instances", 2);
   o->inotify_watches = part_of ("max_inotify_watches", 4);
+  if (o->inotify_instances <= 0 || o->inotify_watches <= 0)
+    return ar_err (err, ENOENT, "budget step: /proc/sys/user/max_inotify_instances and max_inotify_watches");
   o->fanotify_groups = part_of ("max_fanotify_groups", 2);
   o->fanotify_marks = part_of ("max_fanotify_marks", 4);
   fill_kernel_tcp (o);

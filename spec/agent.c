@@ -607,6 +607,8 @@ g_sysctl (struct gen *G, const struct ar_agent_opts *o)
   };
   for (size_t i = 0; i < ARRAY_SIZE (budgets); i++)
     {
+      if (budgets[i].v <= 0)   /* a kernel without that count (fanotify's came in 5.13) */
+        continue;
       snprintf (v, sizeof v, "%lld", budgets[i].v);
       g_kstr (G, budgets[i].key, v);
     }
@@ -766,7 +768,7 @@ check_opts (const struct ar_agent_opts *o, ar_error **err)
   if (o->pids <= 0)
     return ar_err (err, 0, "agent profile: --pids must be positive");
   if (o->tmp_size <= 0 || o->home_size <= 0 || o->nofile <= 0 || o->inotify_instances <= 0
-      || o->inotify_watches <= 0 || o->fanotify_groups <= 0 || o->fanotify_marks <= 0)
+      || o->inotify_watches <= 0)
     return ar_err (err, 0, "agent profile: a tmpfs size, the open-file limit or a user budget is not set");
   if (!o->no_network && (o->n_allow > 0 || o->ask_socket) && (!o->netproxy || !o->relay_dir))
     return ar_err (err, 0, "agent profile: --allow needs agentrun-netproxy and a relay folder");

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# agentrun sandbox: the host's shared budgets a sandbox cannot exhaust:
+# tmpfs memory, TCP buffers of its loopback sockets, the file table, its
+# user's inotify instances. Run as root, the agent runs as nobody (65534),
+# in a user namespace root made (so root's per-user counts are the ones
+# charged). Everything lives under $BATS_TEST_TMPDIR, with a fake home.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+@test "budgets: /tmp and the home are tmpfs of a bounded size, refused beyond it; options and profile keys set it" {
+  local ram=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024 )) want
+  want=$(( ram / 8 < 1073741824 ? ram / 8 : 1073741824 ))
+  run sb -- df -B1 --output=size /tmp "$FHOME"
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 3 ]
+  local s
+  for s in "${lines[1]}" "${lines[2]}"; do
+    s=$(echo $s)
+    [ "$s" -le 1073741824 ] && [ "$s" -ge $(( want - 4096 )) ] && [ "$s" -le $(( want + 4096 )) ]
+  done
+  # a write beyond the size fails, and only the size was taken
+  run sb --tmp-size 8m --home-size 4m -- sh -c '
+    dd if=/dev/zero of=/tmp/fill bs=1M count=16 2>&1 | grep -o "No space left on device" | head -1
+    echo "tmp=$(stat -c %s /tmp/fill)"
+    dd if=/dev/zero of="$HOME/fill" bs=1M count=16 2>&1 | grep -o "No space left on device" | head -1
+    echo "home=$(stat -c %s "$HOME/fill")"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | grep -c "No space left on device")" -eq 2 ]
+  [ "$(echo "$output" | sed -n 's/^tmp=//p')" -le $((8 << 20)) ]
+  [ "$(echo "$output" | sed -n 's/^home=//p')" -le $((4 << 20)) ]
+  echo '{ "tmp_size": "16m", "home_size": 8388608 }' >"$T/p.json"
+  run sb --profile "$T/p.json" -- df -B1 --output=size /tmp "$FHOME"
+  [ "$status" -eq 0 ]
+  [ "$(echo ${lines[1]})" -eq $((16 << 20)) ]
+  [ "$(echo ${lines[2]})" -eq $((8 << 20)) ]
+  run sb --tmp-size 0 -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--tmp-size 0"* ]]
+}
+
+@test "budgets: open files per process: --pids times RLIMIT_NOFILE stays within half of fs.file-max" {
+  local fmax=$(cat /proc/sys/fs/file-max) n
+  run sb -- sh -c 'ulimit -Sn; ulimit -Hn'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "${lines[1]}" ]
+  n=${lines[0]}
+  [ "$n" -le 1024 ] && [ "$n" -ge 64 ]
+  [ "$n" -le 64 ] || [ $(( n * 4096 )) -le $(( fmax / 2 )) ]
+  run sb --pids 64 -- sh -c 'ulimit -Hn'
+  [ "$status" -eq 0 ]
+  [ "$output" -eq $(( fmax / 2 / 64 < 1024 ? fmax / 2 / 64 : 1024 )) ]
+  run sb --nofile 300 -- sh -c 'ulimit -Hn'
+  [ "$output" = 300 ]
+  local hard=$(ulimit -Hn)
+  if [ "$hard" != unlimited ]; then
+    run sb --nofile $(( hard + 1 )) -- true
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"--nofile $(( hard + 1 )): above this caller's hard limit"* ]]
+  fi
+}
+
+# inotify instances are charged to the user that made the user namespace:
+# root here. The sandbox takes all it can and holds them; root must still
+# be able to make one.
+@test "budgets: a sandbox cannot take all of its user's inotify instances" {
+  local host_max=$(cat /proc/sys/user/max_inotify_instances)
+  cat >"$WS/take.py" <<'EOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fds = []
+while True:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    fds.append(fd)
+err = ctypes.get_errno()
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d %s %s\n" % (len(fds), open("/proc/sys/user/max_inotify_instances").read().strip(), os.strerror(err)))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(60)
+EOF
+  chown "$AGENT_UID" "$WS/take.py"
+  sb -- python3 "$WS/take.py" "$WS/took" &
+  track_pid $!
+  wait_for test -e "$WS/took"
+  read -r took inside why <"$WS/took"
+  echo "took $took ($why), inside limit $inside, host $host_max"
+  [ "$inside" -eq $(( host_max / 2 )) ]
+  [ "$took" -le "$inside" ]
+  # while the sandbox holds them, its user still gets one
+  python3 -c 'import ctypes, sys; fd = ctypes.CDLL(None).inotify_init1(0); sys.exit(0 if fd >= 0 else 1)'
+}
+
+# Loopback sockets of the sandbox's own network namespace still count
+# against the host-wide tcp_mem: each is capped by the namespace's
+# tcp_rmem/tcp_wmem.
+@test "budgets: TCP buffers of full loopback pairs are capped in the sandbox's network namespace" {
+  cat >"$WS/fill.py" <<'EOF'
+import fcntl, socket, struct, termios, time
+print(open("/proc/sys/net/ipv4/tcp_rmem").read().split()[2], open("/proc/sys/net/ipv4/tcp_wmem").read().split()[2])
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(16)
+pairs = []
+for _ in range(4):
+    c = socket.create_connection(ls.getsockname()); s, _ = ls.accept()
+    c.setblocking(False); pairs.append((c, s))
+chunk = b"x" * 65536
+for _ in range(20):            # the receiver's window grows as it fills: push until nothing moves
+    moved = 0
+    for c, _ in pairs:
+        try:
+            while True:
+                moved += c.send(chunk)
+        except BlockingIOError:
+            pass
+    if not moved:
+        break
+    time.sleep(0.05)
+q = lambda sk, req: struct.unpack("i", fcntl.ioctl(sk.fileno(), req, b"\0" * 4))[0]
+print(max(q(c, termios.TIOCOUTQ) + q(s, termios.FIONREAD) for c, s in pairs))
+EOF
+  chown "$AGENT_UID" "$WS/fill.py"
+  # an endpoint, so that the sandbox's loopback is up
+  run sb --allow "a.test:443=127.0.0.1:9" -- python3 "$WS/fill.py"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "1048576 1048576" ]
+  # queued in one pair: at most about the two 1 MiB caps (32 MiB + 4 MiB by the host's defaults)
+  [ "${lines[1]}" -le $(( 3 << 20 )) ]
+}
+
+@test "budgets: --memory caps TCP buffers too where cgroup v1 counts them apart" {
+  run sb --memory 256m --bundle "$T/b" -- true
+  [ "$status" -eq 0 ]
+  local mnt tcp
+  mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+  tcp=$(jq '.linux.resources.memory.kernelTCP' "$T/b/config.json")
+  if [ -n "$mnt" ] && [ -e "$mnt/memory.kmem.tcp.limit_in_bytes" ]; then
+    [ "$tcp" = 268435456 ]
+  else
+    [ "$tcp" = null ]
+    skip "no cgroup v1 memory controller with memory.kmem.tcp here"
+  fi
+  # and the runtime sets it on the sandbox's cgroup
+  local nap="30.$RANDOM" child
+  sb --memory 64m -- sleep "$nap" &
+  track_pid $!
+  wait_for pgrep -xf "sleep $nap"
+  child=$(pgrep -xf "sleep $nap")
+  local cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' /proc/$child/cgroup)
+  [ "$(cat "$mnt$cg/memory.kmem.tcp.limit_in_bytes")" = $((64 << 20)) ]
+}
