@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,6 +32,11 @@
 
 #define PEEK_TIMEOUT_MS 10000
 #define ACCEPT_PAUSE_MS 100
+/* A connection holds up to 7 fds (client, upstream, handoff channel, two
+ * splice pipes); by default the cap leaves room for the listeners. */
+#define FDS_PER_CONN 7
+#define FDS_SPARE 64
+#define MIN_MAX_CONNS 16
 
 enum rc_state { RC_HANDOFF, RC_PREAMBLE, RC_PEEK, RC_RESOLVING, RC_CONNECTING, RC_SPLICE };
 
@@ -76,6 +82,7 @@ struct relay {
   int grace_s;
   const char *dir;
   size_t nconns;
+  size_t max_conns;            /* open connections at most (0: no cap); then refused */
   struct rconn *pending;       /* every open connection (see expire) */
   uint64_t stop_deadline, resume_at;
   uint64_t connect_ms, idle_ms;
@@ -441,6 +448,16 @@ conn_new (struct listener *L, int fd)
 static void
 begin (struct rconn *c)
 {
+  /* Past the cap a connection is refused, not left waiting: the agent
+   * holding connections open must not run the relay out of fds, which
+   * would stall every other connection too. */
+  if (c->R->max_conns && c->R->nconns > c->R->max_conns)
+    {
+      char n[32];
+      snprintf (n, sizeof n, "%zu", c->R->max_conns);
+      fail (c, "conn-limit", "more than %s connections open", n);
+      return;
+    }
   c->sp.io[0].cb = on_client_early;
   if (ev_add (&c->R->loop, &c->sp.io[0], EPOLLIN | EPOLLRDHUP | EPOLLET) < 0)
     {
@@ -733,8 +750,10 @@ usage (FILE *f)
            "  --connect-timeout SECONDS\n"
            "                   for resolving and connecting to the upstream (10)\n"
            "  --idle-timeout SECONDS\n"
-           "                   cut a connection that moved no byte for so long (0: never)\n",
-           prog);
+           "                   cut a connection that moved no byte for so long (0: never)\n"
+           "  --max-conns N    open connections at most, more are refused (0: no cap;\n"
+           "                   default: what the fd limit holds, (RLIMIT_NOFILE - %d) / %d)\n",
+           prog, FDS_SPARE, FDS_PER_CONN);
 }
 
 static int
@@ -748,11 +767,13 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
     { "container", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
     { "connect-timeout", required_argument, NULL, 'T' },
     { "idle-timeout", required_argument, NULL, 'I' },
+    { "max-conns", required_argument, NULL, 'M' },
     { NULL, 0, NULL, 0 },
   };
   int o;
   R->grace_s = 5;
   R->connect_ms = 10000;
+  R->max_conns = SIZE_MAX;   /* not given: default_max_conns */
   R->next_scan = UINT64_MAX;
   while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
     switch (o)
@@ -778,6 +799,16 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
         if (np_parse_seconds (optarg, &R->idle_ms) < 0)
           return ar_err (err, 0, "--idle-timeout: expected seconds (0-86400), got '%s'", optarg);
         break;
+      case 'M':
+        {
+          char *end;
+          errno = 0;
+          unsigned long v = strtoul (optarg, &end, 10);
+          if (errno || end == optarg || *end || optarg[0] == '-' || v > 1000000)
+            return ar_err (err, 0, "--max-conns: expected a number of connections (0-1000000), got '%s'", optarg);
+          R->max_conns = v;
+          break;
+        }
       case 'h': usage (stdout); exit (0);
       default: usage (stderr); exit (2);
       }
@@ -790,12 +821,25 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
   return 0;
 }
 
+/* After ev_raise_nofile: as many connections as the fd limit holds. */
+static size_t
+default_max_conns (void)
+{
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+    return 4096;
+  size_t n = rl.rlim_cur > FDS_SPARE ? (size_t) (rl.rlim_cur - FDS_SPARE) / FDS_PER_CONN : 0;
+  return n < MIN_MAX_CONNS ? MIN_MAX_CONNS : n;
+}
+
 static int
 setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
 {
   uid_t uid;
   gid_t gid;
   invoking_user (&uid, &gid);
+  if (R->max_conns == SIZE_MAX)
+    R->max_conns = default_max_conns ();
   if (audit_open (&R->audit, audit, "relay", cid, err) < 0 || ev_init (&R->loop, err) < 0
       || resolver_init (&R->res, &R->loop, resolved, err) < 0)
     return -1;
@@ -847,7 +891,11 @@ main (int argc, char **argv)
       close_listeners (&R);
       return 1;
     }
-  fprintf (stderr, "%s: listening on %zu socket(s) in %s\n", prog, R.nL, R.dir);
+  if (R.max_conns)
+    fprintf (stderr, "%s: listening on %zu socket(s) in %s, at most %zu connections\n", prog, R.nL, R.dir,
+             R.max_conns);
+  else
+    fprintf (stderr, "%s: listening on %zu socket(s) in %s\n", prog, R.nL, R.dir);
   for (;;)
     {
       int timeout = expire (&R);

@@ -177,7 +177,7 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
   if (!relay)
     return ar_err_prefix (err, "network step");
   size_t n = 0;
-  char **argv = xmalloc0 ((o->n_allow * 2 + 12) * sizeof *argv);
+  char **argv = xmalloc0 ((o->n_allow * 2 + 16) * sizeof *argv);
   argv[n++] = xstrdup ("agentrun-relay");
   argv[n++] = xstrdup ("--dir");
   argv[n++] = xstrdup (relay_dir);
@@ -185,6 +185,11 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
   argv[n++] = xstrdup (sb->id);
   argv[n++] = xstrdup ("--grace");   /* the container is gone when we stop it */
   argv[n++] = xstrdup ("1");
+  /* held connections must not run the relay out of fds */
+  argv[n++] = xstrdup ("--max-conns");
+  argv[n++] = xasprintf ("%llu", sb->net_max_conns);
+  argv[n++] = xstrdup ("--idle-timeout");
+  argv[n++] = xasprintf ("%llu", sb->net_idle_timeout);
   if (o->audit)
     {
       argv[n++] = xstrdup ("--audit");

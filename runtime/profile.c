@@ -43,6 +43,8 @@ static const struct key keys[] = {
   { "tmp_size", AR_SB_TMP_SIZE, K_SCALAR, false },
   { "home_size", AR_SB_HOME_SIZE, K_SCALAR, false },
   { "nofile", AR_SB_NOFILE, K_SCALAR, false },
+  { "net_max_conns", AR_SB_NET_MAX_CONNS, K_SCALAR, false },
+  { "net_idle_timeout", AR_SB_NET_IDLE_TIMEOUT, K_SCALAR, false },
 };
 
 int
@@ -155,7 +157,8 @@ check_keys (struct ar_jctx *c, yajl_val root)
         known = strcmp (keys[k].name, name) == 0;
       if (!known)
         return ar_jerr_at (c, name, "unknown key (known: workspace, out, ro, rw, mask, allow, no_network, "
-                                    "audit, env, memory, pids, cpus, unix_sockets, tmp_size, home_size, nofile)");
+                                    "audit, env, memory, pids, cpus, unix_sockets, tmp_size, home_size, nofile, "
+                                    "net_max_conns, net_idle_timeout)");
       for (size_t j = 0; j < i; j++)
         if (strcmp (root->u.object.keys[j], name) == 0)
           return ar_jerr_at (c, name, "given twice");

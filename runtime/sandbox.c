@@ -44,6 +44,8 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "tmp-size", 0, true, AR_SB_TMP_SIZE },
   { "home-size", 0, true, AR_SB_HOME_SIZE },
   { "nofile", 0, true, AR_SB_NOFILE },
+  { "net-max-conns", 0, true, AR_SB_NET_MAX_CONNS },
+  { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
   { NULL, 0, false, 0 },
 };
 
@@ -71,7 +73,10 @@ const char ar_sandbox_opts_help[] =
   "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
   "  --home-size SIZE      size of the home tmpfs (same default)\n"
   "  --nofile N            open files per process (default: 1024, less when --pids\n"
-  "                        times it would pass half of fs.file-max)\n";
+  "                        times it would pass half of fs.file-max)\n"
+  "  --net-max-conns N     connections through the relay at once (default 1024)\n"
+  "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
+  "                        0: never)\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -91,6 +96,8 @@ ar_sandbox_init (struct ar_sandbox *sb)
   sb->stdout_fd = -1;
   sb->stdin_fd = -1;
   sb->prof.pids = AR_AGENT_DEFAULT_PIDS;
+  sb->net_max_conns = AR_SB_NET_MAX_CONNS;
+  sb->net_idle_timeout = AR_SB_NET_IDLE_TIMEOUT;
 }
 
 static void
@@ -257,6 +264,12 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
         return ar_err (err, 0, "--nofile %s: below 16, nothing would start", arg);
       o->nofile = (long long) v;
       return 0;
+    case AR_SB_NET_MAX_CONNS:
+      if (ar_opt_uint ("--net-max-conns", arg, 1000000, &sb->net_max_conns, err) < 0)
+        return -1;
+      return sb->net_max_conns ? 0 : ar_err (err, 0, "--net-max-conns 0: no connection could be made");
+    case AR_SB_NET_IDLE_TIMEOUT:
+      return ar_opt_uint ("--net-idle-timeout", arg, 86400, &sb->net_idle_timeout, err);
     case AR_SB_BUNDLE:
       free (sb->bundle_out);
       sb->bundle_out = xstrdup (arg);

@@ -22,9 +22,14 @@ enum {
   AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
   AR_SB_UNIX_SOCKET,
   AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
+  AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT,
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 19
+#define AR_SB_N_OPTS 21
+/* The relay's defaults for a sandbox: connections open at once, and the
+ * seconds one may move no byte before it is cut. */
+#define AR_SB_NET_MAX_CONNS 1024
+#define AR_SB_NET_IDLE_TIMEOUT 900
 extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
 
@@ -35,6 +40,7 @@ struct ar_sandbox {
   bool has_pids;
   /* read-write binds of the caller's home / of a system folder, on purpose */
   bool allow_home, allow_system_path;
+  unsigned long long net_max_conns, net_idle_timeout;   /* for the relay */
   /* rootfs symlinks standing for host ones (merged-/usr: /bin -> usr/bin) */
   char **link_name; char **link_target; size_t n_links;
   /* run time */

@@ -383,3 +383,67 @@ PY
   [ "$(grep -c 'handoff on api.test:443 refused' "$T/relay.err")" -eq 6 ]
   wait_for bash -c "[ \$(ls /proc/$RELAY_PID/fd | wc -l) -eq $fds0 ]"
 }
+
+# Connections held open, each sent a byte and echoed; prints how many were
+# served, how many the relay ended at once; holds them until DONE exists.
+HOLDER='
+import os, socket, sys, time
+path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+served = refused = 0
+socks = []
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path)
+    try:
+        s.sendall(b"x")
+        if s.recv(1) == b"x":
+            served += 1; socks.append(s); continue
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    refused += 1; s.close()
+open(out + ".tmp", "w").write("%d %d\n" % (served, refused)); os.rename(out + ".tmp", out)
+t = time.time()
+while time.time() - t < 30 and not os.path.exists(out + ".done"):
+    time.sleep(0.1)
+'
+
+@test "relay --max-conns: connections past the cap are refused at once and audited; a freed slot serves again" {
+  start_relay --max-conns 3 --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  grep -q "at most 3 connections" "$T/relay.err"
+  python3 -c "$HOLDER" "$T/s/api.test:443.sock" 5 "$T/held" &
+  local holder=$!
+  track_pid $holder
+  wait_for test -s "$T/held"
+  [ "$(cat "$T/held")" = "3 2" ]
+  wait_for grep -q conn-limit "$T/audit.log"
+  run jq -r 'select(.outcome=="conn-limit") | .detail' "$T/audit.log"
+  [ "${lines[0]}" = "more than 3 connections open" ]
+  [ "${#lines[@]}" -eq 2 ]
+  touch "$T/held.done"
+  wait "$holder"
+  run client unix "$T/s/api.test:443.sock" "served again"
+  [ "$output" = "served again" ]
+  run "$RELAY" --dir "$T/s2" --allow a.test:443 --max-conns -1
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--max-conns"* ]]
+}
+
+@test "relay: by default the cap is what its fd limit holds: held connections never run it out of fds" {
+  # (256 - 64) / 7 = 27 connections
+  (ulimit -n 256; exec "$RELAY" --dir "$T/s" --audit "$T/audit.log" \
+    --allow "api.test:443=127.0.0.1:$ECHO_PORT" 2>"$T/relay.err") &
+  RELAY_PID=$!
+  track_pid $RELAY_PID
+  wait_for grep -q listening "$T/relay.err"
+  grep -q "at most 27 connections" "$T/relay.err"
+  python3 -c "$HOLDER" "$T/s/api.test:443.sock" 60 "$T/held" &
+  local holder=$!
+  track_pid $holder
+  wait_for test -s "$T/held"
+  [ "$(cat "$T/held")" = "27 33" ]
+  [ "$(ls /proc/$RELAY_PID/fd | wc -l)" -lt 256 ]
+  ! grep -q "Too many open files" "$T/relay.err"
+  touch "$T/held.done"
+  wait "$holder"
+  run client unix "$T/s/api.test:443.sock" "served again"
+  [ "$output" = "served again" ]
+}

@@ -168,3 +168,41 @@ EOF
   local cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' /proc/$child/cgroup)
   [ "$(cat "$mnt$cg/memory.kmem.tcp.limit_in_bytes")" = $((64 << 20)) ]
 }
+
+@test "budgets: the relay holds --net-max-conns connections of the sandbox at once and cuts idle ones" {
+  need_cmd socat
+  local port=$(free_port)
+  socat TCP-LISTEN:"$port",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+  cat >"$WS/hold.py" <<'EOF2'
+import socket, time
+held, refused = [], 0
+for i in range(4):
+    s = socket.create_connection(("a.test", 443), timeout=5)
+    try:
+        s.sendall(b"x")
+        if s.recv(1) == b"x":
+            held.append(s); continue
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    refused += 1
+print("held", len(held), "refused", refused)
+time.sleep(2.5)                      # quiet for longer than the idle timeout
+cut = 0
+for s in held:
+    try:
+        cut += s.recv(1) == b""
+    except (ConnectionResetError, socket.timeout):
+        cut += 1
+print("cut", cut)
+EOF2
+  chown "$AGENT_UID" "$WS/hold.py"
+  run sb --allow "a.test:443=127.0.0.1:$port" --net-max-conns 2 --net-idle-timeout 1 -- python3 "$WS/hold.py"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "held 2 refused 2" ]
+  [ "${lines[1]}" = "cut 2" ]
+  run sb --net-max-conns 0 -- true
+  [ "$status" -ne 0 ]
+}
