@@ -93,5 +93,10 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
   o->fanotify_groups = part_of ("max_fanotify_groups", 2);
   o->fanotify_marks = part_of ("max_fanotify_marks", 4);
   fill_kernel_tcp (o);
+  /* the init writes them as root before it takes the agent's uid (the
+   * runtime's init.c); a runtime run by a user cannot */
+  o->ipc_limits = geteuid () == 0;
+  if (o->shm_size <= 0)
+    o->shm_size = AR_AGENT_SHM_SIZE;
   return 0;
 }

@@ -162,6 +162,28 @@ wait_for_start (struct ar_init_ctx *c)
   c->state_fd = -1;
 }
 
+/* The IPC sysctls of an IPC namespace whose user namespace maps no root
+ * belong to the host's root (the kernel's ipc_set_ownership), not to
+ * anyone the init can become there: they are written while the init still
+ * has root's ids, in its new IPC namespace, before it takes mapped ones.
+ * With a root mapped they are that root's, and written with the rest. */
+static bool
+ipc_sysctl_early (const struct ar_init_ctx *c)
+{
+  const struct ar_linux *l = c->spec->linux_;
+  uint32_t h;
+  return l && !c->rootless && (c->new_flags & CLONE_NEWUSER) && (c->new_flags & CLONE_NEWIPC)
+         && ar_ns_host_id (l->uid_mappings, l->n_uid_mappings, 0, &h) != 0 && ar_process_has_ipc_sysctl (c->spec);
+}
+
+static void
+write_ipc_sysctl_early (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
+  if (ipc_sysctl_early (c) && ar_process_setup_ipc_sysctl (c->spec, &err) < 0)
+    fail (c, err);
+}
+
 /* Everything that can fail visibly happens here, before READY. */
 static void
 init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *seccomp_loaded)
@@ -197,7 +219,7 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   cleanup_free char *st = hook_state (c, *host_pid, "creating");
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
-  if (ar_process_setup_sysctl (spec, rc.rootfs_fd, &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
+  if (ar_process_setup_sysctl (spec, rc.rootfs_fd, ipc_sysctl_early (c), &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
     fail (c, err);
   if (rc.rootfs_fd >= 0)
     close (rc.rootfs_fd);
@@ -344,6 +366,12 @@ enter_user_ns (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_USERMAP, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_USERMAP_ACK, &m);
+}
+
+static void
+take_ids_dumpable (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
   take_mapped_ids (c);
   /* The uid change made us non-dumpable, which hands /proc/self to the
    * host's root: timens_offsets would be out of reach. No container process
@@ -372,10 +400,18 @@ ar_init_child1 (struct ar_init_ctx *c)
   if (ar_ns_join (c->ns_fds, &err) < 0)
     fail (c, err);
   ar_ns_close (c->ns_fds);
+  bool ipc_early = ipc_sysctl_early (c);
   if (c->new_flags & CLONE_NEWUSER)
     enter_user_ns (c);
+  if ((c->new_flags & CLONE_NEWUSER) && !ipc_early)
+    take_ids_dumpable (c);
   if (rest && unshare ((int) rest) < 0)
     ar_err (&err, errno, "unshare namespaces 0x%lx", rest), fail (c, err);
+  if (ipc_early)
+    {
+      write_ipc_sysctl_early (c);
+      take_ids_dumpable (c);
+    }
   if ((rest & 0x80 /* CLONE_NEWTIME */) && ar_ns_write_time_offsets (c->spec->linux_, &err) < 0)
     fail (c, err);
   /* The init is born non-dumpable: no window in which a process of the
@@ -401,6 +437,9 @@ ar_init_direct (struct ar_init_ctx *c)
   /* our maps are written by then, and our pid (PID_ACK) follows */
   expect (c, SYNC_GO, &m);
   if (c->new_flags & CLONE_NEWUSER)
-    take_mapped_ids (c);
+    {
+      write_ipc_sysctl_early (c);
+      take_mapped_ids (c);
+    }
   init_main (c);
 }

@@ -46,8 +46,40 @@ set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
   return 0;
 }
 
+bool
+ar_sysctl_is_ipc (const char *key)
+{
+  return strncmp (key, "kernel.shm", 10) == 0 || strncmp (key, "kernel.msg", 10) == 0
+         || strcmp (key, "kernel.sem") == 0 || strncmp (key, "fs.mqueue.", 10) == 0;
+}
+
+bool
+ar_process_has_ipc_sysctl (const struct ar_spec *spec)
+{
+  for (size_t i = 0; spec->linux_ && i < spec->linux_->n_sysctl; i++)
+    if (ar_sysctl_is_ipc (spec->linux_->sysctl[i].key))
+      return true;
+  return false;
+}
+
 int
-ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, ar_error **err)
+ar_process_setup_ipc_sysctl (const struct ar_spec *spec, ar_error **err)
+{
+  cleanup_close int procfd = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct statfs sfs;
+  if (procfd < 0 || fstatfs (procfd, &sfs) < 0)
+    return ar_err (err, errno, "linux.sysctl: open /proc");
+  if (sfs.f_type != PROC_SUPER_MAGIC)
+    return ar_err (err, 0, "linux.sysctl: no proc mounted on /proc");
+  for (size_t i = 0; i < spec->linux_->n_sysctl; i++)
+    if (ar_sysctl_is_ipc (spec->linux_->sysctl[i].key)
+        && set_sysctl (procfd, spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
+      return -1;
+  return 0;
+}
+
+int
+ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, bool skip_ipc, ar_error **err)
 {
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS };
   struct statfs sfs;
@@ -61,7 +93,8 @@ ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, ar_error **e
   if (sfs.f_type != PROC_SUPER_MAGIC)
     return ar_err (err, 0, "linux.sysctl: the container has no proc mounted on /proc");
   for (size_t i = 0; i < spec->linux_->n_sysctl; i++)
-    if (set_sysctl (procfd, spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
+    if (!(skip_ipc && ar_sysctl_is_ipc (spec->linux_->sysctl[i].key))
+        && set_sysctl (procfd, spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
       return -1;
   return 0;
 }

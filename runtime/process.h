@@ -13,8 +13,15 @@ struct ar_seccomp_prog;
 /* hostname, domainname. */
 int ar_process_setup_ns (const struct ar_spec *spec, ar_error **err);
 /* linux.sysctl, written under the container's /proc/sys reached from the
- * rootfs fd (before pivot: readonlyPaths make /proc/sys read-only after). */
-int ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, ar_error **err);
+ * rootfs fd (before pivot: readonlyPaths make /proc/sys read-only after);
+ * skip_ipc: but the IPC namespace's, written already. */
+int ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, bool skip_ipc, ar_error **err);
+/* The IPC namespace's sysctls (kernel.shm*, kernel.msg*, kernel.sem,
+ * fs.mqueue.*): which keys, whether the spec has any, and writing them
+ * alone through /proc (they are the writer's IPC namespace's). */
+bool ar_sysctl_is_ipc (const char *key);
+bool ar_process_has_ipc_sysctl (const struct ar_spec *spec);
+int ar_process_setup_ipc_sysctl (const struct ar_spec *spec, ar_error **err);
 /* rlimits, personality, oomScoreAdj, ioPriority, scheduler. */
 int ar_process_setup_limits (const struct ar_process *p, const struct ar_personality *pers, ar_error **err);
 /* cwd, created when missing (as root, before the user switch). */

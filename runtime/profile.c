@@ -42,6 +42,7 @@ static const struct key keys[] = {
   { "unix_sockets", AR_SB_UNIX_SOCKET, K_STRV, true },
   { "tmp_size", AR_SB_TMP_SIZE, K_SCALAR, false },
   { "home_size", AR_SB_HOME_SIZE, K_SCALAR, false },
+  { "shm_size", AR_SB_SHM_SIZE, K_SCALAR, false },
   { "nofile", AR_SB_NOFILE, K_SCALAR, false },
   { "net_max_conns", AR_SB_NET_MAX_CONNS, K_SCALAR, false },
   { "net_idle_timeout", AR_SB_NET_IDLE_TIMEOUT, K_SCALAR, false },
@@ -157,7 +158,7 @@ check_keys (struct ar_jctx *c, yajl_val root)
         known = strcmp (keys[k].name, name) == 0;
       if (!known)
         return ar_jerr_at (c, name, "unknown key (known: workspace, out, ro, rw, mask, allow, no_network, "
-                                    "audit, env, memory, pids, cpus, unix_sockets, tmp_size, home_size, nofile, "
+                                    "audit, env, memory, pids, cpus, unix_sockets, tmp_size, home_size, shm_size, nofile, "
                                     "net_max_conns, net_idle_timeout)");
       for (size_t j = 0; j < i; j++)
         if (strcmp (root->u.object.keys[j], name) == 0)

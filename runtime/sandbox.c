@@ -46,6 +46,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "nofile", 0, true, AR_SB_NOFILE },
   { "net-max-conns", 0, true, AR_SB_NET_MAX_CONNS },
   { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
+  { "shm-size", 0, true, AR_SB_SHM_SIZE },
   { NULL, 0, false, 0 },
 };
 
@@ -72,6 +73,7 @@ const char ar_sandbox_opts_help[] =
   "                        (/etc, /usr, /tmp, /home, ...); /proc, /sys, /dev: never\n"
   "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
   "  --home-size SIZE      size of the home tmpfs (same default)\n"
+  "  --shm-size SIZE       SysV shared memory in all (default 256m; as root only)\n"
   "  --nofile N            open files per process (default: 1024, less when --pids\n"
   "                        times it would pass half of fs.file-max)\n"
   "  --net-max-conns N     connections through the relay at once (default 1024)\n"
@@ -257,6 +259,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
     case AR_SB_ALLOW_SYSTEM_PATH: sb->allow_system_path = true; return 0;
     case AR_SB_TMP_SIZE: return ar_agent_parse_size_for ("--tmp-size", arg, 1 << 20, &o->tmp_size, err);
     case AR_SB_HOME_SIZE: return ar_agent_parse_size_for ("--home-size", arg, 1 << 20, &o->home_size, err);
+    case AR_SB_SHM_SIZE: return ar_agent_parse_size_for ("--shm-size", arg, 1 << 20, &o->shm_size, err);
     case AR_SB_NOFILE:
       if (ar_opt_uint ("--nofile", arg, 1 << 20, &v, err) < 0)
         return -1;

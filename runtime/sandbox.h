@@ -22,10 +22,10 @@ enum {
   AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
   AR_SB_UNIX_SOCKET,
   AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
-  AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT,
+  AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT, AR_SB_SHM_SIZE,
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 21
+#define AR_SB_N_OPTS 22
 /* The relay's defaults for a sandbox: connections open at once, and the
  * seconds one may move no byte before it is cut. */
 #define AR_SB_NET_MAX_CONNS 1024

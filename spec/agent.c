@@ -614,6 +614,19 @@ g_sysctl (struct gen *G, const struct ar_agent_opts *o)
     }
   g_kstr (G, "net.ipv4.tcp_rmem", AR_AGENT_TCP_RMEM);
   g_kstr (G, "net.ipv4.tcp_wmem", AR_AGENT_TCP_WMEM);
+  if (o->ipc_limits)
+    {
+      /* SysV segments are unlimited in a new IPC namespace and outlive the
+       * process that made them (shm_rmid_forced: not past the last detach) */
+      snprintf (v, sizeof v, "%lld", (long long) o->shm_size);
+      g_kstr (G, "kernel.shmmax", v);
+      snprintf (v, sizeof v, "%lld", (long long) (o->shm_size / 4096));
+      g_kstr (G, "kernel.shmall", v);
+      g_kstr (G, "kernel.shmmni", "256");
+      g_kstr (G, "kernel.shm_rmid_forced", "1");
+      g_kstr (G, "kernel.msgmni", "256");
+      g_kstr (G, "kernel.sem", "250 32000 32 128");
+    }
   g_close (G, true);
 }
 
@@ -768,7 +781,7 @@ check_opts (const struct ar_agent_opts *o, ar_error **err)
   if (o->pids <= 0)
     return ar_err (err, 0, "agent profile: --pids must be positive");
   if (o->tmp_size <= 0 || o->home_size <= 0 || o->nofile <= 0 || o->inotify_instances <= 0
-      || o->inotify_watches <= 0)
+      || o->inotify_watches <= 0 || (o->ipc_limits && o->shm_size < 4096))
     return ar_err (err, 0, "agent profile: a tmpfs size, the open-file limit or a user budget is not set");
   if (!o->no_network && (o->n_allow > 0 || o->ask_socket) && (!o->netproxy || !o->relay_dir))
     return ar_err (err, 0, "agent profile: --allow needs agentrun-netproxy and a relay folder");

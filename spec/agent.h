@@ -22,6 +22,7 @@
  * (the kernel's defaults but a 1 MiB max; its sockets are loopback ones) */
 #define AR_AGENT_TCP_RMEM "4096 131072 1048576"
 #define AR_AGENT_TCP_WMEM "4096 16384 1048576"
+#define AR_AGENT_SHM_SIZE (256LL << 20)
 
 /* One --allow NAME[:PORT][=UPSTREAM_HOST:PORT]. */
 struct ar_agent_endpoint {
@@ -74,6 +75,10 @@ struct ar_agent_opts {
    * user.max_fanotify_*), each a part of its user's on the host: > 0 */
   long long inotify_instances, inotify_watches, fanotify_groups, fanotify_marks;
   bool kernel_tcp;                              /* cgroup v1: TCP buffers capped at the memory size too */
+  /* SysV IPC of the sandbox's IPC namespace: shared memory at most shm_size
+   * bytes, queues and semaphores a few. Only for a runtime that runs as
+   * root: without a root mapped, those sysctls are the host root's. */
+  bool ipc_limits; int64_t shm_size;
   /* the agent seccomp profile, a JSON object (text of contrib/seccomp/agent.json) */
   char *seccomp_json; size_t seccomp_len;
   /* extra read-only file binds (host path -> container path), for `agentrun check` */

@@ -108,3 +108,39 @@ userns_bundle() {
   [ "$status" -eq 0 ]
   [ "$output" -gt 1 ]
 }
+
+# IPC sysctls are the IPC namespace's, owned by the root its user namespace
+# maps, or by the host's root when it maps none: the runtime writes them
+# then before the init takes a mapped uid (the sandbox's case).
+@test "namespaces: IPC sysctls in a user namespace that maps root, and in one that maps a single other uid" {
+  local ipc='.linux.sysctl = {"kernel.shmmax": "1048576", "kernel.shm_rmid_forced": "1", "kernel.msgmni": "7"}'
+  userns_bundle sh -c 'cat /proc/sys/kernel/shmmax /proc/sys/kernel/shm_rmid_forced /proc/sys/kernel/msgmni'
+  config_edit "$B" "$ipc"
+  run ar run -b "$B" ipc1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo $output)" = "1048576 1 7" ]
+  [ "$(cat /proc/sys/kernel/msgmni)" != 7 ] || [ "$(cat /proc/sys/kernel/shmmax)" != 1048576 ]
+  # only uid 1000 mapped, the process runs as it; with and without a
+  # cgroup namespace (the init made in two steps, or cloned at once)
+  B=$BATS_TEST_TMPDIR/b2
+  make_bundle "$B" sh -c 'id -u; cat /proc/sys/kernel/shmmax /proc/sys/kernel/msgmni'
+  chown -R 1000:1000 "$B/rootfs"
+  local d=$B
+  while [ "$d" != / ] && [ "${d#$BATS_RUN_TMPDIR}" != "$d" ]; do chmod o+x "$d"; d=$(dirname "$d"); done
+  config_edit "$B" '.linux.namespaces += [{"type":"user"}]
+    | .linux.uidMappings = [{"containerID":1000,"hostID":1000,"size":1}]
+    | .linux.gidMappings = [{"containerID":1000,"hostID":1000,"size":1}]
+    | .process.user = {"uid":1000,"gid":1000}
+    | .mounts |= map(select(.type != "cgroup" and .type != "devpts"))'
+  config_edit "$B" "$ipc"
+  run ar run -b "$B" ipc2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo $output)" = "1000 1048576 7" ]
+  config_edit "$B" '.linux.namespaces |= map(select(.type != "cgroup"))'
+  run ar run -b "$B" ipc3
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo $output)" = "1000 1048576 7" ]
+}

@@ -206,3 +206,26 @@ EOF2
   run sb --net-max-conns 0 -- true
   [ "$status" -ne 0 ]
 }
+
+@test "budgets: SysV shared memory in the sandbox's IPC namespace is bounded (--shm-size), segments go with their last user" {
+  cat >"$WS/shm.py" <<'EOF2'
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 64:
+    if libc.shmget(0, ctypes.c_size_t(16 << 20), 0o1600) < 0:
+        break
+    n += 1
+print(n, errno.errorcode.get(ctypes.get_errno(), "?"))
+print(" ".join(open("/proc/sys/kernel/" + k).read().strip() for k in ("shmmax", "shmall", "shm_rmid_forced")))
+EOF2
+  chown "$AGENT_UID" "$WS/shm.py"
+  run sb -- python3 "$WS/shm.py"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "16 ENOSPC" ]
+  [ "${lines[1]}" = "268435456 65536 1" ]
+  run sb --shm-size 32m -- python3 "$WS/shm.py"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "2 ENOSPC" ]
+}
