@@ -52,7 +52,11 @@ check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" c
 }
 
 @test "check: --rw of the home is a hole, and the write probe says so" {
+  # refused unless asked for on purpose
   run check --rw "$FHOME"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--rw $FHOME: holds the home folder"*"--allow-home"* ]]
+  run check --allow-home --rw "$FHOME"
   echo "$output"
   [ "$status" -eq 1 ]
   echo "$output" | grep -q "^CROSSED  *write-outside:$FHOME "
