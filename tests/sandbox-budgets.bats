@@ -229,3 +229,32 @@ EOF2
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "2 ENOSPC" ]
 }
+
+@test "budgets: as the unprivileged user agentrun-test, the sandbox leaves the user inotify instances and has sized tmpfs" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  local host_max=$(cat /proc/sys/user/max_inotify_instances) bin
+  bin=$(public_bin)
+  chown agentrun-test "$WS" "$FHOME"
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  cat >"$WS/take.py" <<'EOF2'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while libc.inotify_init1(0) >= 0:
+    n += 1
+open(sys.argv[1] + ".tmp", "w").write("%d %s\n" % (n, os.popen("df -B1 --output=size /tmp | tail -1").read().strip()))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(60)
+EOF2
+  chmod 644 "$WS/take.py"
+  runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+    sh -c "cd '$WS' && exec '$bin/agentrun' sandbox -- python3 take.py '$WS/took'" &
+  track_pid $!
+  wait_for test -e "$WS/took"
+  read -r took tmp <"$WS/took"
+  echo "took $took of $host_max, /tmp $tmp bytes"
+  [ "$took" -le $(( host_max / 2 )) ]
+  [ "$tmp" -le 1073741824 ]
+  runuser -u agentrun-test -- python3 -c 'import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).inotify_init1(0) >= 0 else 1)'
+}
