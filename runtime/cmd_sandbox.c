@@ -559,7 +559,8 @@ write_bundle_only (struct ar_sandbox *sb, const char *dir)
     goto fail;
   if (net)
     {
-      fprintf (stderr, "agentrun: start the relay before the container: agentrun-relay --dir %s", relay_dir);
+      fprintf (stderr, "agentrun: start the relay before the container: agentrun-relay --dir %s --max-conns %llu "
+               "--idle-timeout %llu", relay_dir, sb->net_max_conns, sb->net_idle_timeout);
       for (size_t i = 0; i < sb->prof.n_allow; i++)
         {
           const struct ar_agent_endpoint *e = &sb->prof.allow[i];
