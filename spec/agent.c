@@ -586,9 +586,9 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
  * user.* budgets are its user namespace's (ucounts: each is counted at every
  * level up to the host's, so these cap the sandbox's part of its user's);
  * namespaces of its own it may not make anyway (seccomp). Not the mount
- * namespaces: the runtime's detached mounts (masks, after this) take one each. The TCP buffer
- * sizes are its network namespace's: its sockets are loopback ones, whose
- * buffers still count against the host-wide tcp_mem. */
+ * namespaces: the runtime's detached mounts (masks, after this) take one
+ * each. The TCP buffer sizes are its network namespace's: its sockets are
+ * loopback ones, whose buffers still count against the host-wide tcp_mem. */
 static void
 g_sysctl (struct gen *G, const struct ar_agent_opts *o)
 {
