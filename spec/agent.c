@@ -585,10 +585,11 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
 /* Written by the container's init in the sandbox's own namespaces. The
  * user.* budgets are its user namespace's (ucounts: each is counted at every
  * level up to the host's, so these cap the sandbox's part of its user's);
- * namespaces of its own it may not make anyway (seccomp). Not the mount
- * namespaces: the runtime's detached mounts (masks, after this) take one
- * each. The TCP buffer sizes are its network namespace's: its sockets are
- * loopback ones, whose buffers still count against the host-wide tcp_mem. */
+ * namespaces of its own it may not make anyway (seccomp). Mount namespaces
+ * a few: each detached mount of the runtime (masks, after this) takes one
+ * while it is made. The TCP buffer sizes are its network namespace's: its
+ * sockets are loopback ones, whose buffers still count against the
+ * host-wide tcp_mem. */
 static void
 g_sysctl (struct gen *G, const struct ar_agent_opts *o)
 {
@@ -601,6 +602,7 @@ g_sysctl (struct gen *G, const struct ar_agent_opts *o)
       cleanup_free char *k = xasprintf ("user.max_%s_namespaces", no_ns[i]);
       g_kstr (G, k, "0");
     }
+  g_kstr (G, "user.max_mnt_namespaces", "64");
   const struct { const char *key; long long v; } budgets[] = {
     { "user.max_inotify_instances", o->inotify_instances }, { "user.max_inotify_watches", o->inotify_watches },
     { "user.max_fanotify_groups", o->fanotify_groups }, { "user.max_fanotify_marks", o->fanotify_marks },

@@ -258,3 +258,9 @@ EOF2
   [ "$tmp" -le 1073741824 ]
   runuser -u agentrun-test -- python3 -c 'import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).inotify_init1(0) >= 0 else 1)'
 }
+
+@test "budgets: the sandbox's user namespace may make no namespace of its own, and a few mount namespaces for the runtime" {
+  run sb -- sh -c 'cd /proc/sys/user && for k in user pid net ipc uts cgroup time mnt; do printf "%s=%s " $k $(cat max_${k}_namespaces); done'
+  [ "$status" -eq 0 ]
+  [ "$output" = "user=0 pid=0 net=0 ipc=0 uts=0 cgroup=0 time=0 mnt=64 " ]
+}
