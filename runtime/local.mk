@@ -21,6 +21,7 @@ libagentrun_a_SOURCES = \
 	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
 	runtime/dbus.c runtime/dbus.h runtime/dbus_wire.c runtime/dbus_wire.h \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c \
+	runtime/sbpaths.c runtime/sbpaths.h runtime/trust.c runtime/trust.h runtime/cmd_trust.c \
 	runtime/profile.c runtime/profile.h runtime/settings.c runtime/settings.h \
 	runtime/asker.c runtime/asker.h \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \

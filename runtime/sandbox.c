@@ -3,6 +3,7 @@
  * cmd_sandbox.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
+#include "sbpaths.h"
 #include "selfexe.h"
 #include "landlock.h"
 #include "log.h"
@@ -37,6 +38,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "cpus", 0, true, AR_SB_CPUS },
   { "bundle", 'b', true, AR_SB_BUNDLE },
   { "unix-socket", 0, true, AR_SB_UNIX_SOCKET },
+  { "allow-write", 0, true, AR_SB_ALLOW_WRITE },
   { NULL, 0, false, 0 },
 };
 
@@ -57,7 +59,9 @@ const char ar_sandbox_opts_help[] =
   "  -b, --bundle DIR      write the bundle there and exit, without running\n"
   "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
   "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
-  "                        may reach; whoever connects gets what it serves\n";
+  "                        may reach; whoever connects gets what it serves\n"
+  "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
+  "                        .bashrc, .vscode, ...: see the README) writable\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -76,6 +80,7 @@ ar_sandbox_init (struct ar_sandbox *sb)
   sb->relay_pid = -1;
   sb->stdout_fd = -1;
   sb->stdin_fd = -1;
+  sb->audit_fd = -1;
   sb->prof.pids = AR_AGENT_DEFAULT_PIDS;
 }
 
@@ -107,9 +112,24 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->probe_src);
   free (sb->id);
   free (sb->tmpdir);
+  if (!sb->keep_placed)
+    ar_sbpaths_cleanup (sb);
+  for (size_t i = 0; i < sb->n_notes; i++)
+    free (sb->notes[i].opt), free (sb->notes[i].path);
+  free (sb->notes);
+  for (size_t i = 0; i < sb->n_policies; i++)
+    free (sb->policies[i].path), free (sb->policies[i].text);
+  free (sb->policies);
+  for (size_t i = 0; i < sb->n_placed; i++)
+    free (sb->placed[i].path);
+  free (sb->placed);
+  strv_free (sb->allow_write, sb->n_allow_write);
+  free (sb->new_git);
+  if (sb->audit_fd >= 0)
+    close (sb->audit_fd);
   memset (sb, 0, sizeof *sb);
   sb->relay_pid = -1;
-  sb->stdout_fd = sb->stdin_fd = -1;
+  sb->stdout_fd = sb->stdin_fd = sb->audit_fd = -1;
 }
 
 /* An existing host path, with symlinks resolved: binds land where the
@@ -130,6 +150,7 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
   char *p;
   if (host_path (opt, arg, &p, err) < 0)
     return -1;
+  ar_sbpaths_note (sb, opt, arg, AR_NOTE_BIND);
   if (strcmp (p, "/") == 0)
     {
       free (p);
@@ -184,12 +205,15 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
   switch (id)
     {
     case AR_SB_WORKSPACE: return set_dir ("--workspace", arg, &o->workspace, err);
-    case AR_SB_OUT: return set_dir ("--out", arg, &o->out, err);
+    case AR_SB_OUT:
+      ar_sbpaths_note (sb, "--out", arg, AR_NOTE_BIND);
+      return set_dir ("--out", arg, &o->out, err);
     case AR_SB_RO: return add_bind (sb, "--ro", arg, false, err);
     case AR_SB_RW: return add_bind (sb, "--rw", arg, true, err);
     case AR_SB_MASK:
       if (arg[0] != '/')
         return ar_err (err, 0, "--mask %s: needs an absolute path", arg);
+      ar_sbpaths_note (sb, "--mask", arg, AR_NOTE_MASK);
       strv_add (&o->masks, &o->n_masks, arg);
       return 0;
     case AR_SB_ALLOW:
@@ -232,6 +256,20 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       o->has_cpus = true;
       return ar_agent_parse_cpus (arg, &o->cpu_quota, err);
     case AR_SB_UNIX_SOCKET: return add_socket (sb, arg, err);
+    case AR_SB_ALLOW_WRITE:
+      {
+        char buf[PATH_MAX], cwd[PATH_MAX];
+        if (realpath (arg, buf))
+          strv_add (&sb->allow_write, &sb->n_allow_write, buf);
+        else if (arg[0] == '/' || !getcwd (cwd, sizeof cwd))
+          strv_add (&sb->allow_write, &sb->n_allow_write, arg);
+        else
+          {
+            cleanup_free char *abs = xasprintf ("%s/%s", cwd, arg);
+            strv_add (&sb->allow_write, &sb->n_allow_write, abs);
+          }
+        return 0;
+      }
     case AR_SB_BUNDLE:
       free (sb->bundle_out);
       sb->bundle_out = xstrdup (arg);
@@ -503,7 +541,7 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
     return -1;
   sandbox_landlock (o);
-  if (ar_agent_assign_addrs (o, err) < 0)
+  if (ar_sbpaths_prepare (sb, err) < 0 || ar_agent_assign_addrs (o, err) < 0)
     return -1;
   if ((o->n_allow > 0 || sb->ask) && !o->no_network)
     {
@@ -680,6 +718,8 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
       o->extra_src[o->n_extra] = xasprintf ("%s/probe", o->bundle);
       o->extra_dst[o->n_extra++] = xstrdup (AR_PROBE_BIN);
     }
+  if (ar_sbpaths_git_ignore (sb, bfd, o->bundle, err) < 0)
+    return -1;
   cleanup_free char *json = NULL;
   size_t len;
   if (ar_agent_generate (o, &json, &len, err) < 0)

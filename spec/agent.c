@@ -214,6 +214,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   free (o->relay_dir);
   free (o->ask_socket);
   free (o->audit);
+  free (o->audit_fd_ref);
   free (o->home);
   free (o->user);
   free (o->seccomp_json);
@@ -488,7 +489,12 @@ g_hooks (struct gen *G, const struct ar_agent_opts *o)
       g_str (G, "--route");
       g_str (G, r);
     }
-  if (o->audit)
+  if (o->audit_fd_ref)
+    {
+      g_str (G, "--audit-fd");
+      g_str (G, o->audit_fd_ref);
+    }
+  else if (o->audit)
     {
       g_str (G, "--audit");
       g_str (G, o->audit);

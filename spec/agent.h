@@ -51,6 +51,8 @@ struct ar_agent_opts {
   char *relay_dir;                              /* host folder with the relay's sockets */
   char *ask_socket;                             /* sandbox --ask: where the netproxy asks about new names */
   char *audit;                                  /* --audit FILE (absolute) or NULL */
+  char *audit_fd_ref;                           /* "PID:FD": the log as opened by PID, reached through
+                                                   /proc (the netproxy never opens the path) */
   /* process */
   char **args; size_t n_args;
   char **env; size_t n_env;                     /* NAME=VALUE, already resolved */
