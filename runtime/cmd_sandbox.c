@@ -460,7 +460,12 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   sb->prof.compact = true;
   if (net && sb->ask && ar_asker_open (&sb->asker, sb, err) < 0)
     goto out;
-  if ((net && ar_sbpaths_open_audit (sb, err) < 0) || ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
+  if (net && ar_sbpaths_open_audit (sb, err) < 0)
+    {
+      ar_err_prefix (err, "network step");
+      goto out;
+    }
+  if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
     goto out;
   if (net && sb->prof.n_allow > 0
       && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
