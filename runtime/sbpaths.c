@@ -3,6 +3,7 @@
 #include "sbpaths.h"
 #include "log.h"
 #include "pathutil.h"
+#include "strio.h"
 #include "trust.h"
 #include "util.h"
 
@@ -519,22 +520,40 @@ int
 ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
-  size_t cap = 1, len = 0, n = strlen (o->workspace);
-  for (size_t i = 0; i < sb->n_placed; i++)
-    cap += strlen (sb->placed[i].path) + 2;
-  cleanup_free char *text = xmalloc0 (cap);
-  for (size_t i = 0; i < sb->n_placed; i++)
-    if (under (sb->placed[i].path, o->workspace) && sb->placed[i].path[n])
-      len += (size_t) snprintf (text + len, cap - len, "%s\n", sb->placed[i].path + n);
-  if (!len)
+  struct stat st;
+  cleanup_free char *git = xasprintf ("%s/.git", o->workspace);
+  cleanup_free char *dst = xasprintf ("%s/info/exclude", git);
+  cleanup_free char *info = xasprintf ("%s/info", git);
+  if (lstat (git, &st) < 0 || !S_ISDIR (st.st_mode) || lifted (sb, dst) || lstat (info, &st) < 0
+      || !S_ISDIR (st.st_mode))
     return 0;
-  cleanup_close int fd = openat (bundle_fd, "gitignore", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  /* the repository's own excludes first, then our names */
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  cleanup_close int in = open (dst, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in >= 0 && ar_read_all (in, 1u << 20, &text, &len) < 0)
+    return ar_err (err, errno, "read %s", dst);
+  if (in < 0 && errno != ENOENT)
+    return ar_err (err, errno, "open %s", dst);
+  if (in < 0 && place (sb, dst, false, err) < 0)
+    return -1;
+  size_t cap = len + 128;
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    cap += strlen (protected_names[i].name) + 2;
+  text = xrealloc (text, cap);
+  len += (size_t) snprintf (text + len, cap - len, "%s# agentrun sandbox: names held read-only\n",
+                            len && text[len - 1] != '\n' ? "\n" : "");
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    if (strncmp (protected_names[i].name, ".git/", 5))
+      len += (size_t) snprintf (text + len, cap - len, "/%s\n", protected_names[i].name);
+  cleanup_close int fd = openat (bundle_fd, "git-exclude", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                 0644);
   if (fd < 0 || write (fd, text, len) != (ssize_t) len || fchmod (fd, 0644) < 0)
-    return ar_err (err, errno, "create %s/gitignore", bundle);
+    return ar_err (err, errno, "create %s/git-exclude", bundle);
   o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
   o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
-  o->extra_src[o->n_extra] = xasprintf ("%s/gitignore", bundle);
-  o->extra_dst[o->n_extra++] = xasprintf ("%s/.config/git/ignore", o->home);
+  o->extra_src[o->n_extra] = xasprintf ("%s/git-exclude", bundle);
+  o->extra_dst[o->n_extra++] = ar_steal_ptr (dst);
   return 0;
 }
 

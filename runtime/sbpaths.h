@@ -30,9 +30,10 @@ int ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err);
  * symlink; the relay and the netproxy get the fd (audit_fd_ref). */
 int ar_sbpaths_open_audit (struct ar_sandbox *sb, ar_error **err);
 
-/* The placeholders in the workspace, as git's global excludes inside (a
- * read-only bundle file at ~/.config/git/ignore), so that `git status` and
- * `git add -A` of the command do not take them for its files. */
+/* The protected names as excludes of the workspace's repository inside (a
+ * bundle file bound read-only over .git/info/exclude, the repository's own
+ * lines first), so that `git status` and `git add -A` of the command do not
+ * take the placeholders for its files. */
 int ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle, ar_error **err);
 
 /* After the run: remove the placeholders that are still as we made them,
