@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -541,6 +542,10 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
     return -1;
   sandbox_landlock (o);
+  /* `--ro WORKSPACE` means what it says: the workspace is not written */
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (!o->binds[i].writable && strcmp (o->binds[i].path, o->workspace) == 0)
+      o->workspace_ro = true;
   if (ar_sbpaths_prepare (sb, err) < 0 || ar_agent_assign_addrs (o, err) < 0)
     return -1;
   if ((o->n_allow > 0 || sb->ask) && !o->no_network)
@@ -674,6 +679,30 @@ copy_probe (int bfd, const char *dir, const char *name, const char *src, ar_erro
   return write_new_file (bfd, dir, name, buf, len, 0555, err);
 }
 
+/* /etc/machine-id names the host for good (D-Bus, journald, telemetry
+ * keys): the sandbox gets a random one per run, bound over it. */
+static int
+machine_id (struct ar_agent_opts *o, int bfd, ar_error **err)
+{
+  struct stat st;
+  uint8_t rnd[16];
+  char text[2 * sizeof rnd + 2];
+  if (stat ("/etc/machine-id", &st) < 0 || !S_ISREG (st.st_mode))
+    return 0;   /* nothing there to hide, and no mount point to bind onto */
+  if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
+    return ar_err (err, errno, "getrandom");
+  for (size_t i = 0; i < sizeof rnd; i++)
+    snprintf (text + 2 * i, 3, "%02x", rnd[i]);
+  strcat (text, "\n");
+  if (write_new_file (bfd, o->bundle, "machine-id", text, strlen (text), 0444, err) < 0)
+    return -1;
+  o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
+  o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
+  o->extra_src[o->n_extra] = xasprintf ("%s/machine-id", o->bundle);
+  o->extra_dst[o->n_extra++] = xstrdup ("/etc/machine-id");
+  return 0;
+}
+
 static int
 open_bundle_dir (const char *dir, char **abs, ar_error **err)
 {
@@ -718,7 +747,7 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
       o->extra_src[o->n_extra] = xasprintf ("%s/probe", o->bundle);
       o->extra_dst[o->n_extra++] = xstrdup (AR_PROBE_BIN);
     }
-  if (ar_sbpaths_git_ignore (sb, bfd, o->bundle, err) < 0)
+  if (ar_sbpaths_git_ignore (sb, bfd, o->bundle, err) < 0 || machine_id (o, bfd, err) < 0)
     return -1;
   cleanup_free char *json = NULL;
   size_t len;

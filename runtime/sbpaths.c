@@ -202,7 +202,8 @@ static void
 wset_build (const struct ar_agent_opts *o, struct wset *w)
 {
   memset (w, 0, sizeof *w);
-  wset_add (w, o->workspace);
+  if (!o->workspace_ro)
+    wset_add (w, o->workspace);
   wset_add (w, o->out);
   for (size_t i = 0; i < o->n_binds; i++)
     if (o->binds[i].writable)
@@ -252,7 +253,7 @@ static bool
 is_bind (const struct ar_agent_opts *o, const char *path)
 {
   if (strcmp (path, o->workspace) == 0 || (o->out && strcmp (path, o->out) == 0))
-    return true;
+    return true;   /* (a read-only workspace is a bind too) */
   for (size_t i = 0; i < o->n_binds; i++)
     if (strcmp (o->binds[i].path, path) == 0)
       return true;
@@ -268,7 +269,7 @@ enclosing_writable (const struct ar_agent_opts *o, const char *path)
   const char *fixed[] = { o->workspace, o->out };
   for (size_t i = 0; i < 2; i++)
     if (fixed[i] && under (path, fixed[i]) && strlen (fixed[i]) >= best)
-      best = strlen (fixed[i]), wr = true;
+      best = strlen (fixed[i]), wr = i == 1 || !o->workspace_ro;
   for (size_t i = 0; i < o->n_binds; i++)
     if (under (path, o->binds[i].path) && strlen (o->binds[i].path) >= best)
       best = strlen (o->binds[i].path), wr = o->binds[i].writable;

@@ -192,6 +192,10 @@ static int
 filesystem (struct sctx *s, yajl_val fs)
 {
   static const char *const known[] = { "allowWrite", "denyRead", "denyWrite", NULL };
+  yajl_val aw = yajl_tree_get (fs, (const char *[]){ "allowWrite", NULL }, yajl_t_array);
+  /* as sandbox-runtime: no folder allowed to be written, not even the workspace */
+  if (aw && aw->u.array.len == 0)
+    s->sb->prof.workspace_ro = true;
   if (each_str (s, fs, "allowWrite", allow_write) < 0 || each_str (s, fs, "denyRead", deny_read) < 0
       || each_str (s, fs, "denyWrite", deny_write) < 0)
     return -1;

@@ -429,7 +429,7 @@ g_user_binds (struct gen *G, const struct ar_agent_opts *o)
         if (path_depth (o->binds[i].path) == d)
           g_bind (G, o->binds[i].path, o->binds[i].path, o->binds[i].writable);
       if (path_depth (o->workspace) == d)
-        g_bind (G, o->workspace, o->workspace, true);
+        g_bind (G, o->workspace, o->workspace, !o->workspace_ro);
       if (o->out && path_depth (o->out) == d)
         g_bind (G, o->out, o->out, true);
     }
@@ -628,10 +628,13 @@ landlock_text (const struct ar_agent_opts *o)
       g_str (&L, o->binds[i].path);
   for (size_t i = 0; i < o->n_extra; i++)
     g_str (&L, o->extra_dst[i]);
+  if (o->workspace_ro)
+    g_str (&L, o->workspace);
   g_close (&L, false);
   g_str (&L, "write");
   g_open (&L, false);
-  g_str (&L, o->workspace);
+  if (!o->workspace_ro)
+    g_str (&L, o->workspace);
   if (o->out)
     g_str (&L, o->out);
   g_str (&L, "/tmp");

@@ -39,6 +39,7 @@ struct ar_agent_opts {
   /* filesystem */
   char *workspace;                              /* absolute, required */
   char *out;                                    /* absolute or NULL */
+  bool workspace_ro;                            /* `--ro WORKSPACE`, or settings with allowWrite: [] */
   struct ar_agent_bind *binds; size_t n_binds;  /* --ro / --rw, in command-line order */
   char **masks; size_t n_masks;                 /* --mask, absolute */
   /* the host's system folders: those that are symlinks are recreated as

@@ -227,3 +227,30 @@ host_secret() {
   echo "$output" | grep -qx ok
   echo "$output" | grep -q "the run created $WS/.git"
 }
+
+# ---- smaller ----
+
+@test "paths: --ro of the workspace and settings with allowWrite: [] leave the workspace read-only" {
+  run sb --ro "$WS" -- sh -c 'touch f && echo ws-writable; echo done'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -qx ws-writable
+  echo '{"sandbox":{"filesystem":{"allowWrite":[]}}}' >"$T/settings.json"
+  run sb --settings "$T/settings.json" -- sh -c 'touch f && echo ws-writable; echo done'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -qx ws-writable
+  [ ! -e "$WS/f" ]
+  # nothing protected, nothing placed in a workspace that is not written
+  [ -z "$(ls -A "$WS")" ]
+}
+
+@test "paths: /etc/machine-id is a new random one on every run" {
+  [ -f /etc/machine-id ] || skip "no /etc/machine-id on this host"
+  run sb -- cat /etc/machine-id
+  [ "$status" -eq 0 ]
+  first=$output
+  [[ "$first" =~ ^[0-9a-f]{32}$ ]]
+  [ "$first" != "$(cat /etc/machine-id)" ]
+  run sb -- cat /etc/machine-id
+  [ "$status" -eq 0 ]
+  [ "$output" != "$first" ]
+}
