@@ -254,3 +254,30 @@ host_secret() {
   [ "$status" -eq 0 ]
   [ "$output" != "$first" ]
 }
+
+@test "paths: no set-uid or set-gid bit can be set in a bind (it would outlive the sandbox)" {
+  need_cmd python3
+  run sb -- python3 -c '
+import os, stat
+open("f", "w").close()
+os.chmod("f", 0o755); print("plain", oct(os.stat("f").st_mode & 0o7777))
+def t(label, fn):
+    try:
+        fn(); print(label, "allowed")
+    except OSError as e:
+        print(label, "refused", e.errno)
+t("chmod-suid", lambda: os.chmod("f", 0o4755))
+t("chmod-sgid", lambda: os.chmod("f", 0o2755))
+fd = os.open("f", os.O_RDONLY)
+t("fchmod-suid", lambda: os.fchmod(fd, 0o4755))
+t("fchmodat-suid", lambda: os.chmod("f", 0o4755, dir_fd=os.open(".", os.O_RDONLY)))
+t("open-creat-suid", lambda: os.close(os.open("g", os.O_CREAT | os.O_WRONLY, 0o4755)))
+t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
+'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx "plain 0o755"
+  for c in chmod-suid chmod-sgid fchmod-suid fchmodat-suid open-creat-suid mknod-suid; do
+    echo "$output" | grep -qx "$c refused 1"
+  done
+  [ -z "$(find "$WS" -perm /6000)" ]
+}
