@@ -700,6 +700,9 @@ g_annotations (struct gen *G, const struct ar_agent_opts *o)
   g_open (G, true);
   if (ll)
     g_kstr (G, "run.agentrun.landlock", ll);
+  /* every source here is a resolved path: a symlink met at mount time was
+   * planted after the sandbox checked it */
+  g_kstr (G, "run.agentrun.bind-nofollow", "true");
   g_kstr (G, "run.agentrun.unix-connect", uc);
   g_close (G, true);
 }

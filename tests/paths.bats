@@ -281,3 +281,18 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   done
   [ -z "$(find "$WS" -perm /6000)" ]
 }
+
+@test "paths: a bind source swapped for a symlink after the check fails the mount, never binds the target" {
+  host_secret
+  mkdir -p "$T/data/sub"
+  chmod 755 "$T/data" "$T/data/sub"
+  run sb --rw "$T/data/sub" --bundle "$T/b" -- cat "$T/data/sub/key"
+  [ "$status" -eq 0 ]
+  grep -q '"run.agentrun.bind-nofollow": "true"' "$T/b/config.json"
+  mv "$T/data/sub" "$T/data/sub.old"
+  ln -s "$T/host/dir" "$T/data/sub"
+  run "$AGENTRUN" --root "$ROOT" run --bundle "$T/b" swapped
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q s3cret
+  echo "$output" | grep -q "mount source \`$T/data/sub.*Too many levels of symbolic links"
+}
