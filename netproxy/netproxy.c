@@ -401,6 +401,17 @@ main (int argc, char **argv)
       goto fail;
     }
   fcntl (pidfd, F_SETFD, FD_CLOEXEC);
+  /* another process's fd is reached through /proc while we are still in
+   * its user namespace (rootless, join_netns enters the container's) */
+  struct audit early = { .fd = -1 };
+  char own[16];
+  if (cfg.audit_fd_ref && strchr (cfg.audit_fd_ref, ':'))
+    {
+      if (audit_use_fd (&early, cfg.audit_fd_ref, &err) < 0)
+        goto fail;
+      snprintf (own, sizeof own, "%d", early.fd);
+      cfg.audit_fd_ref = own;
+    }
   if (join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0
       || server_bind (&S, &cfg, &err) < 0 || probe_relays (&cfg.routes, &err) < 0
       || spawn_server (&S, pidfd, &err) < 0)

@@ -439,6 +439,12 @@ protect_policies (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
       if (protect (sb, p->path, false, false, err) < 0)
         return -1;
     }
+  /* what --ask `always` writes is the person's: not the command's to edit */
+  char real[PATH_MAX];
+  size_t which;
+  if (sb->save_profile && realpath (sb->save_profile, real) && in_writable (w, real, &which)
+      && protect (sb, real, false, false, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -515,6 +521,30 @@ out:
   free (roots);
   wset_free (&w);
   return r;
+}
+
+int
+ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err)
+{
+  char real[PATH_MAX];
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL, *store = NULL, *text = NULL;
+  size_t len;
+  if (!realpath (path, real))
+    return ar_err (err, errno, "%s", path);
+  for (size_t i = 0; i < sb->n_policies; i++)
+    if (strcmp (sb->policies[i].path, real) == 0)
+      {
+        ar_sbpaths_invoker (&uid, &gid, &home);
+        cleanup_close int fd = open (real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (!(store = ar_trust_store_dir (home)))
+          return ar_err (err, 0, "%s: no trust store", real);
+        if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
+          return ar_err (err, errno, "read %s", real);
+        return ar_trust_approve (store, real, text, len, uid, gid, err);
+      }
+  return 0;
 }
 
 int

@@ -36,6 +36,10 @@ int ar_sbpaths_open_audit (struct ar_sandbox *sb, ar_error **err);
  * take the placeholders for its files. */
 int ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle, ar_error **err);
 
+/* The person's own answer (--ask `always`) rewrote path: if it is one of
+ * the policy files, the new content is the trusted one. */
+int ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err);
+
 /* After the run: remove the placeholders that are still as we made them,
  * and warn about a repository the run created. */
 void ar_sbpaths_cleanup (struct ar_sandbox *sb);

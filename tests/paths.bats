@@ -296,3 +296,39 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   ! echo "$output" | grep -q s3cret
   echo "$output" | grep -q "mount source \`$T/data/sub.*Too many levels of symbolic links"
 }
+
+@test "paths: through sudo the audit log is opened as the invoking user, as a plain user through the fd too" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  need_cmd socat
+  local u; u=$(id -u agentrun-test)
+  chown -R agentrun-test: "$WS" "$FHOME"
+  install -d -m 0700 "$T/rootonly"
+  install -d -m 0755 -o agentrun-test "$T/userlogs"
+  PORT=$(free_port)
+  socat TCP-LISTEN:"$PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT"
+  sudo_sb() { env SUDO_UID="$u" SUDO_GID="$u" HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --allow "echo.test:443=127.0.0.1:$PORT" "$@"; }
+  # root's 0700 folder is not the invoking user's to write
+  run sudo_sb --audit "$T/rootonly/audit.jsonl" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "open as uid $u.*Permission denied"
+  [ -z "$(ls -A "$T/rootonly")" ]
+  run sudo_sb --audit "$T/userlogs/audit.jsonl" -- bash -c 'exec 3<>/dev/tcp/echo.test/443 && echo ping >&3 && head -1 <&3'
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %u "$T/userlogs/audit.jsonl")" = "$u" ]
+  grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/userlogs/audit.jsonl"
+  # rootless: the netproxy reaches the log through agentrun's fd as well
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  run runuser -u agentrun-test -- env -i PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+    XDG_CONFIG_HOME="$FHOME/.config" "$(public_bin)/agentrun" sandbox --workspace "$WS" \
+    --allow "echo.test:443=127.0.0.1:$PORT" --audit "$T/userlogs/plain.jsonl" -- \
+    bash -c 'getent hosts nope.test; exec 3<>/dev/tcp/echo.test/443 && echo ping >&3 && head -1 <&3'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/userlogs/plain.jsonl"
+  grep -q '"source":"netproxy".*"endpoint":"nope.test"' "$T/userlogs/plain.jsonl"
+  [ -z "$(ls -A "$WS")" ]
+}
