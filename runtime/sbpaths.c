@@ -286,9 +286,14 @@ add_bind_of (struct ar_agent_opts *o, const char *path, bool writable)
 /* Bind every folder between the writable folder at root and path's parent
  * onto itself: a mount point cannot be renamed, so the next run finds the
  * mask where it was. */
-static void
-pin_between (struct ar_agent_opts *o, const char *root, const char *path)
+static int
+pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_error **err)
 {
+  if (!under (path, root))
+    return ar_err (err, 0, "mask %s: reached through the writable folder %s by another path; cannot pin the "
+                   "folders above it (name it beneath %s)", path, root, root);
+  if (!path[strlen (root)])
+    return 0;
   cleanup_free char *p = xstrdup (path);
   for (char *s = p + strlen (root) + 1; (s = strchr (s, '/')); s++)
     {
@@ -297,6 +302,7 @@ pin_between (struct ar_agent_opts *o, const char *root, const char *path)
         add_bind_of (o, p, enclosing_writable (o, p));
       *s = '/';
     }
+  return 0;
 }
 
 static int
@@ -317,7 +323,7 @@ check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note
   int r = fd_path (fd, real, sizeof real);
   close (fd);
   if (r == 0 && inside && nt->kind == AR_NOTE_MASK)
-    pin_between (&sb->prof, w->path[which], real);
+    return pin_between (&sb->prof, w->path[which], real, err);
   return 0;
 }
 
@@ -351,6 +357,13 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
     }
   e = errno;
   ar_fsid_leave (&fs);
+  /* not ours to create: not the command's either (it runs as the same uid,
+   * or, root without sudo, as nobody) */
+  if (r < 0 && (e == EACCES || e == EPERM || e == EROFS))
+    {
+      ar_debug ("protected name %s: no placeholder: %s", path, strerror (e));
+      return 1;
+    }
   if (r < 0)
     return ar_err (err, e, "protected name %s: create the read-only placeholder", path);
   if (lstat (path, &st) < 0)
@@ -372,8 +385,9 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
     {
       if (errno != ENOENT)
         return ar_err (err, errno, "protected name %s", path);
-      if (place (sb, path, dir, err) < 0)
-        return -1;
+      int placed = place (sb, path, dir, err);
+      if (placed != 0)
+        return placed < 0 ? -1 : 0;
     }
   else if (S_ISLNK (st.st_mode))
     return ar_err (err, 0, "%s: a symlink in a writable folder, which the host's tools would follow and the "
@@ -566,8 +580,9 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
     return ar_err (err, errno, "read %s", dst);
   if (in < 0 && errno != ENOENT)
     return ar_err (err, errno, "open %s", dst);
-  if (in < 0 && place (sb, dst, false, err) < 0)
-    return -1;
+  int placed = in < 0 ? place (sb, dst, false, err) : 0;
+  if (placed != 0)
+    return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     cap += strlen (protected_names[i].name) + 2;
