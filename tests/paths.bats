@@ -166,14 +166,15 @@ host_secret() {
 }
 
 @test "paths: Claude Code settings in the workspace are pinned too" {
-  mkdir -p "$WS/.claude"
-  printf '{"sandbox":{"filesystem":{"allowWrite":[]}}}\n' >"$WS/.claude/settings.json"
+  mkdir -p "$WS/.claude" "$T/w1"
+  printf '{"sandbox":{"filesystem":{"allowWrite":["%s/w1"]}}}\n' "$T" >"$WS/.claude/settings.json"
   chown -R "$AGENT_UID:$AGENT_UID" "$WS"
   run sb --settings "$WS/.claude/settings.json" -- true
   [ "$status" -eq 0 ]
   mkdir -p "$T/other"
   printf '{"sandbox":{"filesystem":{"allowWrite":["%s/other"]}}}\n' "$T" >"$WS/.claude/settings.json"
   run sb --settings "$WS/.claude/settings.json" -- touch "$T/other/pwned"
+  echo "$output"
   [ "$status" -ne 0 ]
   [ ! -e "$T/other/pwned" ]
   echo "$output" | grep -q "agentrun trust"
