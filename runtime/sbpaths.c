@@ -410,11 +410,20 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
           bool git = strncmp (name, ".git/", 5) == 0;
           if (lifted (sb, parent) || lifted (sb, path))
             continue;
-          if (lstat (parent, &st) < 0 && errno == ENOENT && git)
+          bool there = lstat (parent, &st) == 0;
+          if (!there && errno == ENOENT && git)
             {
               /* no repository yet: `git init` inside must work; said after the run */
               if (strcmp (root, sb->prof.workspace) == 0 && !sb->new_git)
                 sb->new_git = xstrdup (parent);
+              continue;
+            }
+          if (there && !S_ISDIR (st.st_mode))
+            {
+              /* a worktree's or submodule's .git file names where git reads
+               * config and hooks: read-only, what it names is not ours */
+              if (protect (sb, parent, false, false, err) < 0)
+                return -1;
               continue;
             }
           /* the parent pinned (a rename of it would free its children) */
@@ -518,8 +527,9 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
       goto out;
   if (protect_policies (sb, &w, err) < 0)
     goto out;
+  struct stat st;
   for (size_t i = 0; roots[i]; i++)
-    if (protect_folder (sb, roots[i], err) < 0)
+    if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode) && protect_folder (sb, roots[i], err) < 0)
       goto out;
   if (o->audit && in_writable (&w, o->audit, &which))
     {

@@ -333,3 +333,15 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   grep -q '"source":"netproxy".*"endpoint":"nope.test"' "$T/userlogs/plain.jsonl"
   [ -z "$(ls -A "$WS")" ]
 }
+
+@test "paths: a .git file (worktree, submodule) is read-only; a --rw file gets no protected names" {
+  echo "gitdir: $T/elsewhere" >"$WS/.git"
+  echo data >"$T/rwfile"
+  chown "$AGENT_UID" "$T/rwfile"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --rw "$T/rwfile" -- sh -c 'echo "gitdir: /tmp/evil" >.git || echo gitfile-refused; echo more >>'"$T/rwfile"' && echo rwfile-written'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx gitfile-refused
+  echo "$output" | grep -qx rwfile-written
+  [ "$(cat "$WS/.git")" = "gitdir: $T/elsewhere" ]
+}
