@@ -345,3 +345,22 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output" | grep -qx rwfile-written
   [ "$(cat "$WS/.git")" = "gitdir: $T/elsewhere" ]
 }
+
+@test "paths: agentrun trust asks on the terminal: y approves, anything else does not" {
+  need_cmd script
+  printf '{ "env": ["A=1"] }\n' >"$WS/.agentrun.json"
+  run sb --profile "$WS/.agentrun.json" -- true
+  [ "$status" -eq 0 ]
+  printf '{ "env": ["A=3"] }\n' >"$WS/.agentrun.json"
+  run env XDG_CONFIG_HOME="$T/config" script -qec "$AGENTRUN trust $WS/.agentrun.json" /dev/null <<<"n"
+  echo "$output" | grep -q "trust $WS/.agentrun.json as it is now? \[y/N\]"
+  echo "$output" | grep -q "not trusted"
+  run sb --profile "$WS/.agentrun.json" -- true
+  [ "$status" -ne 0 ]
+  run env XDG_CONFIG_HOME="$T/config" script -qec "$AGENTRUN trust $WS/.agentrun.json" /dev/null <<<"y"
+  echo "$output" | grep -q '^+{ "env": \["A=3"\] }'
+  echo "$output" | grep -q "$WS/.agentrun.json: trusted"
+  run sb --profile "$WS/.agentrun.json" -- sh -c 'echo $A'
+  [ "$status" -eq 0 ]
+  [ "$output" = 3 ]
+}
