@@ -618,14 +618,15 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
 {
   for (size_t i = sb->n_placed; i-- > 0;)
     {
-      cleanup_free char *path = sb->placed[i].path;
       struct ar_sb_placed *p = &sb->placed[i];
+      cleanup_free char *path = p->path;
       struct stat st;
-      if (lstat (p->path, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino)
+      /* only what is still ours as we made it: same inode, empty */
+      if (lstat (path, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino)
         continue;
-      if (p->dir ? rmdir (p->path) < 0 && errno != ENOTEMPTY && errno != EEXIST
-                 : S_ISREG (st.st_mode) && st.st_size == 0 && unlink (p->path) < 0)
-        ar_warn ("sandbox cleanup: remove the placeholder %s: %s", p->path, strerror (errno));
+      if (p->dir ? rmdir (path) < 0 && errno != ENOTEMPTY && errno != EEXIST
+                 : S_ISREG (st.st_mode) && st.st_size == 0 && unlink (path) < 0)
+        ar_warn ("sandbox cleanup: remove the placeholder %s: %s", path, strerror (errno));
     }
   free (sb->placed);
   sb->placed = NULL;
