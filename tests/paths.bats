@@ -320,6 +320,16 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
   [ "$(stat -c %u "$T/userlogs/audit.jsonl")" = "$u" ]
   grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/userlogs/audit.jsonl"
+  # the trust store is the invoking user's too
+  install -d -m 0700 -o agentrun-test "$T/ucfg"
+  echo '{}' >"$WS/.agentrun.json"
+  chown agentrun-test "$WS/.agentrun.json"
+  run env SUDO_UID="$u" SUDO_GID="$u" HOME="$FHOME" XDG_CONFIG_HOME="$T/ucfg" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --profile "$WS/.agentrun.json" -- true
+  [ "$status" -eq 0 ]
+  [ "$(find "$T/ucfg/agentrun/trust" -type f -user "$u" -perm 600 | wc -l)" = 2 ]
+  [ -z "$(find "$T/ucfg" ! -user "$u")" ]
+  rm "$WS/.agentrun.json"
   # rootless: the netproxy reaches the log through agentrun's fd as well
   [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
   install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
