@@ -555,7 +555,6 @@ write_bundle_only (struct ar_sandbox *sb, const char *dir)
   cleanup_free char *relay_dir = NULL;
   char buf[PATH_MAX];
   bool net = sb->prof.n_allow > 0 && !sb->prof.no_network;
-  sb->keep_placed = true;
   if (ar_sandbox_check_userns (&err) < 0 || !realpath (".", buf))
     goto fail;
   if (net)
@@ -601,6 +600,7 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
       goto done;
     }
   ar_sandbox_set_args (&sb, argv + first, argc - first);
+  sb.bundle_only = sb.bundle_out != NULL;
   if (ar_sandbox_prepare (&sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
@@ -650,6 +650,7 @@ cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
     ar_sandbox_set_args (&sb, argv + first, argc - first);
   else
     ar_sandbox_set_args (&sb, (char *[]){ (char *) "/bin/sh" }, 1);
+  sb.bundle_only = true;
   if (ar_sandbox_prepare (&sb, &err) < 0 || fit_limits (g, &sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);

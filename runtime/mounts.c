@@ -383,7 +383,8 @@ open_source (const struct ar_spec *spec, const char *src, bool rec)
   unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rec ? AT_RECURSIVE : 0);
   if (!bind_nofollow (spec))
     return open_tree (AT_FDCWD, src, flags);
-  cleanup_close int fd = ar_openat2 (AT_FDCWD, src, O_PATH | O_NOFOLLOW, 0, RESOLVE_NO_SYMLINKS);
+  /* no O_NOFOLLOW: with O_PATH it would hand over a trailing symlink itself */
+  cleanup_close int fd = ar_openat2 (AT_FDCWD, src, O_PATH, 0, RESOLVE_NO_SYMLINKS);
   return fd < 0 ? -1 : open_tree (fd, "", flags | AT_EMPTY_PATH);
 }
 

@@ -65,7 +65,9 @@ struct ar_sandbox {
   struct ar_sb_placed *placed; size_t n_placed;
   char *new_git;                                 /* WS/.git when it did not exist before the run */
   int audit_fd;                                  /* --audit, opened once by the invoking user */
-  bool keep_placed;                              /* a bundle written to run later needs its placeholders */
+  bool bundle_only;                              /* spec --agent, sandbox --bundle: no run, so no
+                                                    placeholders (nobody would remove them) */
+  size_t n_unplaced;                             /* protected names left out for that */
 };
 
 /* contrib/seccomp/agent.json, built in (runtime/agent_profile.c, generated). */

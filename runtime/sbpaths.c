@@ -345,6 +345,11 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
   gid_t gid;
   struct ar_fsid fs;
   struct stat st;
+  if (sb->bundle_only)
+    {
+      sb->n_unplaced++;
+      return 1;
+    }
   ar_sbpaths_invoker (&uid, &gid, NULL);
   ar_fsid_enter (&fs, uid, gid);
   int r = dir ? mkdir (path, 0755) : -1, e;
@@ -531,6 +536,9 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
   for (size_t i = 0; roots[i]; i++)
     if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode) && protect_folder (sb, roots[i], err) < 0)
       goto out;
+  if (sb->n_unplaced)
+    ar_warn ("%zu protected names (.bashrc, .envrc, .vscode, ...) do not exist in the writable folders, and this "
+             "bundle cannot hold them read-only (agentrun sandbox makes placeholders for its run)", sb->n_unplaced);
   if (o->audit && in_writable (&w, o->audit, &which))
     {
       ar_err (err, 0, "--audit %s: inside the writable folder %s, where the sandbox could replace it (a "
@@ -632,7 +640,7 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
   sb->placed = NULL;
   sb->n_placed = 0;
   struct stat st;
-  if (sb->new_git && !sb->keep_placed && lstat (sb->new_git, &st) == 0)
+  if (sb->new_git && !sb->bundle_only && lstat (sb->new_git, &st) == 0)
     ar_warn ("sandbox: the run created %s: its config and hooks were written by the command; review them "
              "before running git there on the host", sb->new_git);
   free (sb->new_git);
