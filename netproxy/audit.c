@@ -3,8 +3,12 @@
 #include "ev.h"
 #include "util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int
 audit_open (struct audit *a, const char *path, const char *source,
@@ -15,9 +19,43 @@ audit_open (struct audit *a, const char *path, const char *source,
   a->container = container;
   if (!path)
     return 0;
-  a->fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  /* never through a symlink in its last component: whoever could write its
+   * folder could point our appends (as root) at any file */
+  a->fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
   if (a->fd < 0)
     return ar_err (err, errno, "open audit log %s", path);
+  return 0;
+}
+
+int
+audit_use_fd (struct audit *a, const char *ref, ar_error **err)
+{
+  char *end;
+  long pid = 0, fd = strtol (ref, &end, 10);
+  struct stat st;
+  if (*end == ':')
+    {
+      pid = fd;
+      fd = strtol (end + 1, &end, 10);
+    }
+  if (*end || end == ref || fd < 0 || fd > 1048576 || pid < 0)
+    return ar_err (err, 0, "--audit-fd %s: needs FD or PID:FD", ref);
+  if (pid > 0)
+    {
+      /* the fd of the process that opened the log (the runtime running this
+       * hook): /proc hands over that very file, no path is looked up */
+      char p[64];
+      snprintf (p, sizeof p, "/proc/%ld/fd/%ld", pid, fd);
+      a->fd = open (p, O_WRONLY | O_APPEND | O_CLOEXEC);
+    }
+  else
+    a->fd = fcntl ((int) fd, F_DUPFD_CLOEXEC, 3);
+  if (a->fd < 0)
+    return ar_err (err, errno, "--audit-fd %s", ref);
+  if (fstat (a->fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return ar_err (err, 0, "--audit-fd %s: not a regular file", ref);
+  if (pid == 0)
+    close ((int) fd);
   return 0;
 }
 

@@ -16,6 +16,9 @@ struct audit {
 
 int audit_open (struct audit *a, const char *path, const char *source,
                 const char *container, ar_error **err);
+/* Use an audit log already open: "FD" (inherited) or "PID:FD" (that
+ * process's fd, through /proc). a->source and container set by audit_open. */
+int audit_use_fd (struct audit *a, const char *ref, ar_error **err);
 
 struct audit_conn {
   const char *endpoint;   /* NAME:PORT */

@@ -45,6 +45,7 @@ usage (FILE *f)
            "  --ask SOCKET       hold lookups of unknown names and ask SOCKET (\"ask NAME 443\";\n"
            "                     \"allow RELAY_SOCKET\" adds a route at run time, else NXDOMAIN)\n"
            "  --audit FILE       append one JSON line per connection and refused lookup\n"
+           "  --audit-fd [PID:]FD  the same into a log already open: our FD, or PID's\n"
            "  --dns ADDR         DNS stub address (127.0.0.53); --no-dns to leave it out\n"
            "  --connect-proxy[=ADDR:PORT]  HTTP CONNECT proxy (127.77.0.1:3128)\n",
            prog);
@@ -57,6 +58,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
   static const struct option opts[] = {
     { "route", required_argument, NULL, 'r' }, { "config", required_argument, NULL, 'c' },
     { "audit", required_argument, NULL, 'A' }, { "dns", required_argument, NULL, 'd' },
+    { "audit-fd", required_argument, NULL, 'F' },
     { "no-dns", no_argument, NULL, 'n' }, { "connect-proxy", optional_argument, NULL, 'p' },
     { "config-from-annotation", required_argument, NULL, 'C' },
     { "idle-timeout", required_argument, NULL, 'i' }, { "ask", required_argument, NULL, 'a' },
@@ -85,6 +87,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
           return ar_err (err, 0, "--idle-timeout: expected whole seconds, got '%s'", optarg);
         break;
       case 'A': cfg->audit_path = optarg; break;
+      case 'F': cfg->audit_fd_ref = optarg; break;
       case 'a':
         if (optarg[0] != '/')
           return ar_err (err, 0, "--ask %s: needs an absolute socket path", optarg);
@@ -398,6 +401,17 @@ main (int argc, char **argv)
       goto fail;
     }
   fcntl (pidfd, F_SETFD, FD_CLOEXEC);
+  /* another process's fd is reached through /proc while we are still in
+   * its user namespace (rootless, join_netns enters the container's) */
+  struct audit early = { .fd = -1 };
+  char own[16];
+  if (cfg.audit_fd_ref && strchr (cfg.audit_fd_ref, ':'))
+    {
+      if (audit_use_fd (&early, cfg.audit_fd_ref, &err) < 0)
+        goto fail;
+      snprintf (own, sizeof own, "%d", early.fd);
+      cfg.audit_fd_ref = own;
+    }
   if (join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0
       || server_bind (&S, &cfg, &err) < 0 || probe_relays (&cfg.routes, &err) < 0
       || spawn_server (&S, pidfd, &err) < 0)

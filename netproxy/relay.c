@@ -744,6 +744,7 @@ usage (FILE *f)
            "                   *.DOMAIN:PORT=connect for the netproxy CONNECT proxy\n"
            "  --config FILE    routes from JSON: {\"routes\":[{\"name\":..,\"port\":..,\"upstream\":..}]}\n"
            "  --audit FILE     append one JSON line per connection\n"
+           "  --audit-fd FD    the same into a log already open (inherited FD)\n"
            "  --sni-check      refuse TLS whose server_name is not NAME, and non-TLS\n"
            "  --container ID   container id written in audit lines\n"
            "  --grace SECONDS  on SIGTERM, time open connections get to finish (5)\n"
@@ -755,6 +756,9 @@ usage (FILE *f)
            "                   default: what the fd limit holds, (RLIMIT_NOFILE - %d) / %d)\n",
            prog, FDS_SPARE, FDS_PER_CONN);
 }
+
+/* --audit-fd: the log as the sandbox opened it */
+static const char *audit_fd_ref;
 
 static int
 parse_args (struct relay *R, int argc, char **argv, const char **audit, const char **cid,
@@ -768,6 +772,7 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
     { "connect-timeout", required_argument, NULL, 'T' },
     { "idle-timeout", required_argument, NULL, 'I' },
     { "max-conns", required_argument, NULL, 'M' },
+    { "audit-fd", required_argument, NULL, 'F' },
     { NULL, 0, NULL, 0 },
   };
   int o;
@@ -788,6 +793,7 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
           return -1;
         break;
       case 'A': *audit = optarg; break;
+      case 'F': audit_fd_ref = optarg; break;
       case 's': R->sni_check = true; break;
       case 'g': R->grace_s = atoi (optarg); break;
       case 'i': *cid = optarg; break;
@@ -840,7 +846,8 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
   invoking_user (&uid, &gid);
   if (R->max_conns == SIZE_MAX)
     R->max_conns = default_max_conns ();
-  if (audit_open (&R->audit, audit, "relay", cid, err) < 0 || ev_init (&R->loop, err) < 0
+  if (audit_open (&R->audit, audit_fd_ref ? NULL : audit, "relay", cid, err) < 0
+      || (audit_fd_ref && audit_use_fd (&R->audit, audit_fd_ref, err) < 0) || ev_init (&R->loop, err) < 0
       || resolver_init (&R->res, &R->loop, resolved, err) < 0)
     return -1;
   if (mkdir (R->dir, 0750) == 0)

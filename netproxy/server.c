@@ -90,7 +90,9 @@ server_bind (struct np_server *S, const struct np_config *cfg, ar_error **err)
   if (cfg->connect_proxy
       && add_listener (S, cfg->connect_addr, cfg->connect_port, NP_CONNECT, NULL, err) < 0)
     return -1;
-  return audit_open (&S->audit, cfg->audit_path, "netproxy", cfg->container, err);
+  if (audit_open (&S->audit, cfg->audit_fd_ref ? NULL : cfg->audit_path, "netproxy", cfg->container, err) < 0)
+    return -1;
+  return cfg->audit_fd_ref ? audit_use_fd (&S->audit, cfg->audit_fd_ref, err) : 0;
 }
 
 size_t

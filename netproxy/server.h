@@ -14,6 +14,7 @@
 struct np_config {
   struct routes routes;
   const char *audit_path;
+  const char *audit_fd_ref;  /* --audit-fd FD or PID:FD: the log already open */
   const char *container;
   bool dns;                  /* DNS stub on dns_addr:53 (default on) */
   const char *dns_addr;

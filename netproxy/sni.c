@@ -66,15 +66,13 @@ parse_sni_ext (struct rd *r, char *name, size_t cap)
   const uint8_t *p;
   if (get_u (r, 2, &list) < 0 || list > r->len - r->off)
     return SNI_BAD;
+  /* One name, and nothing else in the list or after it: a server that
+   * picks another entry than we checked would serve another host. */
   struct rd l = { r->p + r->off, list, 0 };
-  while (l.off < l.len)
-    {
-      if (get_u (&l, 1, &type) < 0 || get_u (&l, 2, &n) < 0 || get (&l, n, &p) < 0)
-        return SNI_BAD;
-      if (type == 0)   /* host_name */
-        return copy_name (p, n, name, cap);
-    }
-  return SNI_NO_NAME;
+  if (r->off + list != r->len || get_u (&l, 1, &type) < 0 || get_u (&l, 2, &n) < 0 || get (&l, n, &p) < 0
+      || l.off != l.len)
+    return SNI_BAD;
+  return type == 0 ? copy_name (p, n, name, cap) : SNI_BAD;
 }
 
 /* body: a complete ClientHello body (after the 4-byte handshake header). */
@@ -92,18 +90,22 @@ parse_hello (const uint8_t *body, size_t len, char *name, size_t cap)
   if (get_u (&r, 2, &ext_len) < 0 || ext_len > r.len - r.off)
     return SNI_BAD;
   struct rd e = { r.p + r.off, ext_len, 0 };
+  int found = SNI_NO_NAME;
   while (e.off < e.len)
     {
       size_t type, n;
       if (get_u (&e, 2, &type) < 0 || get_u (&e, 2, &n) < 0 || get (&e, n, &p) < 0)
         return SNI_BAD;
+      if (type == 0 && found != SNI_NO_NAME)
+        return SNI_BAD;   /* a second server_name extension */
       if (type == 0)
         {
           struct rd s = { p, n, 0 };
-          return parse_sni_ext (&s, name, cap);
+          if ((found = parse_sni_ext (&s, name, cap)) != SNI_FOUND)
+            return found;
         }
     }
-  return SNI_NO_NAME;
+  return found;
 }
 
 int

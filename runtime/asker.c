@@ -2,6 +2,7 @@
 #include "config.h"
 #include "clock.h"
 #include "asker.h"
+#include "sbpaths.h"
 #include "log.h"
 #include "profile.h"
 #include "sandbox.h"
@@ -233,7 +234,8 @@ ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd)
     }
   cleanup_free char *line = xasprintf ("allow %s\n", sock);
   reply (fd, line);
-  if (ans == ALWAYS && ar_profile_append_allow (sb->save_profile, ep, &err) < 0)
+  if (ans == ALWAYS && (ar_profile_append_allow (sb->save_profile, ep, &err) < 0
+                       || ar_sbpaths_repin (sb, sb->save_profile, &err) < 0))
     ar_warn ("sandbox --ask: %s allowed for this run, but not saved: %s", ep, err->msg);
 }
 

@@ -11,6 +11,7 @@
 #include "rootless.h"
 #include "selfexe.h"
 #include "sandbox.h"
+#include "sbpaths.h"
 #include "profile.h"
 #include "settings.h"
 #include "util.h"
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #define RELAY_WAIT_MS 5000
+#define RELAY_AUDIT_FD 100    /* where the relay finds the audit log */
 #define STOP_GRACE_MS 10000
 #define SANDBOX_FAILED 125     /* the sandbox could not run the command */
 
@@ -190,10 +192,11 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
   argv[n++] = xasprintf ("%llu", sb->net_max_conns);
   argv[n++] = xstrdup ("--idle-timeout");
   argv[n++] = xasprintf ("%llu", sb->net_idle_timeout);
-  if (o->audit)
+  if (sb->audit_fd >= 0)
     {
-      argv[n++] = xstrdup ("--audit");
-      argv[n++] = xstrdup (o->audit);
+      /* the log as we opened it: the relay never opens the path */
+      argv[n++] = xstrdup ("--audit-fd");
+      argv[n++] = xasprintf ("%d", RELAY_AUDIT_FD);
     }
   for (size_t i = 0; i < o->n_allow; i++)
     {
@@ -216,6 +219,9 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
       int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
       int log = open (errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (nul < 0 || log < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (log, 2) < 0)
+        _exit (127);
+      if (sb->audit_fd >= 0 && (sb->audit_fd == RELAY_AUDIT_FD ? fcntl (RELAY_AUDIT_FD, F_SETFD, 0)
+                                                               : dup2 (sb->audit_fd, RELAY_AUDIT_FD)) < 0)
         _exit (127);
       sigprocmask (SIG_SETMASK, origmask, NULL);
       execv (relay, argv);
@@ -392,6 +398,7 @@ cleanup (struct ar_globals *g, struct ar_sandbox *sb)
     }
   ar_asker_close (&sb->asker);
   stop_relay (sb);
+  ar_sbpaths_cleanup (sb);
   if (sb->tmpdir)
     {
       cleanup_error ar_error *rerr = NULL;
@@ -458,6 +465,11 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   sb->prof.compact = true;
   if (net && sb->ask && ar_asker_open (&sb->asker, sb, err) < 0)
     goto out;
+  if (net && ar_sbpaths_open_audit (sb, err) < 0)
+    {
+      ar_err_prefix (err, "network step");
+      goto out;
+    }
   if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
     goto out;
   if (net && sb->prof.n_allow > 0
@@ -594,6 +606,7 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
       goto done;
     }
   ar_sandbox_set_args (&sb, argv + first, argc - first);
+  sb.bundle_only = sb.bundle_out != NULL;
   if (ar_sandbox_prepare (&sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
@@ -643,6 +656,7 @@ cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
     ar_sandbox_set_args (&sb, argv + first, argc - first);
   else
     ar_sandbox_set_args (&sb, (char *[]){ (char *) "/bin/sh" }, 1);
+  sb.bundle_only = true;
   if (ar_sandbox_prepare (&sb, &err) < 0 || fit_limits (g, &sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);

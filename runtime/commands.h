@@ -24,6 +24,7 @@ int cmd_spec (struct ar_globals *g, int argc, char **argv);
 int cmd_validate (struct ar_globals *g, int argc, char **argv);
 int cmd_features (struct ar_globals *g, int argc, char **argv);
 int cmd_sandbox (struct ar_globals *g, int argc, char **argv);
+int cmd_trust (struct ar_globals *g, int argc, char **argv);
 int cmd_spec_agent (struct ar_globals *g, int argc, char **argv);   /* spec --agent */
 int cmd_check (struct ar_globals *g, int argc, char **argv);
 int cmd_probe (struct ar_globals *g, int argc, char **argv);        /* hidden: __probe, inside check's sandbox */

@@ -22,6 +22,7 @@ libagentrun_a_SOURCES = \
 	runtime/dbus.c runtime/dbus.h runtime/dbus_wire.c runtime/dbus_wire.h \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c runtime/places.c runtime/places.h \
 	runtime/budgets.c runtime/budgets.h \
+	runtime/sbpaths.c runtime/sbpaths.h runtime/trust.c runtime/trust.h runtime/cmd_trust.c \
 	runtime/profile.c runtime/profile.h runtime/settings.c runtime/settings.h \
 	runtime/asker.c runtime/asker.h \
 	runtime/check.c runtime/check.h runtime/probes.c runtime/probes.h runtime/cmd_check.c \

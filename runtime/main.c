@@ -32,6 +32,7 @@ static const struct command commands[] = {
   { "validate", cmd_validate, "check a bundle's config.json" },
   { "features", cmd_features, "print the runtime-spec features JSON" },
   { "sandbox", cmd_sandbox, "run a command confined for an agent (see sandbox --help)" },
+  { "trust", cmd_trust, "approve a policy file's content for sandboxes (see trust --help)" },
   { "check", cmd_check, "run escape probes in a sandbox and report what held" },
   { "__probe", cmd_probe, "(internal) the probes of check, run inside its sandbox" },
   { NULL, NULL, NULL },

@@ -365,6 +365,29 @@ spec_has_ns (const struct ar_spec *spec, enum ar_ns_type t)
   return false;
 }
 
+/* run.agentrun.bind-nofollow: "true" makes every bind source resolve with
+ * RESOLVE_NO_SYMLINKS (agentrun sandbox checked each one; a symlink planted
+ * in a writable folder after that check fails the mount, never redirects it). */
+static bool
+bind_nofollow (const struct ar_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    if (strcmp (spec->annotations[i].key, "run.agentrun.bind-nofollow") == 0)
+      return strcmp (spec->annotations[i].value, "true") == 0;
+  return false;
+}
+
+static int
+open_source (const struct ar_spec *spec, const char *src, bool rec)
+{
+  unsigned flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rec ? AT_RECURSIVE : 0);
+  if (!bind_nofollow (spec))
+    return open_tree (AT_FDCWD, src, flags);
+  /* no O_NOFOLLOW: with O_PATH it would hand over a trailing symlink itself */
+  cleanup_close int fd = ar_openat2 (AT_FDCWD, src, O_PATH, 0, RESOLVE_NO_SYMLINKS);
+  return fd < 0 ? -1 : open_tree (fd, "", flags | AT_EMPTY_PATH);
+}
+
 static char *
 abs_source (const struct ar_rootfs_ctx *ctx, const char *src)
 {
@@ -402,8 +425,7 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
       struct stat st;
       if (!src)
         ar_err (err, 0, "%s.source: missing for a bind mount", where);
-      else if ((mfd = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o.rbind ? AT_RECURSIVE : 0)))
-               < 0)
+      else if ((mfd = open_source (ctx->spec, src, o.rbind)) < 0)
         ar_err (err, errno, "%s: mount source `%s`", what, src);
       else if (fstat (mfd, &st) < 0)
         ar_err (err, errno, "%s: stat mount source `%s`", what, src);

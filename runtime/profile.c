@@ -4,6 +4,7 @@
 #include "config.h"
 #include "profile.h"
 #include "json.h"
+#include "sbpaths.h"
 #include "util.h"
 
 #include <yajl/yajl_gen.h>
@@ -49,7 +50,8 @@ static const struct key keys[] = {
 };
 
 int
-ar_profile_read_json (const char *path, const char *label, yajl_val *out, ar_error **err)
+ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out,
+                      ar_error **err)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   struct stat st;
@@ -76,6 +78,15 @@ ar_profile_read_json (const char *path, const char *label, yajl_val *out, ar_err
       if (n == 0)
         break;
     }
+  char real[PATH_MAX];
+  if (sb && realpath (path, real))
+    {
+      ar_sbpaths_note (sb, label, path, AR_NOTE_POLICY);
+      sb->policies = xrealloc (sb->policies, (sb->n_policies + 1) * sizeof *sb->policies);
+      char *copy = xmalloc0 (len + 1);
+      memcpy (copy, buf, len);
+      sb->policies[sb->n_policies++] = (struct ar_sb_policy){ xstrdup (real), copy, len };
+    }
   return ar_json_parse (buf, len, label, out, err);
 }
 
@@ -101,6 +112,8 @@ apply_one (struct ar_sandbox *sb, struct ar_jctx *c, const struct key *k, const 
   cleanup_free char *abs = k->path && val[0] != '/' ? xasprintf ("%s/%s", dir, val) : NULL;
   char real[PATH_MAX];
   /* masks are matched in the container as written: "a/../b" would hide nothing */
+  if (k->id == AR_SB_MASK)
+    ar_sbpaths_note (sb, c->label, abs ? abs : val, AR_NOTE_MASK);
   if (k->id == AR_SB_MASK && realpath (abs ? abs : val, real))
     {
       free (abs);
@@ -175,7 +188,7 @@ ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
   yajl_val root = NULL;
   struct ar_jctx c;
   int r = -1;
-  if (!dir || ar_profile_read_json (path, label, &root, err) < 0)
+  if (!dir || ar_profile_read_json (sb, path, label, &root, err) < 0)
     return -1;
   ar_jctx_init (&c, label, err);
   if (check_keys (&c, root) < 0)
@@ -310,7 +323,7 @@ ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err)
 {
   cleanup_free char *label = xasprintf ("profile %s", path);
   yajl_val root = NULL;
-  if (access (path, F_OK) == 0 && ar_profile_read_json (path, label, &root, err) < 0)
+  if (access (path, F_OK) == 0 && ar_profile_read_json (NULL, path, label, &root, err) < 0)
     return -1;
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);

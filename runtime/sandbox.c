@@ -5,6 +5,7 @@
 #include "sandbox.h"
 #include "budgets.h"
 #include "places.h"
+#include "sbpaths.h"
 #include "selfexe.h"
 #include "landlock.h"
 #include "log.h"
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "net-max-conns", 0, true, AR_SB_NET_MAX_CONNS },
   { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
   { "shm-size", 0, true, AR_SB_SHM_SIZE },
+  { "allow-write", 0, true, AR_SB_ALLOW_WRITE },
   { NULL, 0, false, 0 },
 };
 
@@ -78,7 +81,9 @@ const char ar_sandbox_opts_help[] =
   "                        times it would pass half of fs.file-max)\n"
   "  --net-max-conns N     connections through the relay at once (default 1024)\n"
   "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
-  "                        0: never)\n";
+  "                        0: never)\n"
+  "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
+  "                        .bashrc, .vscode, ...: see the README) writable\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -97,6 +102,7 @@ ar_sandbox_init (struct ar_sandbox *sb)
   sb->relay_pid = -1;
   sb->stdout_fd = -1;
   sb->stdin_fd = -1;
+  sb->audit_fd = -1;
   sb->prof.pids = AR_AGENT_DEFAULT_PIDS;
   sb->net_max_conns = AR_SB_NET_MAX_CONNS;
   sb->net_idle_timeout = AR_SB_NET_IDLE_TIMEOUT;
@@ -130,9 +136,23 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->probe_src);
   free (sb->id);
   free (sb->tmpdir);
+  ar_sbpaths_cleanup (sb);
+  for (size_t i = 0; i < sb->n_notes; i++)
+    free (sb->notes[i].opt), free (sb->notes[i].path);
+  free (sb->notes);
+  for (size_t i = 0; i < sb->n_policies; i++)
+    free (sb->policies[i].path), free (sb->policies[i].text);
+  free (sb->policies);
+  for (size_t i = 0; i < sb->n_placed; i++)
+    free (sb->placed[i].path);
+  free (sb->placed);
+  strv_free (sb->allow_write, sb->n_allow_write);
+  free (sb->new_git);
+  if (sb->audit_fd >= 0)
+    close (sb->audit_fd);
   memset (sb, 0, sizeof *sb);
   sb->relay_pid = -1;
-  sb->stdout_fd = sb->stdin_fd = -1;
+  sb->stdout_fd = sb->stdin_fd = sb->audit_fd = -1;
 }
 
 /* An existing host path, with symlinks resolved: binds land where the
@@ -153,6 +173,7 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
   char *p;
   if (host_path (opt, arg, &p, err) < 0)
     return -1;
+  ar_sbpaths_note (sb, opt, arg, AR_NOTE_BIND);
   if (strcmp (p, "/") == 0)
     {
       free (p);
@@ -207,12 +228,15 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
   switch (id)
     {
     case AR_SB_WORKSPACE: return set_dir ("--workspace", arg, &o->workspace, err);
-    case AR_SB_OUT: return set_dir ("--out", arg, &o->out, err);
+    case AR_SB_OUT:
+      ar_sbpaths_note (sb, "--out", arg, AR_NOTE_BIND);
+      return set_dir ("--out", arg, &o->out, err);
     case AR_SB_RO: return add_bind (sb, "--ro", arg, false, err);
     case AR_SB_RW: return add_bind (sb, "--rw", arg, true, err);
     case AR_SB_MASK:
       if (arg[0] != '/')
         return ar_err (err, 0, "--mask %s: needs an absolute path", arg);
+      ar_sbpaths_note (sb, "--mask", arg, AR_NOTE_MASK);
       strv_add (&o->masks, &o->n_masks, arg);
       return 0;
     case AR_SB_ALLOW:
@@ -273,6 +297,20 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       return sb->net_max_conns ? 0 : ar_err (err, 0, "--net-max-conns 0: no connection could be made");
     case AR_SB_NET_IDLE_TIMEOUT:
       return ar_opt_uint ("--net-idle-timeout", arg, 86400, &sb->net_idle_timeout, err);
+    case AR_SB_ALLOW_WRITE:
+      {
+        char buf[PATH_MAX], cwd[PATH_MAX];
+        if (realpath (arg, buf))
+          strv_add (&sb->allow_write, &sb->n_allow_write, buf);
+        else if (arg[0] == '/' || !getcwd (cwd, sizeof cwd))
+          strv_add (&sb->allow_write, &sb->n_allow_write, arg);
+        else
+          {
+            cleanup_free char *abs = xasprintf ("%s/%s", cwd, arg);
+            strv_add (&sb->allow_write, &sb->n_allow_write, abs);
+          }
+        return 0;
+      }
     case AR_SB_BUNDLE:
       free (sb->bundle_out);
       sb->bundle_out = xstrdup (arg);
@@ -546,7 +584,11 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
     return -1;
   sandbox_landlock (o);
-  if (ar_agent_assign_addrs (o, err) < 0)
+  /* `--ro WORKSPACE` means what it says: the workspace is not written */
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (!o->binds[i].writable && strcmp (o->binds[i].path, o->workspace) == 0)
+      o->workspace_ro = true;
+  if (ar_sbpaths_prepare (sb, err) < 0 || ar_agent_assign_addrs (o, err) < 0)
     return -1;
   if ((o->n_allow > 0 || sb->ask) && !o->no_network)
     {
@@ -679,6 +721,30 @@ copy_probe (int bfd, const char *dir, const char *name, const char *src, ar_erro
   return write_new_file (bfd, dir, name, buf, len, 0555, err);
 }
 
+/* /etc/machine-id names the host for good (D-Bus, journald, telemetry
+ * keys): the sandbox gets a random one per run, bound over it. */
+static int
+machine_id (struct ar_agent_opts *o, int bfd, ar_error **err)
+{
+  struct stat st;
+  uint8_t rnd[16];
+  char text[2 * sizeof rnd + 2];
+  if (stat ("/etc/machine-id", &st) < 0 || !S_ISREG (st.st_mode))
+    return 0;   /* nothing there to hide, and no mount point to bind onto */
+  if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
+    return ar_err (err, errno, "getrandom");
+  for (size_t i = 0; i < sizeof rnd; i++)
+    snprintf (text + 2 * i, 3, "%02x", rnd[i]);
+  strcat (text, "\n");
+  if (write_new_file (bfd, o->bundle, "machine-id", text, strlen (text), 0444, err) < 0)
+    return -1;
+  o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
+  o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
+  o->extra_src[o->n_extra] = xasprintf ("%s/machine-id", o->bundle);
+  o->extra_dst[o->n_extra++] = xstrdup ("/etc/machine-id");
+  return 0;
+}
+
 static int
 open_bundle_dir (const char *dir, char **abs, ar_error **err)
 {
@@ -723,6 +789,8 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
       o->extra_src[o->n_extra] = xasprintf ("%s/probe", o->bundle);
       o->extra_dst[o->n_extra++] = xstrdup (AR_PROBE_BIN);
     }
+  if (ar_sbpaths_git_ignore (sb, bfd, o->bundle, err) < 0 || machine_id (o, bfd, err) < 0)
+    return -1;
   cleanup_free char *json = NULL;
   size_t len;
   if (ar_agent_generate (o, &json, &len, err) < 0)

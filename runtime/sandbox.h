@@ -22,16 +22,24 @@ enum {
   AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
   AR_SB_UNIX_SOCKET,
   AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
-  AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT, AR_SB_SHM_SIZE,
+  AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT, AR_SB_SHM_SIZE, AR_SB_ALLOW_WRITE,
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 22
+#define AR_SB_N_OPTS 23
 /* The relay's defaults for a sandbox: connections open at once, and the
  * seconds one may move no byte before it is cut. */
 #define AR_SB_NET_MAX_CONNS 1024
 #define AR_SB_NET_IDLE_TIMEOUT 900
 extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
+
+/* A path as given, checked when every option is in (sbpaths.h). */
+enum ar_sb_note_kind { AR_NOTE_BIND, AR_NOTE_MASK, AR_NOTE_POLICY };
+struct ar_sb_note { char *opt; char *path; enum ar_sb_note_kind kind; };
+/* A --profile/--settings file as read (the bytes parsed are the bytes pinned). */
+struct ar_sb_policy { char *path; char *text; size_t len; };
+/* A placeholder made on the host so that a protected name cannot be created. */
+struct ar_sb_placed { char *path; dev_t dev; ino_t ino; bool dir; };
 
 struct ar_sandbox {
   struct ar_agent_opts prof;
@@ -59,6 +67,16 @@ struct ar_sandbox {
    * at AR_PROBE_BIN. A copy, because the original may sit under folders the
    * sandbox's uid cannot walk (a 0700 home or build folder). */
   char *probe_src;
+  /* paths the agent can plant (sbpaths.h) */
+  struct ar_sb_note *notes; size_t n_notes;
+  struct ar_sb_policy *policies; size_t n_policies;
+  char **allow_write; size_t n_allow_write;      /* --allow-write: protected names lifted */
+  struct ar_sb_placed *placed; size_t n_placed;
+  char *new_git;                                 /* WS/.git when it did not exist before the run */
+  int audit_fd;                                  /* --audit, opened once by the invoking user */
+  bool bundle_only;                              /* spec --agent, sandbox --bundle: no run, so no
+                                                    placeholders (nobody would remove them) */
+  size_t n_unplaced;                             /* protected names left out for that */
 };
 
 /* contrib/seccomp/agent.json, built in (runtime/agent_profile.c, generated). */

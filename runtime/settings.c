@@ -4,6 +4,7 @@
 #include "json.h"
 #include "log.h"
 #include "profile.h"
+#include "sbpaths.h"
 #include "util.h"
 
 #include <errno.h>
@@ -106,6 +107,7 @@ deny_read (struct sctx *s, const char *v)
     return ar_jerr (&s->c, "\"%s\": a pattern cannot be hidden by agentrun; list the paths", v);
   if (!p)
     return ar_jerr (&s->c, "\"%s\": cannot make the path absolute (HOME or the current folder)", v);
+  ar_sbpaths_note (s->sb, "denyRead", p, AR_NOTE_MASK);
   if (!realpath (p, real))
     {
       if (errno != ENOENT && errno != ENOTDIR)
@@ -155,6 +157,7 @@ deny_write (struct sctx *s, const char *v)
     return ar_jerr (&s->c, "\"%s\": cannot make the path absolute (HOME or the current folder)", v);
   bool exists = realpath (p, real) != NULL;
   const char *q = exists ? real : p;
+  ar_sbpaths_note (s->sb, "denyWrite", p, AR_NOTE_BIND);
   if (deny_fixed (s, v, q, cwd) < 0)
     return -1;
   bool inside = under (q, workspace_of (o, cwd)) || (o->out && under (q, o->out)), turned = false;
@@ -189,6 +192,10 @@ static int
 filesystem (struct sctx *s, yajl_val fs)
 {
   static const char *const known[] = { "allowWrite", "denyRead", "denyWrite", NULL };
+  yajl_val aw = yajl_tree_get (fs, (const char *[]){ "allowWrite", NULL }, yajl_t_array);
+  /* as sandbox-runtime: no folder allowed to be written, not even the workspace */
+  if (aw && aw->u.array.len == 0)
+    s->sb->prof.workspace_ro = true;
   if (each_str (s, fs, "allowWrite", allow_write) < 0 || each_str (s, fs, "denyRead", deny_read) < 0
       || each_str (s, fs, "denyWrite", deny_write) < 0)
     return -1;
@@ -376,7 +383,7 @@ ar_settings_load (struct ar_sandbox *sb, const char *path, ar_error **err)
   cleanup_free char *label = xasprintf ("settings %s", path);
   yajl_val root = NULL, sec = NULL;
   int r = -1;
-  if (ar_profile_read_json (path, label, &root, err) < 0)
+  if (ar_profile_read_json (sb, path, label, &root, err) < 0)
     return -1;
   ar_jctx_init (&s.c, label, err);
   if (ar_json_member (&s.c, root, "sandbox", yajl_t_object, &sec) < 0)

@@ -223,6 +223,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   free (o->relay_dir);
   free (o->ask_socket);
   free (o->audit);
+  free (o->audit_fd_ref);
   free (o->home);
   free (o->user);
   free (o->seccomp_json);
@@ -437,7 +438,7 @@ g_user_binds (struct gen *G, const struct ar_agent_opts *o)
         if (path_depth (o->binds[i].path) == d)
           g_bind (G, o->binds[i].path, o->binds[i].path, o->binds[i].writable);
       if (path_depth (o->workspace) == d)
-        g_bind (G, o->workspace, o->workspace, true);
+        g_bind (G, o->workspace, o->workspace, !o->workspace_ro);
       if (o->out && path_depth (o->out) == d)
         g_bind (G, o->out, o->out, true);
     }
@@ -503,7 +504,12 @@ g_hooks (struct gen *G, const struct ar_agent_opts *o)
       g_str (G, "--route");
       g_str (G, r);
     }
-  if (o->audit)
+  if (o->audit_fd_ref)
+    {
+      g_str (G, "--audit-fd");
+      g_str (G, o->audit_fd_ref);
+    }
+  else if (o->audit)
     {
       g_str (G, "--audit");
       g_str (G, o->audit);
@@ -694,10 +700,13 @@ landlock_text (const struct ar_agent_opts *o)
       g_str (&L, o->binds[i].path);
   for (size_t i = 0; i < o->n_extra; i++)
     g_str (&L, o->extra_dst[i]);
+  if (o->workspace_ro)
+    g_str (&L, o->workspace);
   g_close (&L, false);
   g_str (&L, "write");
   g_open (&L, false);
-  g_str (&L, o->workspace);
+  if (!o->workspace_ro)
+    g_str (&L, o->workspace);
   if (o->out)
     g_str (&L, o->out);
   g_str (&L, "/tmp");
@@ -763,6 +772,9 @@ g_annotations (struct gen *G, const struct ar_agent_opts *o)
   g_open (G, true);
   if (ll)
     g_kstr (G, "run.agentrun.landlock", ll);
+  /* every source here is a resolved path: a symlink met at mount time was
+   * planted after the sandbox checked it */
+  g_kstr (G, "run.agentrun.bind-nofollow", "true");
   g_kstr (G, "run.agentrun.unix-connect", uc);
   g_close (G, true);
 }

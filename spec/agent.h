@@ -44,6 +44,7 @@ struct ar_agent_opts {
   /* filesystem */
   char *workspace;                              /* absolute, required */
   char *out;                                    /* absolute or NULL */
+  bool workspace_ro;                            /* `--ro WORKSPACE`, or settings with allowWrite: [] */
   struct ar_agent_bind *binds; size_t n_binds;  /* --ro / --rw, in command-line order */
   char **masks; size_t n_masks;                 /* --mask, absolute */
   /* the host's system folders: those that are symlinks are recreated as
@@ -56,6 +57,8 @@ struct ar_agent_opts {
   char *relay_dir;                              /* host folder with the relay's sockets */
   char *ask_socket;                             /* sandbox --ask: where the netproxy asks about new names */
   char *audit;                                  /* --audit FILE (absolute) or NULL */
+  char *audit_fd_ref;                           /* "PID:FD": the log as opened by PID, reached through
+                                                   /proc (the netproxy never opens the path) */
   /* process */
   char **args; size_t n_args;
   char **env; size_t n_env;                     /* NAME=VALUE, already resolved */

@@ -508,3 +508,36 @@ PY
   run tcp 127.77.0.2:443 "small packets"
   [ "$output" = "small packets" ]
 }
+
+@test "netproxy: the SNI check refuses two server_name extensions and a list of two names" {
+  need_cmd python3
+  kill "$RELAY_PID"; wait "$RELAY_PID" || true
+  start_relay --sni-check --allow "api.test:443=127.0.0.1:$ECHO_PORT"
+  hook
+  run inside python3 -c '
+import socket, struct
+def sni(*names):
+    lst = b"".join(b"\0" + struct.pack(">H", len(n)) + n for n in names)
+    d = struct.pack(">H", len(lst)) + lst
+    return struct.pack(">HH", 0, len(d)) + d
+def hello(*exts):
+    e = b"".join(exts)
+    body = b"\3\3" + b"\0" * 32 + b"\0" + b"\0\2\x13\1" + b"\1\0" + struct.pack(">H", len(e)) + e
+    hs = b"\1" + struct.pack(">I", len(body))[1:] + body
+    return b"\x16\3\1" + struct.pack(">H", len(hs)) + hs
+for label, msg in (("one", hello(sni(b"api.test"))),
+                   ("two-extensions", hello(sni(b"api.test"), sni(b"evil.test"))),
+                   ("two-names", hello(sni(b"api.test", b"evil.test")))):
+    c = socket.create_connection(("127.77.0.2", 443), timeout=5)
+    c.sendall(msg)
+    try:
+        got = c.recv(len(msg))
+    except OSError:
+        got = b""
+    print(label, "passed" if got else "refused")
+'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"one passed"* ]]
+  [[ "$output" == *"two-extensions refused"* ]]
+  [[ "$output" == *"two-names refused"* ]]
+}

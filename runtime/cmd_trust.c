@@ -1,0 +1,149 @@
+/* agentrun trust [--yes] FILE...: approve the current content of policy
+ * files (--profile, --settings) for the trust store (trust.h). The change
+ * since the last trusted copy is shown as a diff and the person answers on
+ * the terminal; --yes approves without asking. */
+#include "config.h"
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "sbpaths.h"
+#include "strio.h"
+#include "trust.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { O_YES = 1, O_HELP };
+
+static const struct ar_opt trust_opts[] = {
+  { "yes", 'y', false, O_YES },
+  { "help", 'h', false, O_HELP },
+  { NULL, 0, false, 0 },
+};
+
+/* diff -u of the trusted copy (a temporary file of ours) and path. */
+static void
+show_diff (const char *old, size_t olen, const char *path)
+{
+  char tmp[] = "/tmp/agentrun-trusted-XXXXXX";
+  int fd = mkostemp (tmp, O_CLOEXEC);
+  if (fd < 0 || write (fd, old, olen) != (ssize_t) olen)
+    {
+      if (fd >= 0)
+        close (fd), unlink (tmp);
+      fprintf (stderr, "agentrun: cannot show the change (temporary file): %s\n", strerror (errno));
+      return;
+    }
+  close (fd);
+  fflush (stdout);
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      dup2 (STDERR_FILENO, STDOUT_FILENO);
+      execlp ("diff", "diff", "-u", "--label", "trusted", "--label", path, tmp, path, (char *) NULL);
+      fprintf (stderr, "agentrun: diff: %s\n", strerror (errno));
+      _exit (127);
+    }
+  int st;
+  if (pid > 0)
+    waitpid (pid, &st, 0);
+  unlink (tmp);
+}
+
+/* y/N on the controlling terminal, never stdin. */
+static bool
+ask (const char *path)
+{
+  FILE *tty = fopen ("/dev/tty", "r+e");
+  char line[16] = "";
+  if (!tty)
+    {
+      fprintf (stderr, "agentrun: trust %s: no terminal to ask on (give --yes)\n", path);
+      return false;
+    }
+  fprintf (tty, "agentrun: trust %s as it is now? [y/N] ", path);
+  fflush (tty);
+  bool yes = fgets (line, sizeof line, tty) && (line[0] == 'y' || line[0] == 'Y') && (line[1] == '\n' || !line[1]);
+  fclose (tty);
+  return yes;
+}
+
+static int
+trust_one (const char *file, bool yes)
+{
+  char path[PATH_MAX];
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL, *store = NULL, *text = NULL, *old = NULL;
+  cleanup_error ar_error *err = NULL;
+  size_t len, olen;
+  if (!realpath (file, path))
+    return ar_log (AR_LOG_ERROR, "trust %s: %s", file, strerror (errno)), 1;
+  ar_sbpaths_invoker (&uid, &gid, &home);
+  if (!(store = ar_trust_store_dir (home)))
+    return ar_log (AR_LOG_ERROR, "trust %s: no trust store (no XDG_CONFIG_HOME, no home)", file), 1;
+  cleanup_close int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
+    return ar_log (AR_LOG_ERROR, "trust %s: read: %s", file, strerror (errno)), 1;
+  struct ar_fsid fs;
+  ar_fsid_enter (&fs, uid, gid);
+  int had = ar_trust_read (store, path, &old, &olen);
+  ar_fsid_leave (&fs);
+  if (had == 0 && olen == len && memcmp (old, text, len) == 0)
+    {
+      printf ("%s: already trusted as it is\n", path);
+      return 0;
+    }
+  if (had == 0)
+    show_diff (old, olen, path);
+  else
+    fprintf (stderr, "agentrun: %s has no trusted copy yet; it reads:\n%.*s%s", path, (int) len, text,
+             len && text[len - 1] == '\n' ? "" : "\n");
+  if (!yes && !ask (path))
+    {
+      fprintf (stderr, "agentrun: %s: not trusted\n", path);
+      return 1;
+    }
+  if (ar_trust_approve (store, path, text, len, uid, gid, &err) < 0)
+    return ar_log (AR_LOG_ERROR, "trust %s: %s", file, err->msg), 1;
+  printf ("%s: trusted\n", path);
+  return 0;
+}
+
+int
+cmd_trust (struct ar_globals *g, int argc, char **argv)
+{
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = trust_opts, .cmd = "trust" };
+  cleanup_error ar_error *err = NULL;
+  const char *arg;
+  bool yes = false;
+  int id, r = 0;
+  (void) g;
+  while ((id = ar_opt_next (&p, &arg, &err)) > 0)
+    {
+      if (id == O_YES)
+        yes = true;
+      if (id == O_HELP)
+        {
+          printf ("usage: agentrun trust [--yes] FILE...\n"
+                  "Approve the current content of policy files (--profile, --settings) that lie in a folder a\n"
+                  "sandbox can write: the change since the last trusted copy is shown and asked about.\n"
+                  "  -y, --yes   approve without asking\n");
+          return 0;
+        }
+    }
+  if (id < 0)
+    return ar_log (AR_LOG_ERROR, "trust: %s", err->msg), 1;
+  if (p.i >= argc)
+    return ar_log (AR_LOG_ERROR, "trust: no file given (agentrun trust [--yes] FILE...)"), 1;
+  for (int i = p.i; i < argc; i++)
+    r |= trust_one (argv[i], yes);
+  return r;
+}

@@ -1,0 +1,648 @@
+/* Paths the agent can plant: see sbpaths.h. */
+#include "config.h"
+#include "sbpaths.h"
+#include "log.h"
+#include "pathutil.h"
+#include "strio.h"
+#include "trust.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_LINKS 40
+
+/* Names under each writable folder that the person's own tools run or
+ * obey. dir: a folder (its placeholder is a folder). */
+static const struct { const char *name; bool dir; } protected_names[] = {
+  { ".git/config", false }, { ".git/hooks", true }, { ".gitmodules", false }, { ".gitconfig", false },
+  { ".bashrc", false }, { ".bash_profile", false }, { ".profile", false }, { ".bash_logout", false },
+  { ".zshrc", false }, { ".zprofile", false }, { ".zshenv", false }, { ".envrc", false },
+  { ".vscode", true }, { ".idea", true }, { ".mcp.json", false }, { ".ripgreprc", false },
+  { ".claude/commands", true }, { ".claude/agents", true }, { ".claude/hooks", true },
+  { ".claude/settings.json", false }, { ".claude/settings.local.json", false },
+};
+
+/* ---- who, and as whom ---- */
+
+void
+ar_sbpaths_invoker (uid_t *uid, gid_t *gid, char **home)
+{
+  *uid = getuid ();
+  *gid = getgid ();
+  const char *su = getenv ("SUDO_UID"), *sg = getenv ("SUDO_GID");
+  if (*uid == 0 && su && sg)
+    {
+      char *e1, *e2;
+      unsigned long u = strtoul (su, &e1, 10), g = strtoul (sg, &e2, 10);
+      if (*su && *sg && !*e1 && !*e2 && u < 0xffffffffUL && g < 0xffffffffUL)
+        *uid = (uid_t) u, *gid = (gid_t) g;
+    }
+  if (!home)
+    return;
+  struct passwd *pw = getpwuid (*uid);
+  const char *h = getenv ("HOME");
+  /* through sudo HOME is the target's; the invoker's own home is in passwd */
+  *home = *uid == getuid () && h && h[0] == '/' ? xstrdup (h) : pw && pw->pw_dir ? xstrdup (pw->pw_dir) : NULL;
+}
+
+void
+ar_fsid_enter (struct ar_fsid *s, uid_t uid, gid_t gid)
+{
+  s->on = geteuid () == 0 && (uid != 0 || gid != 0);
+  if (!s->on)
+    return;
+  s->gid = (gid_t) setfsgid (gid);
+  s->uid = (uid_t) setfsuid (uid);
+}
+
+void
+ar_fsid_leave (struct ar_fsid *s)
+{
+  if (!s->on)
+    return;
+  setfsuid (s->uid);
+  setfsgid (s->gid);
+  s->on = false;
+}
+
+/* ---- notes ---- */
+
+void
+ar_sbpaths_note (struct ar_sandbox *sb, const char *opt, const char *given, enum ar_sb_note_kind kind)
+{
+  char cwd[PATH_MAX];
+  char *abs = given[0] == '/' ? xstrdup (given)
+              : getcwd (cwd, sizeof cwd) ? xasprintf ("%s/%s", cwd, given) : NULL;
+  if (!abs)
+    return;   /* the option itself fails on the same missing cwd */
+  sb->notes = xrealloc (sb->notes, (sb->n_notes + 1) * sizeof *sb->notes);
+  sb->notes[sb->n_notes++] = (struct ar_sb_note){ .opt = xstrdup (opt), .path = abs, .kind = kind };
+}
+
+/* ---- the walk ---- */
+
+static bool
+is_one_of (const struct ar_devino *w, size_t n, int fd, size_t *which)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (w[i].dev == st.st_dev && w[i].ino == st.st_ino)
+      {
+        *which = i;
+        return true;
+      }
+  return false;
+}
+
+/* One step: the next component of *rest (consumed), "" at the end. */
+static char *
+next_component (char **rest)
+{
+  while (**rest == '/')
+    (*rest)++;
+  char *c = *rest, *slash = strchr (c, '/');
+  *rest = slash ? (*slash = '\0', slash + 1) : c + strlen (c);
+  return c;
+}
+
+int
+ar_sbpaths_walk (const struct ar_devino *w, size_t n, const char *path, bool *inside, size_t *which)
+{
+  cleanup_free char *buf = xstrdup (path);
+  char *rest = buf;
+  int links = 0;
+  int fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  *inside = false;
+  if (fd < 0)
+    return -1;
+  for (;;)
+    {
+      char *c = next_component (&rest);
+      if (!*c)
+        return fd;
+      if (strcmp (c, ".") == 0)
+        continue;
+      struct stat st;
+      int e = 0;
+      if (strcmp (c, "..") == 0 && *inside)
+        e = ELOOP;
+      else if (fstatat (fd, c, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        e = errno;
+      else if (S_ISLNK (st.st_mode) && (*inside || ++links > MAX_LINKS))
+        e = ELOOP;
+      if (e)
+        {
+          close (fd);
+          errno = e;
+          return -1;
+        }
+      if (S_ISLNK (st.st_mode) && strcmp (c, ".."))
+        {
+          /* a symlink of the host outside every writable folder: followed */
+          char t[PATH_MAX];
+          ssize_t len = readlinkat (fd, c, t, sizeof t - 1);
+          if (len < 0)
+            return e = errno, close (fd), errno = e, -1;
+          t[len] = '\0';
+          char *joined = xasprintf ("%s/%s", t, rest);
+          free (buf);
+          buf = rest = joined;
+          if (t[0] == '/')
+            {
+              close (fd);
+              if ((fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return -1;
+            }
+          continue;
+        }
+      int nfd = openat (fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      e = errno;
+      close (fd);
+      if (nfd < 0)
+        return errno = e, -1;
+      fd = nfd;
+      if (!*inside)
+        *inside = is_one_of (w, n, fd, which);
+    }
+}
+
+/* ---- the writable folders ---- */
+
+struct wset {
+  struct ar_devino *id;
+  const char **path;      /* resolved, for messages and the protected names */
+  size_t n;
+};
+
+static void
+wset_add (struct wset *w, const char *path)
+{
+  struct stat st;
+  if (!path || stat (path, &st) < 0)
+    return;
+  w->id = xrealloc (w->id, (w->n + 1) * sizeof *w->id);
+  w->path = xrealloc (w->path, (w->n + 1) * sizeof *w->path);
+  w->id[w->n] = (struct ar_devino){ st.st_dev, st.st_ino };
+  w->path[w->n++] = path;
+}
+
+static void
+wset_build (const struct ar_agent_opts *o, struct wset *w)
+{
+  memset (w, 0, sizeof *w);
+  if (!o->workspace_ro)
+    wset_add (w, o->workspace);
+  wset_add (w, o->out);
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (o->binds[i].writable)
+      wset_add (w, o->binds[i].path);
+}
+
+static void
+wset_free (struct wset *w)
+{
+  free (w->id);
+  free (w->path);
+}
+
+/* Is path (absolute) beneath a writable folder, by how it resolves? */
+static bool
+in_writable (const struct wset *w, const char *path, size_t *which)
+{
+  bool inside;
+  int fd = ar_sbpaths_walk (w->id, w->n, path, &inside, which);
+  if (fd >= 0)
+    close (fd);
+  return inside;
+}
+
+/* ---- checks of what was given ---- */
+
+static int
+fd_path (int fd, char *out, size_t cap)
+{
+  char p[64];
+  snprintf (p, sizeof p, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink (p, out, cap - 1);
+  if (n < 0)
+    return -1;
+  out[n] = '\0';
+  return 0;
+}
+
+static bool
+under (const char *path, const char *root)
+{
+  size_t n = strlen (root);
+  return strncmp (path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static bool
+is_bind (const struct ar_agent_opts *o, const char *path)
+{
+  if (strcmp (path, o->workspace) == 0 || (o->out && strcmp (path, o->out) == 0))
+    return true;   /* (a read-only workspace is a bind too) */
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (strcmp (o->binds[i].path, path) == 0)
+      return true;
+  return false;
+}
+
+/* The writability of the deepest bind holding path. */
+static bool
+enclosing_writable (const struct ar_agent_opts *o, const char *path)
+{
+  size_t best = 0;
+  bool wr = false;
+  const char *fixed[] = { o->workspace, o->out };
+  for (size_t i = 0; i < 2; i++)
+    if (fixed[i] && under (path, fixed[i]) && strlen (fixed[i]) >= best)
+      best = strlen (fixed[i]), wr = i == 1 || !o->workspace_ro;
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (under (path, o->binds[i].path) && strlen (o->binds[i].path) >= best)
+      best = strlen (o->binds[i].path), wr = o->binds[i].writable;
+  return wr;
+}
+
+static void
+add_bind_of (struct ar_agent_opts *o, const char *path, bool writable)
+{
+  o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
+  o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = xstrdup (path), .writable = writable };
+}
+
+/* Bind every folder between the writable folder at root and path's parent
+ * onto itself: a mount point cannot be renamed, so the next run finds the
+ * mask where it was. */
+static int
+pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_error **err)
+{
+  if (!under (path, root))
+    return ar_err (err, 0, "mask %s: reached through the writable folder %s by another path; cannot pin the "
+                   "folders above it (name it beneath %s)", path, root, root);
+  if (!path[strlen (root)])
+    return 0;
+  cleanup_free char *p = xstrdup (path);
+  for (char *s = p + strlen (root) + 1; (s = strchr (s, '/')); s++)
+    {
+      *s = '\0';
+      if (!is_bind (o, p))
+        add_bind_of (o, p, enclosing_writable (o, p));
+      *s = '/';
+    }
+  return 0;
+}
+
+static int
+check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note *nt, ar_error **err)
+{
+  bool inside;
+  size_t which = 0;
+  int fd = ar_sbpaths_walk (w->id, w->n, nt->path, &inside, &which);
+  if (fd < 0 && errno == ELOOP && inside)
+    return ar_err (err, 0, "%s %s: a symlink (or \"..\") inside the writable folder %s, which an earlier run could "
+                   "have planted, so it is not followed; name the real path", nt->opt, nt->path, w->path[which]);
+  if (fd < 0 && nt->kind == AR_NOTE_MASK && inside)
+    return ar_err (err, errno, "%s %s: missing inside the writable folder %s (renamed by an earlier run?); "
+                   "a mask there fails closed: restore it, or drop the mask", nt->opt, nt->path, w->path[which]);
+  if (fd < 0)
+    return 0;   /* outside: the option itself said what it found */
+  char real[PATH_MAX];
+  int r = fd_path (fd, real, sizeof real);
+  close (fd);
+  if (r == 0 && inside && nt->kind == AR_NOTE_MASK)
+    return pin_between (&sb->prof, w->path[which], real, err);
+  return 0;
+}
+
+/* ---- protected names ---- */
+
+static bool
+lifted (const struct ar_sandbox *sb, const char *path)
+{
+  for (size_t i = 0; i < sb->n_allow_write; i++)
+    if (under (path, sb->allow_write[i]))
+      return true;
+  return false;
+}
+
+static int
+place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
+{
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  struct stat st;
+  if (sb->bundle_only)
+    {
+      sb->n_unplaced++;
+      return 1;
+    }
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (&fs, uid, gid);
+  int r = dir ? mkdir (path, 0755) : -1, e;
+  if (!dir)
+    {
+      int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      r = fd < 0 ? -1 : 0;
+      if (fd >= 0)
+        close (fd);
+    }
+  e = errno;
+  ar_fsid_leave (&fs);
+  /* not ours to create: not the command's either (it runs as the same uid,
+   * or, root without sudo, as nobody) */
+  if (r < 0 && (e == EACCES || e == EPERM || e == EROFS))
+    {
+      ar_debug ("protected name %s: no placeholder: %s", path, strerror (e));
+      return 1;
+    }
+  if (r < 0)
+    return ar_err (err, e, "protected name %s: create the read-only placeholder", path);
+  if (lstat (path, &st) < 0)
+    return ar_err (err, errno, "protected name %s", path);
+  sb->placed = xrealloc (sb->placed, (sb->n_placed + 1) * sizeof *sb->placed);
+  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st.st_dev, st.st_ino, dir };
+  return 0;
+}
+
+/* path as it is: a folder or file made read-only (or pinned), a missing
+ * one made as a placeholder first. A symlink cannot be held: refused. */
+static int
+protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_error **err)
+{
+  struct stat st;
+  if (lifted (sb, path) || is_bind (&sb->prof, path))
+    return 0;
+  if (lstat (path, &st) < 0)
+    {
+      if (errno != ENOENT)
+        return ar_err (err, errno, "protected name %s", path);
+      int placed = place (sb, path, dir, err);
+      if (placed != 0)
+        return placed < 0 ? -1 : 0;
+    }
+  else if (S_ISLNK (st.st_mode))
+    return ar_err (err, 0, "%s: a symlink in a writable folder, which the host's tools would follow and the "
+                   "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s", path, path);
+  add_bind_of (&sb->prof, path, writable);
+  return 0;
+}
+
+static int
+protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    {
+      const char *name = protected_names[i].name, *slash = strchr (name, '/');
+      cleanup_free char *path = xasprintf ("%s/%s", root, name);
+      if (slash)
+        {
+          cleanup_free char *parent = xasprintf ("%s/%.*s", root, (int) (slash - name), name);
+          struct stat st;
+          bool git = strncmp (name, ".git/", 5) == 0;
+          if (lifted (sb, parent) || lifted (sb, path))
+            continue;
+          bool there = lstat (parent, &st) == 0;
+          if (!there && errno == ENOENT && git)
+            {
+              /* no repository yet: `git init` inside must work; said after the run */
+              if (strcmp (root, sb->prof.workspace) == 0 && !sb->new_git)
+                sb->new_git = xstrdup (parent);
+              continue;
+            }
+          if (there && !S_ISDIR (st.st_mode))
+            {
+              /* a worktree's or submodule's .git file names where git reads
+               * config and hooks: read-only, what it names is not ours */
+              if (protect (sb, parent, false, false, err) < 0)
+                return -1;
+              continue;
+            }
+          /* the parent pinned (a rename of it would free its children) */
+          if (protect (sb, parent, true, true, err) < 0)
+            return -1;
+        }
+      if (protect (sb, path, protected_names[i].dir, false, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+protect_policies (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
+{
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL;
+  for (size_t i = 0; i < sb->n_policies; i++)
+    {
+      struct ar_sb_policy *p = &sb->policies[i];
+      size_t which;
+      if (!in_writable (w, p->path, &which))
+        continue;
+      if (!home)
+        ar_sbpaths_invoker (&uid, &gid, &home);
+      cleanup_free char *store = ar_trust_store_dir (home);
+      if (!store)
+        return ar_err (err, 0, "policy file %s: no trust store (the invoking user has no home)", p->path);
+      size_t sw;
+      if (in_writable (w, store, &sw))
+        return ar_err (err, 0, "trust store %s lies in the writable folder %s: the sandbox could approve its own "
+                       "policy; set XDG_CONFIG_HOME outside it", store, w->path[sw]);
+      if (ar_trust_check (store, p->path, p->text, p->len, uid, gid, err) < 0)
+        return -1;
+      if (protect (sb, p->path, false, false, err) < 0)
+        return -1;
+    }
+  /* what --ask `always` writes is the person's: not the command's to edit */
+  char real[PATH_MAX];
+  size_t which;
+  if (sb->save_profile && realpath (sb->save_profile, real) && in_writable (w, real, &which)
+      && protect (sb, real, false, false, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* ---- the audit log ---- */
+
+int
+ar_sbpaths_open_audit (struct ar_sandbox *sb, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  if (!o->audit || sb->audit_fd >= 0)
+    return 0;
+  cleanup_free char *dir = xstrdup (o->audit);
+  char *base = strrchr (dir, '/');
+  *base++ = '\0';
+  bool inside;
+  size_t which;
+  cleanup_close int dfd = ar_sbpaths_walk (NULL, 0, *dir ? dir : "/", &inside, &which);
+  if (dfd < 0)
+    return ar_err (err, errno, "--audit %s: its folder", o->audit);
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  struct stat st;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (&fs, uid, gid);
+  int fd = ar_openat2 (dfd, base, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0640,
+                       RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+  int e = errno;
+  ar_fsid_leave (&fs);
+  if (fd < 0)
+    return ar_err (err, e, "--audit %s: open as uid %u without following symlinks", o->audit, (unsigned) uid);
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return ar_err (err, 0, "--audit %s: not a regular file", o->audit);
+    }
+  sb->audit_fd = fd;
+  free (o->audit_fd_ref);
+  o->audit_fd_ref = xasprintf ("%d:%d", (int) getpid (), fd);
+  return 0;
+}
+
+int
+ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  struct wset w;
+  int r = -1;
+  size_t which;
+  wset_build (o, &w);
+  /* the folders as they are now: pins and placeholders are added to binds */
+  char **roots = xmalloc0 ((w.n + 1) * sizeof *roots);
+  for (size_t i = 0; i < w.n; i++)
+    roots[i] = xstrdup (w.path[i]);
+  for (size_t i = 0; i < sb->n_notes; i++)
+    if (check_note (sb, &w, &sb->notes[i], err) < 0)
+      goto out;
+  if (protect_policies (sb, &w, err) < 0)
+    goto out;
+  struct stat st;
+  for (size_t i = 0; roots[i]; i++)
+    if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode) && protect_folder (sb, roots[i], err) < 0)
+      goto out;
+  if (sb->n_unplaced)
+    ar_warn ("%zu protected names (.bashrc, .envrc, .vscode, ...) do not exist in the writable folders, and this "
+             "bundle cannot hold them read-only (agentrun sandbox makes placeholders for its run)", sb->n_unplaced);
+  if (o->audit && in_writable (&w, o->audit, &which))
+    {
+      ar_err (err, 0, "--audit %s: inside the writable folder %s, where the sandbox could replace it (a "
+              "symlink) before the next run; put the log outside every folder the sandbox writes",
+              o->audit, w.path[which]);
+      goto out;
+    }
+  r = 0;
+out:
+  for (size_t i = 0; roots[i]; i++)
+    free (roots[i]);
+  free (roots);
+  wset_free (&w);
+  return r;
+}
+
+int
+ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err)
+{
+  char real[PATH_MAX];
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL, *store = NULL, *text = NULL;
+  size_t len;
+  if (!realpath (path, real))
+    return ar_err (err, errno, "%s", path);
+  for (size_t i = 0; i < sb->n_policies; i++)
+    if (strcmp (sb->policies[i].path, real) == 0)
+      {
+        ar_sbpaths_invoker (&uid, &gid, &home);
+        cleanup_close int fd = open (real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (!(store = ar_trust_store_dir (home)))
+          return ar_err (err, 0, "%s: no trust store", real);
+        if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
+          return ar_err (err, errno, "read %s", real);
+        return ar_trust_approve (store, real, text, len, uid, gid, err);
+      }
+  return 0;
+}
+
+int
+ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  struct stat st;
+  cleanup_free char *git = xasprintf ("%s/.git", o->workspace);
+  cleanup_free char *dst = xasprintf ("%s/info/exclude", git);
+  cleanup_free char *info = xasprintf ("%s/info", git);
+  if (lstat (git, &st) < 0 || !S_ISDIR (st.st_mode) || lifted (sb, dst) || lstat (info, &st) < 0
+      || !S_ISDIR (st.st_mode))
+    return 0;
+  /* the repository's own excludes first, then our names */
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  cleanup_close int in = open (dst, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in >= 0 && ar_read_all (in, 1u << 20, &text, &len) < 0)
+    return ar_err (err, errno, "read %s", dst);
+  if (in < 0 && errno != ENOENT)
+    return ar_err (err, errno, "open %s", dst);
+  int placed = in < 0 ? place (sb, dst, false, err) : 0;
+  if (placed != 0)
+    return placed < 0 ? -1 : 0;
+  size_t cap = len + 128;
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    cap += strlen (protected_names[i].name) + 2;
+  text = xrealloc (text, cap);
+  len += (size_t) snprintf (text + len, cap - len, "%s# agentrun sandbox: names held read-only\n",
+                            len && text[len - 1] != '\n' ? "\n" : "");
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    if (strncmp (protected_names[i].name, ".git/", 5))
+      len += (size_t) snprintf (text + len, cap - len, "/%s\n", protected_names[i].name);
+  cleanup_close int fd = openat (bundle_fd, "git-exclude", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                 0644);
+  if (fd < 0 || write (fd, text, len) != (ssize_t) len || fchmod (fd, 0644) < 0)
+    return ar_err (err, errno, "create %s/git-exclude", bundle);
+  o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
+  o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
+  o->extra_src[o->n_extra] = xasprintf ("%s/git-exclude", bundle);
+  o->extra_dst[o->n_extra++] = ar_steal_ptr (dst);
+  return 0;
+}
+
+void
+ar_sbpaths_cleanup (struct ar_sandbox *sb)
+{
+  for (size_t i = sb->n_placed; i-- > 0;)
+    {
+      struct ar_sb_placed *p = &sb->placed[i];
+      cleanup_free char *path = p->path;
+      struct stat st;
+      /* only what is still ours as we made it: same inode, empty */
+      if (lstat (path, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino)
+        continue;
+      if (p->dir ? rmdir (path) < 0 && errno != ENOTEMPTY && errno != EEXIST
+                 : S_ISREG (st.st_mode) && st.st_size == 0 && unlink (path) < 0)
+        ar_warn ("sandbox cleanup: remove the placeholder %s: %s", path, strerror (errno));
+    }
+  free (sb->placed);
+  sb->placed = NULL;
+  sb->n_placed = 0;
+  struct stat st;
+  if (sb->new_git && !sb->bundle_only && lstat (sb->new_git, &st) == 0)
+    ar_warn ("sandbox: the run created %s: its config and hooks were written by the command; review them "
+             "before running git there on the host", sb->new_git);
+  free (sb->new_git);
+  sb->new_git = NULL;
+}

@@ -1,0 +1,390 @@
+#!/usr/bin/env bats
+# Paths the agent can plant: what a sandbox run leaves in a folder it can
+# write (a symlink, a renamed folder, a rewritten policy file, a git hook)
+# must not change what the next run, or the person's own tools, do.
+# Run as root, the agent runs as nobody (65534); everything is under
+# $BATS_TEST_TMPDIR.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root"
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME" "$T/config"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+sb() {
+  env -u SUDO_UID -u SUDO_GID HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"
+}
+
+# a host folder the agent must never reach, with a secret in it
+host_secret() {
+  mkdir -p "$T/host/dir" "$T/host/build"
+  echo s3cret >"$T/host/dir/key"
+  chmod 755 "$T/host" "$T/host/dir"; chmod 777 "$T/host/build"
+  chmod 644 "$T/host/dir/key"
+}
+
+# ---- bind sources ----
+
+@test "paths: a profile's out and ro redirected by symlinks an earlier run planted are refused" {
+  host_secret
+  mkdir -p "$WS/out/build" "$WS/vendor/data"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  printf '{ "out": "ws/out/build", "ro": ["ws/vendor/data"] }\n' >"$T/prof.json"
+  run sb --profile "$T/prof.json" -- true
+  [ "$status" -eq 0 ]
+  # run 1 renames the parents and plants symlinks to host folders
+  run sb --profile "$T/prof.json" -- sh -c "mv out out.old && ln -s $T/host out && mv vendor vendor.old && mkdir vendor && ln -s $T/host/dir vendor/data && echo planted"
+  echo "$output" | grep -qx planted
+  # run 2, the same command line, binds neither host folder
+  run sb --profile "$T/prof.json" -- sh -c "cat $WS/vendor/data/key; touch $WS/out/build/pwned; echo ran"
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q s3cret
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q "symlink.*inside the writable folder $WS"
+  [ ! -e "$T/host/build/pwned" ]
+  # the same for --rw, --ro and --unix-socket given on the command line
+  ln -s "$T/host/dir" "$WS/cache"
+  run sb --rw "$WS/cache" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--rw $WS/cache: a symlink"
+  run sb --ro "$WS/cache/key" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--ro $WS/cache/key: a symlink"
+  python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$T/host/sock"
+  ln -s "$T/host" "$WS/sockdir"
+  run sb --unix-socket "$WS/sockdir/sock" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--unix-socket $WS/sockdir/sock: a symlink"
+  # a symlink of the host outside every writable folder is still followed
+  ln -s "$T/host/dir" "$T/hostlink"
+  run sb --ro "$T/hostlink" -- cat "$T/host/dir/key"
+  [ "$status" -eq 0 ]
+  [ "$output" = s3cret ]
+}
+
+# ---- masks ----
+
+@test "paths: the folders above a mask in the workspace are pinned, and a missing mask there fails closed" {
+  mkdir -p "$WS/config"
+  echo s3cret >"$WS/config/secrets"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --mask "$WS/config/secrets" -- sh -c 'cat config/secrets; mv config config2 || echo rename-refused; ls config2 2>/dev/null; echo done'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q s3cret
+  echo "$output" | grep -qx rename-refused
+  [ -e "$WS/config/secrets" ]
+  # renamed behind the sandbox's back (as a run without the pin could): the next run refuses
+  mv "$WS/config" "$WS/config2"
+  run sb --mask "$WS/config/secrets" -- cat config2/secrets
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q s3cret
+  echo "$output" | grep -q "missing inside the writable folder $WS"
+  # the same for a denyRead of Claude Code's settings
+  printf '{"sandbox":{"filesystem":{"denyRead":["%s/config/secrets"]}}}\n' "$WS" >"$T/settings.json"
+  run sb --settings "$T/settings.json" -- cat config2/secrets
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q s3cret
+  # a mask outside every writable folder that is missing stays moot
+  run sb --mask "$T/nothing-here" -- true
+  [ "$status" -eq 0 ]
+}
+
+# ---- the audit log ----
+
+@test "paths: --audit refuses a path in the workspace and never follows a symlink" {
+  need_cmd socat
+  host_secret
+  chmod 700 "$T/host"
+  run sb --allow "a.test:443=127.0.0.1:9" --audit "$WS/audit.jsonl" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--audit $WS/audit.jsonl: inside the writable folder $WS"
+  mkdir -p "$T/logs"
+  ln -s "$T/host/created" "$T/logs/audit.jsonl"
+  run sb --allow "a.test:443=127.0.0.1:9" --audit "$T/logs/audit.jsonl" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--audit $T/logs/audit.jsonl"
+  [ ! -e "$T/host/created" ]
+  # a good log gets the relay's and the netproxy's lines through the fd we opened
+  PORT=$(free_port)
+  socat TCP-LISTEN:"$PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT"
+  run sb --allow "echo.test:443=127.0.0.1:$PORT" --audit "$T/logs/good.jsonl" -- bash -c \
+    'getent hosts nope.test; exec 3<>/dev/tcp/echo.test/443 && echo ping >&3 && head -1 <&3'
+  [ "$status" -eq 0 ]
+  grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/logs/good.jsonl"
+  grep -q '"source":"netproxy".*"endpoint":"nope.test"' "$T/logs/good.jsonl"
+  ! ps -eo args | grep -v grep | grep -q "agentrun-netproxy.*--audit $T/logs"
+}
+
+# ---- policy files ----
+
+@test "paths: a profile in the workspace is read-only inside, pinned, and a change needs agentrun trust" {
+  printf '{ "env": ["A=1"] }\n' >"$WS/.agentrun.json"
+  chown "$AGENT_UID:$AGENT_UID" "$WS/.agentrun.json"
+  run sb --profile "$WS/.agentrun.json" -- sh -c 'echo "{\"rw\":[\"/\"]}" >.agentrun.json || echo rewrite-refused; echo $A'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx rewrite-refused
+  echo "$output" | grep -qx 1
+  [ -n "$(ls "$T/config/agentrun/trust")" ]
+  [ "$(stat -c %a "$(ls -d "$T"/config/agentrun/trust/* | head -1)")" = 600 ]
+  # changed on the host (as a run without the read-only bind could have): refused until approved
+  mkdir -p "$T/other"
+  printf '{ "env": ["A=2"], "rw": ["%s/other"] }\n' "$T" >"$WS/.agentrun.json"
+  run sb --profile "$WS/.agentrun.json" -- sh -c 'echo $A'
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "changed since it was trusted.*agentrun trust $WS/.agentrun.json"
+  ! echo "$output" | grep -qx 2
+  # no terminal, no --yes: not approved
+  run env XDG_CONFIG_HOME="$T/config" setsid "$AGENTRUN" trust "$WS/.agentrun.json" </dev/null
+  [ "$status" -ne 0 ]
+  run env XDG_CONFIG_HOME="$T/config" "$AGENTRUN" trust --yes "$WS/.agentrun.json"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q '^-{ "env": \["A=1"\] }'
+  echo "$output" | grep -q '^+{ "env": \["A=2"\]'
+  run sb --profile "$WS/.agentrun.json" -- sh -c 'echo $A'
+  [ "$status" -eq 0 ]
+  [ "$output" = 2 ]
+  # a trust store the sandbox could write is refused
+  run env -u SUDO_UID HOME="$FHOME" XDG_CONFIG_HOME="$WS/cfg" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" \
+    --profile "$WS/.agentrun.json" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "trust store $WS/cfg/agentrun/trust lies in the writable folder"
+}
+
+@test "paths: Claude Code settings in the workspace are pinned too" {
+  mkdir -p "$WS/.claude" "$T/w1"
+  printf '{"sandbox":{"filesystem":{"allowWrite":["%s/w1"]}}}\n' "$T" >"$WS/.claude/settings.json"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --settings "$WS/.claude/settings.json" -- true
+  [ "$status" -eq 0 ]
+  mkdir -p "$T/other"
+  printf '{"sandbox":{"filesystem":{"allowWrite":["%s/other"]}}}\n' "$T" >"$WS/.claude/settings.json"
+  run sb --settings "$WS/.claude/settings.json" -- touch "$T/other/pwned"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ ! -e "$T/other/pwned" ]
+  echo "$output" | grep -q "agentrun trust"
+}
+
+# ---- files the host runs ----
+
+@test "paths: git config and hooks, shell and editor files in the workspace are read-only; git still works" {
+  need_cmd git
+  git -C "$WS" init -q
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    git config user.email a@b.test && echo config-writable
+    echo "[core] fsmonitor = touch /tmp/x" >>.git/config || echo config-refused
+    echo evil >.git/hooks/post-checkout || echo hook-refused
+    echo evil >.bashrc || echo bashrc-refused
+    echo evil >.envrc || echo envrc-refused
+    mkdir -p .vscode/x || echo vscode-refused
+    echo "{}" >.claude/settings.local.json || echo claude-refused
+    echo "{}" >.mcp.json || echo mcp-refused
+    mv .git .git2 || echo git-pinned
+    echo hi >f && git -c user.email=a@b.test -c user.name=a add f && git -c user.email=a@b.test -c user.name=a commit -qm one && git branch b2 && git checkout -q b2 && git checkout -q -b b3 && echo git-works
+    git status --porcelain | grep -v "^?? f$" || echo status-clean'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -qx config-writable
+  for w in config hook bashrc envrc vscode claude mcp; do echo "$output" | grep -qx "$w-refused"; done
+  echo "$output" | grep -qx git-pinned
+  echo "$output" | grep -qx git-works
+  echo "$output" | grep -qx status-clean
+  ! grep -q fsmonitor "$WS/.git/config"
+  [ ! -e "$WS/.git/hooks/post-checkout" ]
+  # nothing of the placeholders is left on the host
+  [ "$(ls -A "$WS" | sort | tr '\n' ' ')" = ".git f " ]
+  [ "$(git -c safe.directory='*' -C "$WS" branch --show-current)" = b3 ]
+  # --allow-write lifts one on purpose
+  run sb --allow-write "$WS/.envrc" -- sh -c 'echo "export A=1" >.envrc && echo envrc-written'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx envrc-written
+  grep -qx "export A=1" "$WS/.envrc"
+  # a symlink at a protected name cannot be held read-only: refused
+  ln -s /etc/passwd "$WS/.bashrc"
+  run sb -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "$WS/.bashrc: a symlink"
+}
+
+@test "paths: git init inside a workspace without a repository works, and is reported" {
+  need_cmd git
+  run sb -- sh -c 'git init -q && git -c user.email=a@b.test -c user.name=a commit -q --allow-empty -m one && echo ok'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx ok
+  echo "$output" | grep -q "the run created $WS/.git"
+}
+
+# ---- smaller ----
+
+@test "paths: --ro of the workspace and settings with allowWrite: [] leave the workspace read-only" {
+  run sb --ro "$WS" -- sh -c 'touch f && echo ws-writable; echo done'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -qx ws-writable
+  echo '{"sandbox":{"filesystem":{"allowWrite":[]}}}' >"$T/settings.json"
+  run sb --settings "$T/settings.json" -- sh -c 'touch f && echo ws-writable; echo done'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -qx ws-writable
+  [ ! -e "$WS/f" ]
+  # nothing protected, nothing placed in a workspace that is not written
+  [ -z "$(ls -A "$WS")" ]
+}
+
+@test "paths: /etc/machine-id is a new random one on every run" {
+  [ -f /etc/machine-id ] || skip "no /etc/machine-id on this host"
+  run sb -- cat /etc/machine-id
+  [ "$status" -eq 0 ]
+  first=$output
+  [[ "$first" =~ ^[0-9a-f]{32}$ ]]
+  [ "$first" != "$(cat /etc/machine-id)" ]
+  run sb -- cat /etc/machine-id
+  [ "$status" -eq 0 ]
+  [ "$output" != "$first" ]
+}
+
+@test "paths: no set-uid or set-gid bit can be set in a bind (it would outlive the sandbox)" {
+  need_cmd python3
+  run sb -- python3 -c '
+import os, stat
+open("f", "w").close()
+os.chmod("f", 0o755); print("plain", oct(os.stat("f").st_mode & 0o7777))
+def t(label, fn):
+    try:
+        fn(); print(label, "allowed")
+    except OSError as e:
+        print(label, "refused", e.errno)
+t("chmod-suid", lambda: os.chmod("f", 0o4755))
+t("chmod-sgid", lambda: os.chmod("f", 0o2755))
+fd = os.open("f", os.O_RDONLY)
+t("fchmod-suid", lambda: os.fchmod(fd, 0o4755))
+t("fchmodat-suid", lambda: os.chmod("f", 0o4755, dir_fd=os.open(".", os.O_RDONLY)))
+t("open-creat-suid", lambda: os.close(os.open("g", os.O_CREAT | os.O_WRONLY, 0o4755)))
+t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
+'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx "plain 0o755"
+  for c in chmod-suid chmod-sgid fchmod-suid fchmodat-suid open-creat-suid mknod-suid; do
+    echo "$output" | grep -qx "$c refused 1"
+  done
+  [ -z "$(find "$WS" -perm /6000)" ]
+}
+
+@test "paths: a bind source swapped for a symlink after the check fails the mount, never binds the target" {
+  host_secret
+  mkdir -p "$T/data/sub"
+  chmod 755 "$T/data" "$T/data/sub"
+  run sb --rw "$T/data/sub" --bundle "$T/b" -- cat "$T/data/sub/key"
+  [ "$status" -eq 0 ]
+  grep -q '"run.agentrun.bind-nofollow": "true"' "$T/b/config.json"
+  mv "$T/data/sub" "$T/data/sub.old"
+  ln -s "$T/host/dir" "$T/data/sub"
+  run "$AGENTRUN" --root "$ROOT" run --bundle "$T/b" swapped
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q s3cret
+  echo "$output" | grep -q "mount source \`$T/data/sub\`: Too many levels of symbolic links"
+}
+
+@test "paths: through sudo the audit log is opened as the invoking user, as a plain user through the fd too" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  need_cmd socat
+  local u; u=$(id -u agentrun-test)
+  chown -R agentrun-test: "$WS" "$FHOME"
+  install -d -m 0700 "$T/rootonly"
+  install -d -m 0755 -o agentrun-test "$T/userlogs"
+  PORT=$(free_port)
+  socat TCP-LISTEN:"$PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT"
+  sudo_sb() { env SUDO_UID="$u" SUDO_GID="$u" HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --allow "echo.test:443=127.0.0.1:$PORT" "$@"; }
+  # root's 0700 folder is not the invoking user's to write
+  run sudo_sb --audit "$T/rootonly/audit.jsonl" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "open as uid $u.*Permission denied"
+  [ -z "$(ls -A "$T/rootonly")" ]
+  run sudo_sb --audit "$T/userlogs/audit.jsonl" -- bash -c 'exec 3<>/dev/tcp/echo.test/443 && echo ping >&3 && head -1 <&3'
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %u "$T/userlogs/audit.jsonl")" = "$u" ]
+  grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/userlogs/audit.jsonl"
+  # the trust store is the invoking user's too
+  install -d -m 0700 -o agentrun-test "$T/ucfg"
+  echo '{}' >"$WS/.agentrun.json"
+  chown agentrun-test "$WS/.agentrun.json"
+  run env SUDO_UID="$u" SUDO_GID="$u" HOME="$FHOME" XDG_CONFIG_HOME="$T/ucfg" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --profile "$WS/.agentrun.json" -- true
+  [ "$status" -eq 0 ]
+  [ "$(find "$T/ucfg/agentrun/trust" -type f -user "$u" -perm 600 | wc -l)" = 2 ]
+  [ -z "$(find "$T/ucfg" ! -user "$u")" ]
+  rm "$WS/.agentrun.json"
+  # rootless: the netproxy reaches the log through agentrun's fd as well
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  run runuser -u agentrun-test -- env -i PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+    XDG_CONFIG_HOME="$FHOME/.config" "$(public_bin)/agentrun" sandbox --workspace "$WS" \
+    --allow "echo.test:443=127.0.0.1:$PORT" --audit "$T/userlogs/plain.jsonl" -- \
+    bash -c 'getent hosts nope.test; exec 3<>/dev/tcp/echo.test/443 && echo ping >&3 && head -1 <&3'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/userlogs/plain.jsonl"
+  grep -q '"source":"netproxy".*"endpoint":"nope.test"' "$T/userlogs/plain.jsonl"
+  [ -z "$(ls -A "$WS")" ]
+}
+
+@test "paths: a .git file (worktree, submodule) is read-only; a --rw file gets no protected names" {
+  echo "gitdir: $T/elsewhere" >"$WS/.git"
+  echo data >"$T/rwfile"
+  chown "$AGENT_UID" "$T/rwfile"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --rw "$T/rwfile" -- sh -c 'echo "gitdir: /tmp/evil" >.git || echo gitfile-refused; echo more >>'"$T/rwfile"' && echo rwfile-written'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx gitfile-refused
+  echo "$output" | grep -qx rwfile-written
+  [ "$(cat "$WS/.git")" = "gitdir: $T/elsewhere" ]
+}
+
+@test "paths: agentrun trust asks on the terminal: y approves, anything else does not" {
+  need_cmd script
+  printf '{ "env": ["A=1"] }\n' >"$WS/.agentrun.json"
+  run sb --profile "$WS/.agentrun.json" -- true
+  [ "$status" -eq 0 ]
+  printf '{ "env": ["A=3"] }\n' >"$WS/.agentrun.json"
+  run env XDG_CONFIG_HOME="$T/config" script -qec "$AGENTRUN trust $WS/.agentrun.json" /dev/null <<<"n"
+  echo "$output" | grep -q "trust $WS/.agentrun.json as it is now? \[y/N\]"
+  echo "$output" | grep -q "not trusted"
+  run sb --profile "$WS/.agentrun.json" -- true
+  [ "$status" -ne 0 ]
+  run env XDG_CONFIG_HOME="$T/config" script -qec "$AGENTRUN trust $WS/.agentrun.json" /dev/null <<<"y"
+  echo "$output" | grep -q '^+{ "env": \["A=3"\] }'
+  echo "$output" | grep -q "$WS/.agentrun.json: trusted"
+  run sb --profile "$WS/.agentrun.json" -- sh -c 'echo $A'
+  [ "$status" -eq 0 ]
+  [ "$output" = 3 ]
+}
+
+@test "paths: spec --agent and sandbox --bundle leave no placeholder behind, and say what they cannot hold" {
+  run env -u SUDO_UID HOME="$FHOME" XDG_CONFIG_HOME="$T/config" "$AGENTRUN" spec --agent --workspace "$WS" --bundle "$T/b1"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q "protected names .* cannot hold them read-only"
+  run sb --bundle "$T/b2" -- true
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$WS")" ]
+  # names that exist are held all the same
+  touch "$WS/.envrc"
+  run sb --bundle "$T/b3" -- true
+  [ "$status" -eq 0 ]
+  jq -e --arg p "$WS/.envrc" '.mounts[] | select(.destination == $p) | .options | index("ro")' "$T/b3/config.json"
+}
