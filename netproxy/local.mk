@@ -10,7 +10,8 @@ libnetproxy_a_SOURCES = \
 	netproxy/dns.c netproxy/dns.h \
 	netproxy/sni.c netproxy/sni.h \
 	netproxy/resolve.c netproxy/resolve.h \
-	netproxy/handoff.c netproxy/handoff.h
+	netproxy/handoff.c netproxy/handoff.h \
+	netproxy/optlist.c netproxy/optlist.h
 
 NETPROXY_LIBS = libnetproxy.a libarspec.a $(YAJL_LIBS) -lpthread
 

@@ -3,6 +3,7 @@
  * answers, and leaves behind one server process that lives as long as the
  * container's init. It exits 0 only once that server is listening. */
 #include "config.h"
+#include "optlist.h"
 #include "server.h"
 #include "state.h"
 #include "util.h"
@@ -70,6 +71,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
   cfg->dns_addr = "127.0.0.53";
   cfg->connect_addr = "127.77.0.1";
   cfg->connect_port = 3128;
+  np_list_options_if_asked (argc, argv, opts);
   while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
     switch (o)
       {

@@ -7,6 +7,7 @@
  * socket stays for a server whose relay has no handoff socket and for
  * plain clients (a CONNECT route's target then comes first, as a line). */
 #include "config.h"
+#include "optlist.h"
 #include "audit.h"
 #include "handoff.h"
 #include "resolve.h"
@@ -780,6 +781,7 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
   R->connect_ms = 10000;
   R->max_conns = SIZE_MAX;   /* not given: default_max_conns */
   R->next_scan = UINT64_MAX;
+  np_list_options_if_asked (argc, argv, opts);
   while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
     switch (o)
       {

@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool ar_opt_list_only;
+
+void
+ar_opt_print (FILE *f, const struct ar_opt *opts)
+{
+  for (; opts->name; opts++)
+    fprintf (f, "%s\t%c\t%s\n", opts->name, opts->short_name ? opts->short_name : '-', opts->has_arg ? "arg" : "flag");
+}
+
 static const struct ar_opt *
 find_long (const struct ar_opt *opts, const char *name, size_t len)
 {
@@ -30,6 +39,11 @@ ar_opt_next (struct ar_optparser *p, const char **arg, ar_error **err)
   const char *a, *eq;
 
   *arg = NULL;
+  if (ar_opt_list_only)
+    {
+      ar_opt_print (stdout, p->opts);
+      exit (fflush (stdout) == 0 ? 0 : 1);
+    }
   if (p->i >= p->argc)
     return 0;
   a = p->argv[p->i];

@@ -5,6 +5,7 @@
 #define AR_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include "error.h"
 
 struct ar_globals {
@@ -35,6 +36,13 @@ struct ar_optparser {
 /* Returns the id of the next option (with *arg set when it takes one),
  * 0 when options are over (positionals start at p->i), -1 on error. */
 int ar_opt_next (struct ar_optparser *p, const char **arg, ar_error **err);
+
+/* Set by the hidden `agentrun --list-options CMD`: the next ar_opt_next
+ * prints the table it was given and exits, so that the man page test and
+ * shell completion read the very tables the commands parse with. */
+extern bool ar_opt_list_only;
+/* One option a line: NAME TAB SHORT ('-' if none) TAB arg|flag. */
+void ar_opt_print (FILE *f, const struct ar_opt *opts);
 
 /* Parse a non-negative decimal integer option value; -1 with err on junk. */
 int ar_opt_uint (const char *opt, const char *arg, unsigned long long max, unsigned long long *out, ar_error **err);

@@ -28,7 +28,10 @@ cmd_check (struct ar_globals *g, int argc, char **argv)
   struct ar_opt opts[AR_SB_N_OPTS + 3] = {
     { "help", 'h', false, C_HELP }, { "json", 0, false, C_JSON },
   };
-  memcpy (opts + 2, ar_sandbox_opts, sizeof ar_sandbox_opts);
+  /* every sandbox option but --bundle: check runs its own sandbox */
+  for (size_t i = 0, n = 2; i < ARRAY_SIZE (ar_sandbox_opts); i++)
+    if (ar_sandbox_opts[i].id != AR_SB_BUNDLE)
+      opts[n++] = ar_sandbox_opts[i];
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = "check" };
   cleanup_error ar_error *err = NULL;
   struct ar_sandbox sb;
@@ -46,8 +49,6 @@ cmd_check (struct ar_globals *g, int argc, char **argv)
         }
       if (id == C_JSON)
         json = true;
-      else if (id == AR_SB_BUNDLE)
-        ar_err (&err, 0, "--bundle: check runs its own sandbox and writes no bundle");
       else if (ar_sandbox_opt (&sb, id, arg, &err) < 0)
         break;
       if (err)

@@ -11,7 +11,8 @@
 enum { O_BUNDLE = 1, O_CONFIG, O_PID_FILE, O_CONSOLE_SOCKET, O_NO_PIVOT, O_NO_NEW_KEYRING, O_PRESERVE_FDS,
        O_DETACH, O_KEEP };
 
-static const struct ar_opt create_opts[] = {
+/* run's table; create's is the same without its last two entries. */
+static const struct ar_opt run_opts[] = {
   { "bundle", 'b', true, O_BUNDLE },
   { "config", 0, true, O_CONFIG },
   { "pid-file", 0, true, O_PID_FILE },
@@ -23,6 +24,7 @@ static const struct ar_opt create_opts[] = {
   { "keep", 0, false, O_KEEP },
   { NULL, 0, false, 0 },
 };
+#define N_RUN_ONLY 2
 
 int
 ar_cmd_fail (ar_error *err)
@@ -51,7 +53,10 @@ flag_value (const char *arg)
 int
 ar_parse_create_opts (const char *cmd, int argc, char **argv, bool run, struct ar_create_opts *o, ar_error **err)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = create_opts, .cmd = cmd };
+  static struct ar_opt create_opts[ARRAY_SIZE (run_opts) - N_RUN_ONLY];
+  if (!create_opts[0].name)
+    memcpy (create_opts, run_opts, sizeof create_opts - sizeof *create_opts);   /* last: the NULL end */
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = run ? run_opts : create_opts, .cmd = cmd };
   unsigned long long n;
   const char *arg;
   int id;
@@ -73,8 +78,6 @@ ar_parse_create_opts (const char *cmd, int argc, char **argv, bool run, struct a
         break;
       case O_DETACH:
       case O_KEEP:
-        if (!run)
-          return ar_err (err, 0, "%s: unknown option --%s", cmd, id == O_DETACH ? "detach" : "keep");
         if (id == O_DETACH)
           o->detach = flag_value (arg);
         else

@@ -106,11 +106,16 @@ gen_linux (yajl_gen g)
 int
 cmd_features (struct ar_globals *gl, int argc, char **argv)
 {
+  static const struct ar_opt opts[] = { { "help", 'h', false, 1 }, { NULL, 0, false, 0 } };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = "features" };
+  cleanup_error ar_error *err = NULL;
+  const char *arg;
+  int id = ar_opt_next (&p, &arg, &err);
   (void) gl;
-  if (argc > 1)
+  if (id != 0 || p.i < argc)
     {
       fprintf (stderr, "usage: agentrun features\n");
-      return strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ? 0 : 1;
+      return id > 0 ? 0 : 1;
     }
   const struct scmp_version *v = seccomp_version ();
   cleanup_free char *libseccomp = xasprintf ("%u.%u.%u", v->major, v->minor, v->micro);

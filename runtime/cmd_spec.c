@@ -10,12 +10,13 @@
 
 #include <stdio.h>
 
-enum { O_BUNDLE = 1, O_ROOTLESS, O_HELP };
+enum { O_BUNDLE = 1, O_ROOTLESS, O_HELP, O_AGENT };
 
 static const struct ar_opt spec_opts[] = {
   { "bundle", 'b', true, O_BUNDLE },
   { "rootless", 0, false, O_ROOTLESS },
   { "help", 'h', false, O_HELP },
+  { "agent", 0, false, O_AGENT },   /* taken before parsing: cmd_spec_agent */
   { NULL, 0, false, 0 },
 };
 

@@ -56,7 +56,16 @@ static const struct ar_opt global_opts[] = {
 int
 cmd_version (struct ar_globals *g, int argc, char **argv)
 {
-  (void) g; (void) argc; (void) argv;
+  static const struct ar_opt no_opts[] = { { NULL, 0, false, 0 } };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = no_opts, .cmd = "version" };
+  cleanup_error ar_error *err = NULL;
+  const char *arg;
+  (void) g;
+  if (argc > 0 && ar_opt_next (&p, &arg, &err) < 0)
+    {
+      ar_log_error (ar_steal_ptr (err));
+      return 1;
+    }
   const struct scmp_version *v = seccomp_version ();
   printf ("agentrun version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", PACKAGE_VERSION, GIT_COMMIT,
           AR_SPEC_VERSION_STRING, v->major, v->minor, v->micro);
@@ -94,6 +103,41 @@ needs_state (const char *cmd, int argc, char **argv)
   return true;
 }
 
+/* Hidden, for the man page test and shell completion:
+ * `--list-commands` prints the commands, `--list-options` the global
+ * options, `--list-options CMD [ARGS]` the table CMD hands the parser (ARGS
+ * select a mode, e.g. `spec --agent`). A command that never parses is a bug
+ * this says out loud. */
+static int
+list_options (int argc, char **argv)
+{
+  if (argc == 0)
+    {
+      ar_opt_print (stdout, global_opts);
+      return 0;
+    }
+  struct ar_globals g = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto", .root = "/nonexistent" };
+  for (const struct command *c = commands; c->name; c++)
+    if (strcmp (c->name, argv[0]) == 0)
+      {
+        ar_opt_list_only = true;
+        c->fn (&g, argc, argv);
+        fprintf (stderr, "agentrun: --list-options: command \"%s\" parsed no option table\n", argv[0]);
+        return 1;
+      }
+  fprintf (stderr, "agentrun: --list-options: unknown command \"%s\"\n", argv[0]);
+  return 1;
+}
+
+static int
+list_commands (void)
+{
+  for (const struct command *c = commands; c->name; c++)
+    if (strncmp (c->name, "__", 2) != 0)
+      printf ("%s\t%s\n", c->name, c->help);
+  return fflush (stdout) == 0 ? 0 : 1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -103,6 +147,10 @@ main (int argc, char **argv)
   const char *arg;
   int id;
 
+  if (argc >= 2 && strcmp (argv[1], "--list-options") == 0)
+    return list_options (argc - 2, argv + 2);
+  if (argc == 2 && strcmp (argv[1], "--list-commands") == 0)
+    return list_commands ();
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)
     switch (id)
       {
