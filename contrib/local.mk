@@ -15,3 +15,13 @@ dist_kubernetes_DATA = contrib/kubernetes/runtimeclass.yaml
 # The relay as a service (edit its --allow lines, then install into /etc/systemd/system).
 systemdunitdir = $(datadir)/agentrun/systemd
 dist_systemdunit_DATA = contrib/systemd/agentrun-relay.service
+# The AppArmor userns profile for the installed binary (see contrib/apparmor/agentrun.in),
+# installed where AppArmor reads it when configure found or was given that folder.
+EXTRA_DIST += contrib/apparmor/agentrun.in
+CLEANFILES += contrib/apparmor/agentrun
+contrib/apparmor/agentrun: $(srcdir)/contrib/apparmor/agentrun.in Makefile
+	@mkdir -p contrib/apparmor
+	$(AM_V_GEN)sed 's|@bindir[@]|$(bindir)|g' $(srcdir)/contrib/apparmor/agentrun.in >$@.tmp && mv $@.tmp $@
+if INSTALL_APPARMOR
+nodist_apparmor_DATA = contrib/apparmor/agentrun
+endif

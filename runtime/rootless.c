@@ -289,7 +289,7 @@ ar_rootless_userns_hint (int errnum)
     return "";
   if (read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
     return "AppArmor restricts unprivileged user namespaces (/proc/sys/kernel/apparmor_restrict_unprivileged_userns "
-           "is 1): agentrun needs an AppArmor profile that allows userns";
+           "is 1): load agentrun's profile with: apparmor_parser -r " AR_APPARMOR_PROFILE;
   if (read_sysctl ("/proc/sys/kernel/unprivileged_userns_clone") == 0)
     return "unprivileged user namespaces are disabled: /proc/sys/kernel/unprivileged_userns_clone is 0";
   if (read_sysctl ("/proc/sys/user/max_user_namespaces") == 0)

@@ -8,6 +8,7 @@
 #include "sbpaths.h"
 #include "selfexe.h"
 #include "landlock.h"
+#include "fault.h"
 #include "log.h"
 #include "probes.h"
 #include "rootless.h"
@@ -528,6 +529,21 @@ read_sysctl (const char *path, long *v)
   return 0;
 }
 
+/* True when this process runs under no AppArmor profile ("unconfined"). */
+static bool
+apparmor_unconfined (void)
+{
+  static const char *const paths[] = { "/proc/self/attr/apparmor/current", "/proc/self/attr/current", NULL };
+  char buf[64] = "";
+  for (const char *const *p = paths; *p; p++)
+    {
+      cleanup_close int fd = open (*p, O_RDONLY | O_CLOEXEC);
+      if (fd >= 0 && read (fd, buf, sizeof buf - 1) > 0)
+        return strncmp (buf, "unconfined", strlen ("unconfined")) == 0;
+    }
+  return true;
+}
+
 int
 ar_sandbox_check_userns (ar_error **err)
 {
@@ -541,10 +557,14 @@ ar_sandbox_check_userns (ar_error **err)
     return ar_err (err, 0, "user namespace step: unprivileged user namespaces are disabled "
                    "(kernel.unprivileged_userns_clone = 0); allow them with: sysctl -w kernel.unprivileged_userns_clone=1, "
                    "or run agentrun through sudo");
-  if (read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1)
+  /* Under a profile (ours, loaded) the kernel asks that profile instead. */
+  if ((read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1
+       && apparmor_unconfined ())
+      || ar_fault_fails ("sandbox-apparmor-userns"))
     return ar_err (err, 0, "user namespace step: AppArmor restricts unprivileged user namespaces "
-                   "(kernel.apparmor_restrict_unprivileged_userns = 1); give agentrun an AppArmor profile with "
-                   "\"userns,\" or set sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or run it through sudo");
+                   "(kernel.apparmor_restrict_unprivileged_userns = 1) and agentrun runs without its profile "
+                   AR_APPARMOR_PROFILE "; load it with: apparmor_parser -r " AR_APPARMOR_PROFILE
+                   " (the package and make install put it there), or run agentrun through sudo");
   return 0;
 }
 

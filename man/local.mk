@@ -1,0 +1,12 @@
+# man/: the man pages, one scdoc source each, built with this configure's
+# version and paths (so they are not shipped prebuilt: scdoc is a build dep).
+MAN_SCD = man/agentrun.1.scd man/agentrun-sandbox.1.scd man/agentrun-check.1.scd \
+	man/agentrun-relay.1.scd man/agentrun-netproxy.1.scd man/agentrun-profile.5.scd
+EXTRA_DIST += $(MAN_SCD)
+nodist_man_MANS += $(MAN_SCD:.scd=)
+CLEANFILES += $(MAN_SCD:.scd=)
+# Version and paths come from configure: rebuilt when it reruns.
+man/%: $(srcdir)/man/%.scd Makefile
+	@mkdir -p man
+	$(AM_V_GEN)sed -e 's|@VERSION[@]|$(VERSION)|g' -e 's|@datadir[@]|$(datadir)|g' -e 's|@apparmordir[@]|$(apparmordir)|g' \
+	  $< | $(SCDOC) >$@.tmp && mv $@.tmp $@
