@@ -25,3 +25,13 @@ contrib/apparmor/agentrun: $(srcdir)/contrib/apparmor/agentrun.in Makefile
 if INSTALL_APPARMOR
 nodist_apparmor_DATA = contrib/apparmor/agentrun
 endif
+# bash completion, loaded by bash-completion under each command's name.
+bashcompletiondir = $(datadir)/bash-completion/completions
+dist_bashcompletion_DATA = contrib/completion/agentrun
+install-data-hook: install-completion-links
+install-completion-links:
+	cd $(DESTDIR)$(bashcompletiondir) && for n in agentrun-relay agentrun-netproxy; do rm -f $$n; $(LN_S) agentrun $$n; done
+uninstall-hook: uninstall-completion-links
+uninstall-completion-links:
+	rm -f $(DESTDIR)$(bashcompletiondir)/agentrun-relay $(DESTDIR)$(bashcompletiondir)/agentrun-netproxy
+.PHONY: install-completion-links uninstall-completion-links
