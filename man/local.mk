@@ -5,8 +5,11 @@ MAN_SCD = man/agentrun.1.scd man/agentrun-sandbox.1.scd man/agentrun-check.1.scd
 EXTRA_DIST += $(MAN_SCD)
 nodist_man_MANS += $(MAN_SCD:.scd=)
 CLEANFILES += $(MAN_SCD:.scd=)
+# A path in scdoc text: '_' would start an underline.
+man_path = $(subst _,\\_,$(1))
 # Version and paths come from configure: rebuilt when it reruns.
 man/%: $(srcdir)/man/%.scd Makefile
 	@mkdir -p man
-	$(AM_V_GEN)sed -e 's|@VERSION[@]|$(VERSION)|g' -e 's|@datadir[@]|$(datadir)|g' -e 's|@apparmordir[@]|$(apparmordir)|g' \
+	$(AM_V_GEN)sed -e 's|@VERSION[@]|$(VERSION)|g' -e 's|@datadir[@]|$(call man_path,$(datadir))|g' \
+	  -e 's|@apparmordir[@]|$(call man_path,$(apparmordir))|g' \
 	  $< | $(SCDOC) >$@.tmp && mv $@.tmp $@

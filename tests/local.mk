@@ -1,6 +1,15 @@
 # tests/: bats suites (one per area), fuzz targets, benchmarks.
-TESTS_BATS = $(sort $(wildcard $(srcdir)/tests/*.bats))
+TESTS_BATS = $(if $(CHECK_SUITES),$(patsubst %,$(srcdir)/tests/%.bats,$(CHECK_SUITES)),$(sort $(wildcard $(srcdir)/tests/*.bats)))
+# The folder as it is in the source tree, less what a build (in or out of
+# the source tree) and a test run leave in it.
 EXTRA_DIST += tests
+dist-hook: dist-prune-tests
+dist-prune-tests:
+	cd $(distdir)/tests && rm -rf .deps fuzz/.deps fuzz/run-* \
+	  $(patsubst tests/%,%,$(noinst_PROGRAMS) $(check_PROGRAMS) $(FUZZ_TARGETS)) && \
+	find . \( -name '*.o' -o -name .dirstamp -o -name '*.log' -o -name '*.trs' -o -name '*.bpf' \
+	  -o -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -exec rm -rf {} +
+.PHONY: dist-prune-tests
 check-local: all
 	AGENTRUN_BUILDDIR=$(abs_builddir) AGENTRUN_SRCDIR=$(abs_srcdir) \
 	  $(srcdir)/tests/run-bats $(BATS_FLAGS) $(TESTS_BATS)

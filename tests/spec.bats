@@ -161,7 +161,8 @@ runc_run() {
 @test "--version: version, commit, spec and libseccomp lines" {
   run "$AGENTRUN" --version
   [ "$status" -eq 0 ]
-  [[ "${lines[0]}" =~ ^agentrun\ version\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+  # a release, or after it +COMMITS.gHASH (.dirty): build-aux/git-version-gen
+  [[ "${lines[0]}" =~ ^agentrun\ version\ [0-9]+\.[0-9]+\.[0-9]+(\+[0-9]+\.g[0-9a-f]+(\.dirty)?)?$ ]]
   [[ "${lines[1]}" =~ ^commit:\ [0-9a-f]{40}$|^commit:\ unknown$ ]]
   [ "${lines[2]}" = "spec: 1.3.0" ]
   [[ "${lines[3]}" =~ ^libseccomp:\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
