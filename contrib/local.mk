@@ -6,15 +6,23 @@ EXTRA_DIST += contrib/seccomp/README.md
 # Client snippets (issue 8): podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
 clientsdir = $(datadir)/agentrun
 dist_clients_DATA = contrib/containers.conf
-containerddir = $(datadir)/agentrun/containerd
-dist_containerd_DATA = contrib/containerd/config.toml
-criodir = $(datadir)/agentrun/crio
-dist_crio_DATA = contrib/crio/agentrun.conf
+# The containerd, CRI-O and relay unit snippets name the binaries: installed
+# (under $(pkgdatadir)/containerd, crio, systemd) with this build's paths.
+PATHED_SNIPPETS = contrib/containerd/config.toml contrib/crio/agentrun.conf contrib/systemd/agentrun-relay.service
+EXTRA_DIST += $(PATHED_SNIPPETS)
+install-data-local: install-pathed-snippets
+install-pathed-snippets:
+	@set -e; for f in $(PATHED_SNIPPETS); do \
+	  d=$(DESTDIR)$(pkgdatadir)/$${f#contrib/}; $(MKDIR_P) $${d%/*}; echo "  INSTALL  $$d"; \
+	  sed -e 's|/usr/local/bin/|$(bindir)/|g' -e 's|/usr/local/share/|$(datadir)/|g' $(srcdir)/$$f >$$d; chmod 0644 $$d; \
+	done
+uninstall-local: uninstall-pathed-snippets
+uninstall-pathed-snippets:
+	for f in $(PATHED_SNIPPETS); do rm -f $(DESTDIR)$(pkgdatadir)/$${f#contrib/}; done
+.PHONY: install-pathed-snippets uninstall-pathed-snippets
 kubernetesdir = $(datadir)/agentrun/kubernetes
 dist_kubernetes_DATA = contrib/kubernetes/runtimeclass.yaml
-# The relay as a service (edit its --allow lines, then install into /etc/systemd/system).
-systemdunitdir = $(datadir)/agentrun/systemd
-dist_systemdunit_DATA = contrib/systemd/agentrun-relay.service
+# The relay as a service (edit its --allow lines, then install into /etc/systemd/system): above.
 # The AppArmor userns profile for the installed binary (see contrib/apparmor/agentrun.in),
 # installed where AppArmor reads it when configure found or was given that folder.
 EXTRA_DIST += contrib/apparmor/agentrun.in
