@@ -166,10 +166,16 @@ teardown() {
   done
   if [ -d "$SRCDIR/contrib/presets" ]; then grep -q '^/usr/share/agentrun/presets/' "$deb/files"; fi
 
-  # the host before, to compare after the purge
-  find /etc /usr /lib /var/lib/dpkg/info -xdev 2>/dev/null | grep -v '^/var/lib/dpkg/info/.*\.list$' | sort >"$deb/before"
+  # the host before, to compare after the purge: every path the package and
+  # its scripts could leave (not the whole tree: others may use apt meanwhile)
+  { cat "$deb/files"; echo /etc/apparmor.d/disable/agentrun; echo /var/lib/dpkg/info/agentrun.list; } |
+    sed 's|/$||' | grep . | sort -u >"$deb/paths"
+  host_state() { local p; while read -r p; do [ -e "$p" ] || [ -L "$p" ] && echo "$p"; done <"$deb/paths"; ls /var/lib/dpkg/info | grep '^agentrun\.' || true; }
+  host_state >"$deb/before"
   apt_q install "$pkg" >/dev/null
   pkg_installed
+  host_state >"$deb/during"
+  grep -qx /usr/bin/agentrun "$deb/during" && grep -q '^agentrun\.postinst$' "$deb/during"
   [ "$(/usr/bin/agentrun --version | awk 'NR == 1 { print $3 }')" = "$v" ]
   grep -q '^BinaryName = "/usr/bin/agentrun"' <(sed 's/^ *//' /usr/share/agentrun/containerd/config.toml)
   grep -q '^runtime_path = "/usr/bin/agentrun"' /etc/crio/crio.conf.d/10-agentrun.conf
@@ -208,7 +214,7 @@ teardown() {
   # purge: the host as it was
   apt_q purge agentrun >/dev/null
   ! pkg_installed
-  find /etc /usr /lib /var/lib/dpkg/info -xdev 2>/dev/null | grep -v '^/var/lib/dpkg/info/.*\.list$' | sort >"$deb/after"
+  host_state >"$deb/after"
   run diff "$deb/before" "$deb/after"
   [ "$status" -eq 0 ] || { echo "left behind or removed: $output"; return 1; }
 }
