@@ -69,6 +69,10 @@ setup_file() {
   v=$(tar -xzOf "$TARBALL" --wildcards '*/.tarball-version')
   [ "$(basename "$TARBALL")" = "agentrun-$v.tar.gz" ]
   grep -q "^PACKAGE_VERSION='$v'" "$IT/src/configure"
+  # the README's set-up in the unpacked tarball: autogen.sh keeps the tarball's version
+  mkdir -p "$BATS_TEST_TMPDIR/u" && tar -xzf "$TARBALL" -C "$BATS_TEST_TMPDIR/u"
+  (cd "$BATS_TEST_TMPDIR"/u/agentrun-*/ && ./autogen.sh) >/dev/null 2>&1
+  grep -q "^PACKAGE_VERSION='$v'" "$BATS_TEST_TMPDIR"/u/agentrun-*/configure
   # --version, features and the man pages of one build say the same
   local av
   av=$("$AGENTRUN" --version | awk 'NR == 1 { print $3 }')
