@@ -539,7 +539,7 @@ apparmor_unconfined (void)
     {
       cleanup_close int fd = open (*p, O_RDONLY | O_CLOEXEC);
       if (fd >= 0 && read (fd, buf, sizeof buf - 1) > 0)
-        return strncmp (buf, "unconfined", strlen ("unconfined")) == 0;
+        return strcmp (buf, "unconfined\n") == 0 || strcmp (buf, "unconfined") == 0;   /* else "NAME (MODE)" */
     }
   return true;
 }
