@@ -148,7 +148,7 @@ teardown() {
   # the package's version is the tarball's (native package: no revision)
   DEBEMAIL=agentrun@example.org DEBFULLNAME="agentrun developers" \
     dch -b --newversion "$v" --distribution UNRELEASED "Snapshot $v, $MARK." 2>/dev/null
-  run dpkg-buildpackage -us -uc -b
+  run dpkg-buildpackage -us -uc -b -j"$(nproc)"
   [ "$status" -eq 0 ] || { echo "$output" | tail -n 40; return 1; }
   cd "$deb"
   local pkg=$deb/agentrun_${v}_$(dpkg --print-architecture).deb
