@@ -139,3 +139,18 @@ names_known() { # PAGE ALLOWED_NAMES_FILE
     grep -q "^\.TH .*\"agentrun $v\"" "$BUILDDIR/man/$p" || { echo "$p: not version $v"; grep '^\.TH' "$BUILDDIR/man/$p"; return 1; }
   done
 }
+
+@test "man: agentrun-profile(5) lists exactly the keys a profile takes" {
+  local t=$BATS_TEST_TMPDIR
+  # the parser names the keys it knows when it meets one it does not
+  echo '{ "no such key": 1 }' >"$t/p.json"
+  run "$AGENTRUN" spec --agent --profile "$t/p.json" --bundle "$t/b"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"unknown key (known: "* ]]
+  sed 's/.*unknown key (known: \([^)]*\)).*/\1/' <<<"$output" | tr ',' '\n' | tr -d ' ' | grep . | sort >"$t/cli"
+  [ -s "$t/cli" ]
+  # the first cell of each row of the KEYS table, after its header
+  section "$MAN/agentrun-profile.5.scd" KEYS | awk '/^\| / { sub(/^\| +/, ""); print }' | tr ',' '\n' | tr -d ' ' |
+    grep . | sort >"$t/page"
+  same_sets "profile keys" "$t/cli" "$t/page"
+}
