@@ -170,9 +170,13 @@ check_keys (struct ar_jctx *c, yajl_val root)
       for (size_t k = 0; k < ARRAY_SIZE (keys) && !known; k++)
         known = strcmp (keys[k].name, name) == 0;
       if (!known)
-        return ar_jerr_at (c, name, "unknown key (known: workspace, out, ro, rw, mask, allow, no_network, "
-                                    "audit, env, memory, pids, cpus, unix_sockets, tmp_size, home_size, shm_size, nofile, "
-                                    "net_max_conns, net_idle_timeout)");
+        {
+          /* the list from the table itself, so that it names every key */
+          char list[512] = "";
+          for (size_t k = 0; k < ARRAY_SIZE (keys); k++)
+            snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s", k ? ", " : "", keys[k].name);
+          return ar_jerr_at (c, name, "unknown key (known: %s)", list);
+        }
       for (size_t j = 0; j < i; j++)
         if (strcmp (root->u.object.keys[j], name) == 0)
           return ar_jerr_at (c, name, "given twice");

@@ -124,8 +124,8 @@ names_known() { # PAGE ALLOWED_NAMES_FILE
   section "$t/drift.scd" OPTIONS | defs_set >"$t/page"
   run same_sets "agentrun check" "$t/cli" "$t/page"
   [ "$status" -eq 1 ]
-  [[ "$output" == *"lacks: cpus -"*"json -"* ]]
-  [[ "$output" == *"CLI lacks: bogus -"* ]]
+  [[ "$output" == *"the CLI takes but the page lacks: "*"cpus -"*"json -"*"; the page names"* ]]
+  [[ "$output" == *"the CLI lacks: bogus -"* ]]
 }
 
 @test "man: the built pages render without warnings and carry this build's version" {
