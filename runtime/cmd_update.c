@@ -164,7 +164,7 @@ do_update (struct ar_globals *g, const char *id, const struct ar_resources *r, a
   if (rd == 0)
     ar_err (err, 0, "update: container \"%s\" is still being created", id);
   else if (rd > 0 && strcmp (ar_cstate_status (dirfd, &st), "stopped") == 0)
-    ar_err (err, 0, "update: container \"%s\" is stopped", id);
+    ar_err (err, 0, "update: container \"%s\" is stopped: container not running", id);
   else if (rd > 0)
     ret = ar_cgroup_update (st.cgroup_path, r, err);
   ar_cstate_clear (&st);
