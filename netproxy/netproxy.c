@@ -3,6 +3,7 @@
  * answers, and leaves behind one server process that lives as long as the
  * container's init. It exits 0 only once that server is listening. */
 #include "config.h"
+#include "loopback.h"
 #include "server.h"
 #include "state.h"
 #include "util.h"
@@ -247,22 +248,14 @@ lo_big_gso (void)
     (void) recv (fd, ack, sizeof ack, 0);
 }
 
+/* The runtime brought lo up already when it made this namespace; the
+ * bigger packets are ours to set either way: only the container's own
+ * traffic and ours cross this lo. */
 static int
 lo_up (ar_error **err)
 {
-  cleanup_close int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  struct ifreq ifr = { 0 };
-  strcpy (ifr.ifr_name, "lo");
-  if (fd < 0)
-    return ar_err (err, errno, "socket");
-  if (ioctl (fd, SIOCGIFFLAGS, &ifr) < 0)
-    return ar_err (err, errno, "get flags of lo");
-  if (ifr.ifr_flags & IFF_UP)
-    return 0;
-  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-  if (ioctl (fd, SIOCSIFFLAGS, &ifr) < 0)
-    return ar_err (err, errno, "bring lo up");
-  /* Only a lo we brought up: one someone else configured stays theirs. */
+  if (ar_loopback_up (NULL, err) < 0)
+    return -1;
   lo_big_gso ();
   return 0;
 }

@@ -4,6 +4,7 @@
  * When nothing needs doing between the namespaces, the init is cloned in
  * all of them at once and there is no first child (ar_init_direct). */
 #include "config.h"
+#include "loopback.h"
 #include "sync.h"
 #include "caps.h"
 #include "hooks.h"
@@ -197,6 +198,10 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
 
   if (setsid () < 0)
     ar_err (&err, errno, "setsid"), fail (c, err);
+  /* A network namespace of ours starts with lo down: up it, as runc does,
+   * before any hook or process looks at it. */
+  if ((c->new_flags & CLONE_NEWNET) && ar_loopback_up (NULL, &err) < 0)
+    fail (c, err);
   if (join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
   /* The mounts above ran while the parent took note of us (pidfd, start
