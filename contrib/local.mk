@@ -3,15 +3,28 @@
 seccompdir = $(datadir)/agentrun/seccomp
 dist_seccomp_DATA = contrib/seccomp/agent.json
 EXTRA_DIST += contrib/seccomp/README.md
-# Client snippets (issue 8): podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
+# Client snippets: podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
 clientsdir = $(datadir)/agentrun
-dist_clients_DATA = contrib/containers.conf
+nodist_clients_DATA = contrib/containers.conf
 containerddir = $(datadir)/agentrun/containerd
-dist_containerd_DATA = contrib/containerd/config.toml
+nodist_containerd_DATA = contrib/containerd/config.toml
 criodir = $(datadir)/agentrun/crio
-dist_crio_DATA = contrib/crio/agentrun.conf
+nodist_crio_DATA = contrib/crio/agentrun.conf
 kubernetesdir = $(datadir)/agentrun/kubernetes
 dist_kubernetes_DATA = contrib/kubernetes/runtimeclass.yaml
 # The relay as a service (edit its --allow lines, then install into /etc/systemd/system).
 systemdunitdir = $(datadir)/agentrun/systemd
-dist_systemdunit_DATA = contrib/systemd/agentrun-relay.service
+nodist_systemdunit_DATA = contrib/systemd/agentrun-relay.service
+# Snippets that name installed programs are made from their .in with this
+# build's paths (configure --prefix, or make install prefix=...): remade at
+# every make, written only when they change.
+CONTRIB_MADE = contrib/containers.conf contrib/containerd/config.toml contrib/crio/agentrun.conf \
+	contrib/systemd/agentrun-relay.service hooks/hooks.d/agentrun-netproxy.json
+EXTRA_DIST += $(CONTRIB_MADE:=.in)
+CLEANFILES += $(CONTRIB_MADE)
+contrib_subst = sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@datadir[@]|$(datadir)|g'
+$(CONTRIB_MADE): contrib-force
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(contrib_subst) $(srcdir)/$@.in >$@.tmp \
+	  && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+contrib-force:
+.PHONY: contrib-force
