@@ -3,7 +3,9 @@
 # folder, started in setup_file and stopped by pid in teardown_file. It runs
 # with --iptables=false --ip-forward=false --ip-masq=false --bridge=none, so
 # the host's firewall, forwarding and interfaces stay as they were, and puts
-# its containers' cgroups under a parent of its own. Load after ../helpers.
+# its containers' cgroups under a parent of its own. One thing it makes
+# outside: /run/docker/plugins (a constant), removed when it was not there.
+# Load after ../helpers.
 #
 # /usr/bin/docker is docker.io's client (an unrelated newer client may come
 # first in PATH); dockerd knows agentrun by --add-runtime.
@@ -20,6 +22,8 @@ docker_setup_file() {
   mkdir -p "$DK"/{ctd,data,exec,cfg}
   export DK_CGROUP=artest-docker-$$
   cgroup_note_absent "$DK_CGROUP" "$DK/cgroups-made"
+  # dockerd makes /run/docker/plugins whatever its exec root (a constant)
+  [ -e /run/docker ] || touch "$DK/run-docker-made"
   cat >"$DK/containerd.toml" <<EOS
 version = 2
 root = "$DK/ctd/root"
@@ -79,6 +83,7 @@ docker_teardown_file() {
     umount -l "$m" 2>/dev/null || true
   done
   cgroup_remove_noted "$DK/cgroups-made"
+  if [ -e "$DK/run-docker-made" ]; then rmdir /run/docker/plugins /run/docker 2>/dev/null || true; fi
 }
 
 # The v1 (or v2) cgroup file of a running container: dk_cgfile ID CTRL FILE.
