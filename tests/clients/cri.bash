@@ -34,6 +34,8 @@ cri_setup_file() {
   mkdir -p "$CR"/{root,state,opt,net.d,logs,runc,img}
   export CR_CGROUP=artest-cri-$$
   cgroup_note_absent "$CR_CGROUP" "$CR/cgroups-made"
+  # the runc shim's ttrpc sockets go to /run/containerd/s (a constant)
+  [ -e /run/containerd ] || touch "$CR/run-containerd-made"
   cat >"$CR/net.d/10-lo.conflist" <<EOS
 {"cniVersion": "0.4.0", "name": "artest-lo", "plugins": [{"type": "loopback"}]}
 EOS
@@ -113,9 +115,16 @@ cri_teardown_file() {
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
+  # a shim of ours left by a failed test: its container processes, then it
+  local p c
+  for p in $(grep -lsF -- "$CR/containerd.sock" /proc/[0-9]*/cmdline | cut -d/ -f3); do
+    for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do kill -9 "$c" 2>/dev/null || true; done
+    kill -9 "$p" 2>/dev/null || true
+  done
   local m
   for m in $(awk -v d="$CR/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     umount -l "$m" 2>/dev/null || true
   done
   cgroup_remove_noted "$CR/cgroups-made"
+  if [ -e "$CR/run-containerd-made" ]; then rmdir /run/containerd/s /run/containerd 2>/dev/null || true; fi
 }

@@ -24,6 +24,8 @@ docker_setup_file() {
   cgroup_note_absent "$DK_CGROUP" "$DK/cgroups-made"
   # dockerd makes /run/docker/plugins whatever its exec root (a constant)
   [ -e /run/docker ] || touch "$DK/run-docker-made"
+  # and the runc shim's ttrpc sockets go to /run/containerd/s
+  [ -e /run/containerd ] || touch "$DK/run-containerd-made"
   cat >"$DK/containerd.toml" <<EOS
 version = 2
 root = "$DK/ctd/root"
@@ -84,6 +86,7 @@ docker_teardown_file() {
   done
   cgroup_remove_noted "$DK/cgroups-made"
   if [ -e "$DK/run-docker-made" ]; then rmdir /run/docker/plugins /run/docker 2>/dev/null || true; fi
+  if [ -e "$DK/run-containerd-made" ]; then rmdir /run/containerd/s /run/containerd 2>/dev/null || true; fi
 }
 
 # The v1 (or v2) cgroup file of a running container: dk_cgfile ID CTRL FILE.
