@@ -248,15 +248,16 @@ lo_big_gso (void)
     (void) recv (fd, ack, sizeof ack, 0);
 }
 
-/* The runtime brought lo up already when it made this namespace; the
- * bigger packets are ours to set either way: only the container's own
- * traffic and ours cross this lo. */
 static int
 lo_up (ar_error **err)
 {
-  if (ar_loopback_up (NULL, err) < 0)
+  bool was_down;
+  if (ar_loopback_up (&was_down, err) < 0)
     return -1;
-  lo_big_gso ();
+  /* Only a lo we brought up: one someone else configured stays theirs
+   * (agentrun brings its own up after the createRuntime hooks). */
+  if (was_down)
+    lo_big_gso ();
   return 0;
 }
 

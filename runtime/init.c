@@ -198,10 +198,6 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
 
   if (setsid () < 0)
     ar_err (&err, errno, "setsid"), fail (c, err);
-  /* A network namespace of ours starts with lo down: up it, as runc does,
-   * before any hook or process looks at it. */
-  if ((c->new_flags & CLONE_NEWNET) && ar_loopback_up (NULL, &err) < 0)
-    fail (c, err);
   if (join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
   /* The mounts above ran while the parent took note of us (pidfd, start
@@ -219,6 +215,11 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     fail (c, err);
   if (hooks)
     expect (c, SYNC_HOOKS_ACK, &m);
+  /* A network namespace of ours starts with lo down: up it, as runc does,
+   * before the container's own hooks and process. After the createRuntime
+   * hooks: netproxy tunes a lo it finds down (and leaves others alone). */
+  if ((c->new_flags & CLONE_NEWNET) && ar_loopback_up (NULL, &err) < 0)
+    fail (c, err);
   if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   cleanup_free char *st = hook_state (c, *host_pid, "creating");
