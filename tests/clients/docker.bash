@@ -1,9 +1,9 @@
 # dockerd (Debian's docker.io) private to one bats file: its own containerd,
 # data root, exec root, pid file, key file and socket, all in the file's temp
 # folder, started in setup_file and stopped by pid in teardown_file. It runs
-# with --iptables=false --ip-forward=false --ip-masq=false --bridge=none, so
-# the host's firewall, forwarding and interfaces stay as they were, and puts
-# its containers' cgroups under a parent of its own. One thing it makes
+# in a network namespace of its own with --iptables=false --ip-forward=false
+# --ip-masq=false, so the host's firewall, forwarding and interfaces stay as
+# they were, and puts its containers' cgroups under a parent of its own. One thing it makes
 # outside: /run/docker/plugins (a constant), removed when it was not there.
 # Load after ../helpers.
 #
@@ -17,7 +17,7 @@ CLIENTS=$SRCDIR/tests/clients
 
 docker_setup_file() {
   [ -x "$DOCKER" ] || skip "needs docker.io's client at $DOCKER"
-  need_cmd dockerd containerd containerd-shim-runc-v2 runc
+  need_cmd dockerd containerd containerd-shim-runc-v2 runc unshare nsenter ip
   export DK=$BATS_FILE_TMPDIR/dk
   mkdir -p "$DK"/{ctd,data,exec,cfg}
   export DK_CGROUP=artest-docker-$$
@@ -46,9 +46,13 @@ EOS
   for i in $(seq 100); do [ -S "$DK/containerd.sock" ] && break; sleep 0.1; done
   # the trust key would go to /etc/docker/key.json otherwise
   echo "{\"deprecated-key-path\": \"$DK/key.json\"}" >"$DK/daemon.json"
-  dockerd --config-file "$DK/daemon.json" --data-root "$DK/data" --exec-root "$DK/exec" \
+  # In a network namespace of its own (unshare -n, lo up): its default
+  # bridge docker0 and anything it sets lives and dies there, and that
+  # namespace plays the host for the bridge test.
+  unshare --net sh -c 'ip link set lo up && exec "$@"' sh \
+    dockerd --config-file "$DK/daemon.json" --data-root "$DK/data" --exec-root "$DK/exec" \
     --pidfile "$DK/dockerd.pid" -H "unix://$DK/docker.sock" --containerd "$DK/containerd.sock" \
-    --iptables=false --ip-forward=false --ip-masq=false --bridge=none --storage-driver vfs \
+    --iptables=false --ip-forward=false --ip-masq=false --storage-driver vfs \
     --cgroup-parent "/$DK_CGROUP" --add-runtime "agentrun=$AGENTRUN" >"$DK/dockerd.log" 2>&1 &
   echo $! >"$DK/dockerd.pid.ours"
   for i in $(seq 150); do dk version >/dev/null 2>&1 && break; sleep 0.1; done
