@@ -164,11 +164,14 @@ ar_cg_v1_blkio (const char *dir, const struct ar_blkio *b, ar_error **err)
   for (size_t i = 0; i < b->n_weight_device; i++)
     {
       const struct ar_weight_device *w = &b->weight_device[i];
-      if (w->has_weight && w->weight && ar_cg_writef (err, dir, weight_file (dir, true), "%" PRId64 ":%" PRId64 " %u", w->major,
-                                         w->minor, w->weight) < 0)
+      /* a zero weight is "not set", as for the cgroup's own weight */
+      if (w->has_weight && w->weight
+          && ar_cg_writef (err, dir, weight_file (dir, true), "%" PRId64 ":%" PRId64 " %u", w->major, w->minor,
+                           w->weight) < 0)
         return -1;
-      if (w->has_leaf_weight && w->leaf_weight && ar_cg_writef (err, dir, "blkio.leaf_weight_device", "%" PRId64 ":%" PRId64 " %u",
-                                              w->major, w->minor, w->leaf_weight) < 0)
+      if (w->has_leaf_weight && w->leaf_weight
+          && ar_cg_writef (err, dir, "blkio.leaf_weight_device", "%" PRId64 ":%" PRId64 " %u", w->major, w->minor,
+                           w->leaf_weight) < 0)
         return -1;
     }
   if (throttle (dir, "blkio.throttle.read_bps_device", b->throttle_read_bps, b->n_throttle_read_bps, err) < 0
