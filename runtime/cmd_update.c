@@ -78,7 +78,8 @@ parse_bytes (const char *opt, const char *s, int64_t *out, ar_error **err)
     end++;
   if (*end || (v < 0 && (v != -1 || shift)) || (shift && v > (INT64_MAX >> shift)))
     return ar_err (err, 0, "update: --%s: \"%s\" is not a size", opt, s);
-  *out = (int64_t) v << shift;
+  /* -1 ("no limit") takes no suffix; shifting a negative value is undefined */
+  *out = v < 0 ? v : (int64_t) ((uint64_t) v << shift);
   return 0;
 }
 
