@@ -10,6 +10,8 @@ CONTRIB=$SRCDIR/contrib
 # the snippets that name installed programs, made by make from their .in
 MADE=$BUILDDIR/contrib
 
+teardown() { kill_tracked; }
+
 # py FILE...: run a python3 check (from stdin) with the files as argv.
 py() { python3 - "$@"; }
 
@@ -96,6 +98,39 @@ for k in plain["containerd"]:
     if k != "runtimes":
         assert withd["containerd"][k] == plain["containerd"][k], k
 EOS
+}
+
+# The same import in a real containerd with its CRI plugin on: the plugin
+# loads ("no corresponding runtime configured ... runc" when the snippet
+# drops the default handler) and knows both handlers.
+@test "contrib: containerd with the import loads its CRI plugin" {
+  need_cmd containerd ctr
+  local d=$BATS_TEST_TMPDIR/ctd
+  mkdir -p "$d"
+  cat >"$d/config.toml" <<EOS
+version = 2
+root = "$d/root"
+state = "$d/state"
+imports = ["$MADE/containerd/config.toml"]
+[grpc]
+  address = "$d/containerd.sock"
+[ttrpc]
+  address = "$d/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/opt"
+EOS
+  containerd --config "$d/config.toml" >"$d/log" 2>&1 &
+  local pid=$! _
+  track_pid "$pid"
+  for _ in $(seq 100); do ctr --address "$d/containerd.sock" version >/dev/null 2>&1 && break; sleep 0.1; done
+  run ctr --address "$d/containerd.sock" plugins ls
+  kill "$pid"
+  wait "$pid" || true
+  echo "$output" | grep -E 'io\.containerd\.grpc\.v1 +cri .* ok *$'
+  ! grep -q "failed to load plugin io.containerd.grpc.v1.cri" "$d/log"
+  grep -q "Runtimes:map\[agentrun:" "$d/log"
 }
 
 # Installed snippets name the programs where this build puts them.
