@@ -449,6 +449,27 @@ in_v2() {
   [[ "$output" == *zero-ok* ]]
 }
 
+@test "cgroups v2: a refused update leaves the old limits in place" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  grep -qw hugetlb "$CG/unified/cgroup.controllers" 2>/dev/null || skip "hugetlb is not bound to cgroup2 here"
+  export AGENTRUN ROOT B ID PARENT
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+  run in_v2 '
+    ar run -d -b "$B" "$ID" </dev/null >/dev/null 2>&1
+    d=/sys/fs/cgroup/$PARENT/c
+    # the hugetlb write goes through, the unified one after it is refused
+    if echo "{\"hugepageLimits\": [{\"pageSize\": \"2MB\", \"limit\": 8388608}],
+              \"unified\": {\"hugetlb.2MB.rsvd.max\": \"lots\"}}" | ar update --resources - "$ID" 2>&1; then
+      echo update-succeeded
+    fi
+    echo "limit=$(cat "$d/hugetlb.2MB.max")"
+    ar delete -f "$ID"'
+  echo "$output"
+  [[ "$output" != *update-succeeded* ]]
+  [[ "$output" == *"limit=4194304"* ]]
+}
+
 @test "cgroups v2: a limit whose controller cgroup2 lacks is an error naming it" {
   grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
   grep -qw memory "$CG/unified/cgroup.controllers" 2>/dev/null && skip "memory is bound to cgroup2 here"
