@@ -10,7 +10,7 @@
 
 CLIENTS=$SRCDIR/tests/clients
 . "$CLIENTS/cgroups.bash"
-CRI_NPM_CACHE=${CRI_NPM_CACHE:-/var/cache/agentrun-tests/npm}
+CRI_NPM_CACHE=${CRI_NPM_CACHE:-/var/cache/agentrun-tests/npm/cri-client}
 CRI_PAUSE=localhost/artest-pause:1
 CRI_BUSYBOX=localhost/artest-busybox:1
 
