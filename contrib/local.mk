@@ -3,26 +3,31 @@
 seccompdir = $(datadir)/agentrun/seccomp
 dist_seccomp_DATA = contrib/seccomp/agent.json
 EXTRA_DIST += contrib/seccomp/README.md
-# Client snippets (issue 8): podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
+# Client snippets: podman containers.conf drop-in, containerd and CRI-O runtime handlers, a RuntimeClass.
 clientsdir = $(datadir)/agentrun
-dist_clients_DATA = contrib/containers.conf
-# The containerd, CRI-O and relay unit snippets name the binaries: installed
-# (under $(pkgdatadir)/containerd, crio, systemd) with this build's paths.
-PATHED_SNIPPETS = contrib/containerd/config.toml contrib/crio/agentrun.conf contrib/systemd/agentrun-relay.service
-EXTRA_DIST += $(PATHED_SNIPPETS)
-install-data-local: install-pathed-snippets
-install-pathed-snippets:
-	@set -e; for f in $(PATHED_SNIPPETS); do \
-	  d=$(DESTDIR)$(pkgdatadir)/$${f#contrib/}; $(MKDIR_P) $${d%/*}; echo "  INSTALL  $$d"; \
-	  sed -e 's|/usr/local/bin/|$(bindir)/|g' -e 's|/usr/local/share/|$(datadir)/|g' $(srcdir)/$$f >$$d; chmod 0644 $$d; \
-	done
-uninstall-local: uninstall-pathed-snippets
-uninstall-pathed-snippets:
-	for f in $(PATHED_SNIPPETS); do rm -f $(DESTDIR)$(pkgdatadir)/$${f#contrib/}; done
-.PHONY: install-pathed-snippets uninstall-pathed-snippets
+nodist_clients_DATA = contrib/containers.conf
+containerddir = $(datadir)/agentrun/containerd
+nodist_containerd_DATA = contrib/containerd/config.toml
+criodir = $(datadir)/agentrun/crio
+nodist_crio_DATA = contrib/crio/agentrun.conf
 kubernetesdir = $(datadir)/agentrun/kubernetes
 dist_kubernetes_DATA = contrib/kubernetes/runtimeclass.yaml
-# The relay as a service (edit its --allow lines, then install into /etc/systemd/system): above.
+# The relay as a service (edit its --allow lines, then install into /etc/systemd/system).
+systemdunitdir = $(datadir)/agentrun/systemd
+nodist_systemdunit_DATA = contrib/systemd/agentrun-relay.service
+# Snippets that name installed programs are made from their .in with this
+# build's paths (configure --prefix, or make install prefix=...): remade at
+# every make, written only when they change.
+CONTRIB_MADE = contrib/containers.conf contrib/containerd/config.toml contrib/crio/agentrun.conf \
+	contrib/systemd/agentrun-relay.service hooks/hooks.d/agentrun-netproxy.json
+EXTRA_DIST += $(CONTRIB_MADE:=.in)
+CLEANFILES += $(CONTRIB_MADE)
+contrib_subst = sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@datadir[@]|$(datadir)|g'
+$(CONTRIB_MADE): contrib-force
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(contrib_subst) $(srcdir)/$@.in >$@.tmp \
+	  && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
+contrib-force:
+.PHONY: contrib-force
 # The AppArmor userns profile for the installed binary (see contrib/apparmor/agentrun.in),
 # installed where AppArmor reads it when configure found or was given that folder.
 EXTRA_DIST += contrib/apparmor/agentrun.in

@@ -4,6 +4,7 @@
  * container's init. It exits 0 only once that server is listening. */
 #include "config.h"
 #include "optlist.h"
+#include "loopback.h"
 #include "server.h"
 #include "state.h"
 #include "util.h"
@@ -252,20 +253,13 @@ lo_big_gso (void)
 static int
 lo_up (ar_error **err)
 {
-  cleanup_close int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  struct ifreq ifr = { 0 };
-  strcpy (ifr.ifr_name, "lo");
-  if (fd < 0)
-    return ar_err (err, errno, "socket");
-  if (ioctl (fd, SIOCGIFFLAGS, &ifr) < 0)
-    return ar_err (err, errno, "get flags of lo");
-  if (ifr.ifr_flags & IFF_UP)
-    return 0;
-  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-  if (ioctl (fd, SIOCSIFFLAGS, &ifr) < 0)
-    return ar_err (err, errno, "bring lo up");
-  /* Only a lo we brought up: one someone else configured stays theirs. */
-  lo_big_gso ();
+  bool was_down;
+  if (ar_loopback_up (&was_down, err) < 0)
+    return -1;
+  /* Only a lo we brought up: one someone else configured stays theirs
+   * (agentrun brings its own up after the createRuntime hooks). */
+  if (was_down)
+    lo_big_gso ();
   return 0;
 }
 

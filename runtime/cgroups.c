@@ -172,9 +172,7 @@ enter_all (const struct ar_cg_layout *l, const char *path, pid_t pid, ar_error *
 static bool
 asks_limits (const struct ar_linux *lnx)
 {
-  const struct ar_resources *r = lnx ? lnx->resources : NULL;
-  return r && (r->memory || r->cpu || r->has_pids_limit || r->block_io || r->n_hugepage_limits || r->network
-               || r->n_unified);
+  return ar_cg_resources_asked (lnx ? lnx->resources : NULL);
 }
 
 int
@@ -364,10 +362,23 @@ ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **e
 {
   if (!path)
     return ar_err (err, 0, "update: the container has no cgroup (created with --cgroup-manager disabled)");
+  /* CRI's UpdateContainerResources sends the devices it created with;
+   * runc leaves a running container's device rules as they are, and so
+   * do we. */
   if (res->n_devices)
-    return ar_err (err, 0, "update: linux.resources.devices cannot be changed on a running container");
+    ar_debug ("update: linux.resources.devices ignored: device rules are set at create");
   const struct ar_cg_layout *l = ar_cg_layout_get (err);
-  return l ? ar_cg_apply (l, path, res, NULL, 0, false, err) : -1;
+  if (!l)
+    return -1;
+  /* Every check and value first, then the writes, undone if one fails. */
+  struct ar_cg_plan plan = { 0 };
+  ar_cg_plan_record_into (&plan);
+  int r = ar_cg_apply (l, path, res, NULL, 0, false, err);
+  ar_cg_plan_record_into (NULL);
+  if (r == 0)
+    r = ar_cg_plan_run (&plan, err);
+  ar_cg_plan_clear (&plan);
+  return r;
 }
 
 /* The nearest existing folder at or above dir lets us create below it. */

@@ -70,7 +70,9 @@ int ar_cgroup_destroy (const char *path, ar_error **err);
  * the kernel reports the new state (error after ~5s). */
 int ar_cgroup_freeze (const char *path, bool frozen, ar_error **err);
 bool ar_cgroup_is_frozen (const char *path);
-/* Apply new limits to a live container (update); devices cannot change. */
+/* Apply new limits to a live container (update): all or nothing (a write
+ * the kernel refuses puts back the ones made before it); devices are
+ * ignored, as runc ignores them. */
 int ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **err);
 
 /* One runc-style stats event, {"type":"stats","id":ID,"data":{...}}, as a

@@ -30,6 +30,65 @@ blkio_set (const struct ar_blkio *b)
          || b->n_throttle_read_iops || b->n_throttle_write_iops;
 }
 
+/* linux.resources as runc reads it: zero is "not asked" for the values that
+ * have no meaningful zero (Docker sends cpu.shares 0, blockIO.weight 0,
+ * memory.reservation 0 and cpu quota/period 0 when the user set none), and
+ * disableOOMKiller false leaves the kernel's default. The copies share the
+ * original's pointers. */
+struct effective { struct ar_resources r; struct ar_memory m; struct ar_cpu c; struct ar_blkio b; };
+
+static const struct ar_resources *
+effective (const struct ar_resources *in, struct effective *e)
+{
+  e->r = *in;
+  e->r.has_pids_limit = in->has_pids_limit && in->pids_limit != 0;
+  if (in->memory)
+    {
+      struct ar_memory *m = &e->m;
+      *m = *in->memory;
+      m->has_limit = m->has_limit && m->limit != 0;
+      m->has_reservation = m->has_reservation && m->reservation != 0;
+      m->has_swap = m->has_swap && m->swap != 0;
+      m->has_kernel = m->has_kernel && m->kernel != 0;
+      m->has_kernel_tcp = m->has_kernel_tcp && m->kernel_tcp != 0;
+      m->has_disable_oom_killer = m->has_disable_oom_killer && m->disable_oom_killer;
+      e->r.memory = m;
+    }
+  if (in->cpu)
+    {
+      struct ar_cpu *c = &e->c;
+      *c = *in->cpu;
+      c->has_shares = c->has_shares && c->shares != 0;
+      c->has_quota = c->has_quota && c->quota != 0;
+      c->has_period = c->has_period && c->period != 0;
+      c->has_realtime_runtime = c->has_realtime_runtime && c->realtime_runtime != 0;
+      c->has_realtime_period = c->has_realtime_period && c->realtime_period != 0;
+      e->r.cpu = c;
+    }
+  if (in->block_io)
+    {
+      struct ar_blkio *b = &e->b;
+      *b = *in->block_io;
+      b->has_weight = b->has_weight && b->weight != 0;
+      b->has_leaf_weight = b->has_leaf_weight && b->leaf_weight != 0;
+      e->r.block_io = b;
+    }
+  return &e->r;
+}
+
+bool
+ar_cg_resources_asked (const struct ar_resources *in)
+{
+  struct effective e;
+  if (!in)
+    return false;
+  const struct ar_resources *r = effective (in, &e);
+  return (r->memory && memory_set (r->memory)) || (r->cpu && (cpu_set (r->cpu) || (r->cpu->cpus && *r->cpu->cpus)
+                                                              || (r->cpu->mems && *r->cpu->mems)))
+         || r->has_pids_limit || (r->block_io && blkio_set (r->block_io)) || r->n_hugepage_limits || r->network
+         || r->n_unified;
+}
+
 /* Resolve the controller and call the v1 or v2 writer with arg. */
 static int
 drive (const struct ar_cg_layout *l, const char *path, const char *c1, const char *c2, const void *arg,
@@ -142,7 +201,8 @@ int
 ar_cg_apply (const struct ar_cg_layout *l, const char *path, const struct ar_resources *r,
              const struct ar_device_cgroup *devs, size_t n_devs, bool with_devices, ar_error **err)
 {
-  if (r && apply_resources (l, path, r, err) < 0)
+  struct effective e;
+  if (r && apply_resources (l, path, effective (r, &e), err) < 0)
     return -1;
   if (with_devices && apply_devices (l, path, devs, n_devs, err) < 0)
     return -1;

@@ -29,6 +29,8 @@ ar_cg_dir (const char *mnt, const char *path)
 int
 ar_cg_write (const char *dir, const char *file, const char *value, ar_error **err)
 {
+  if (ar_cg_plan_record (dir, file, value))
+    return 0;
   cleanup_free char *p = xasprintf ("%s/%s", dir, file);
   if (ar_kfile_write (p, value, strlen (value), err) < 0)
     return ar_err_prefix (err, "cgroup: setting \"%s\"", value);

@@ -36,6 +36,16 @@ char *ar_cg_dir (const char *mnt, const char *path);
 int ar_cg_write (const char *dir, const char *file, const char *value, ar_error **err);
 int ar_cg_writef (ar_error **err, const char *dir, const char *file, const char *fmt, ...)
   __attribute__ ((format (printf, 4, 5)));
+/* Update's plan (cgroups_plan.c): while recording into a plan, ar_cg_write
+ * appends the write to it instead (and succeeds); ar_cg_plan_run then makes
+ * the writes in order and, when one fails, puts back what the earlier ones
+ * changed. Recording into NULL stops. */
+struct ar_cg_plan_write { char *dir, *file, *value; };
+struct ar_cg_plan { struct ar_cg_plan_write *w; size_t n; };
+void ar_cg_plan_record_into (struct ar_cg_plan *p);
+bool ar_cg_plan_record (const char *dir, const char *file, const char *value);
+int ar_cg_plan_run (const struct ar_cg_plan *p, ar_error **err);
+void ar_cg_plan_clear (struct ar_cg_plan *p);
 /* Read a whole (small) file; trailing newline stripped. */
 int ar_cg_read (const char *dir, const char *file, char **out, ar_error **err);
 bool ar_cg_exists (const char *dir, const char *file);
@@ -62,6 +72,8 @@ void ar_cg_target_clear (struct ar_cg_target *t);
 /* Apply resources (may be NULL) and, when with_devices, the device rules. */
 int ar_cg_apply (const struct ar_cg_layout *l, const char *path, const struct ar_resources *r,
                  const struct ar_device_cgroup *devs, size_t n_devs, bool with_devices, ar_error **err);
+/* Does r ask for any limit, zeros read as unset (as ar_cg_apply does)? */
+bool ar_cg_resources_asked (const struct ar_resources *r);
 /* The directory that lists the container's processes (cgroup2 when there
  * is one, else a v1 hierarchy), caller frees. */
 char *ar_cg_procs_dir (const struct ar_cg_layout *l, const char *path);

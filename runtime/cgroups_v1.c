@@ -8,42 +8,50 @@
 
 #include <inttypes.h>
 
+/* The value of a v1 file holding one integer ("-1" for none). */
+static int
+read_i64 (const char *dir, const char *file, int64_t *out, ar_error **err)
+{
+  cleanup_free char *s = NULL;
+  char *end;
+  if (ar_cg_read (dir, file, &s, err) < 0)
+    return -1;
+  errno = 0;
+  *out = strtoll (s, &end, 10);
+  if (end == s || *end || errno)
+    return ar_err (err, 0, "cgroup: %s/%s: unexpected content \"%s\"", dir, file, s);
+  return 0;
+}
+
 /* Memory limit and memory+swap limit must keep memsw >= limit at every
- * step: raising goes memsw first, lowering goes limit first. We try the
- * order for lowering and, if the kernel says EINVAL, the other one. */
+ * step. Swap goes first when it is lifted or grows past the limit in force
+ * (then it is above the old limit, and the new limit is below it), else
+ * the limit goes first (it is then below the old limit, so below memsw).
+ * A limit of -1 with no swap asked lifts swap too, as runc does. */
 static int
 v1_limit_and_swap (const char *dir, const struct ar_memory *m, ar_error **err)
 {
-  if (!m->has_limit && !m->has_swap)
-    return 0;
-  if (m->has_swap && !ar_cg_exists (dir, "memory.memsw.limit_in_bytes"))
+  bool memsw = ar_cg_exists (dir, "memory.memsw.limit_in_bytes");
+  bool has_swap = m->has_swap || (m->has_limit && m->limit == -1 && memsw);
+  int64_t swap = m->has_swap ? m->swap : -1;
+  if (m->has_swap && !memsw)
     return ar_err (err, 0, "cgroup: linux.resources.memory.swap: %s/memory.memsw.limit_in_bytes is missing "
                    "(swap accounting is off in this kernel)", dir);
-  for (int attempt = 0; attempt < 2; attempt++)
+  bool swap_first = false;
+  if (m->has_limit && has_swap)
     {
-      /* The first attempt's error is kept only if it is not the ordering one. */
-      cleanup_error ar_error *first = NULL;
-      ar_error **e = attempt == 0 ? &first : err;
-      bool swap_first = attempt == 1;
-      int r = 0;
-      if (swap_first && m->has_swap)
-        r = ar_cg_writef (e, dir, "memory.memsw.limit_in_bytes", "%" PRId64, m->swap);
-      if (r == 0 && m->has_limit)
-        r = ar_cg_writef (e, dir, "memory.limit_in_bytes", "%" PRId64, m->limit);
-      if (r == 0 && !swap_first && m->has_swap)
-        r = ar_cg_writef (e, dir, "memory.memsw.limit_in_bytes", "%" PRId64, m->swap);
-      if (r == 0)
-        return 0;
-      if (attempt == 1)
+      int64_t cur;
+      if (read_i64 (dir, "memory.limit_in_bytes", &cur, err) < 0)
         return -1;
-      if (first->errnum != EINVAL)
-        {
-          if (err && !*err)
-            *err = ar_steal_ptr (first);
-          return -1;
-        }
+      swap_first = swap == -1 || (cur >= 0 && cur < swap);
     }
-  return -1;
+  if (swap_first && ar_cg_writef (err, dir, "memory.memsw.limit_in_bytes", "%" PRId64, swap) < 0)
+    return -1;
+  if (m->has_limit && ar_cg_writef (err, dir, "memory.limit_in_bytes", "%" PRId64, m->limit) < 0)
+    return -1;
+  if (!swap_first && has_swap && ar_cg_writef (err, dir, "memory.memsw.limit_in_bytes", "%" PRId64, swap) < 0)
+    return -1;
+  return 0;
 }
 
 int
@@ -64,15 +72,38 @@ ar_cg_v1_memory (const char *dir, const struct ar_memory *m, ar_error **err)
   return 0;
 }
 
+/* Under a parent with a quota, the kernel refuses any step whose
+ * quota/period ratio exceeds the parent's: of the two orders, take the one
+ * whose halfway state (old quota, new period) or (new quota, old period)
+ * asks for less CPU; no quota (-1) asks for none of the parent's checks. */
+static int
+quota_goes_first (const char *dir, const struct ar_cpu *c, bool *first, ar_error **err)
+{
+  int64_t q0, p0;
+  if (read_i64 (dir, "cpu.cfs_quota_us", &q0, err) < 0 || read_i64 (dir, "cpu.cfs_period_us", &p0, err) < 0)
+    return -1;
+  if (q0 < 0 || p0 <= 0)
+    *first = false;
+  else if (c->quota < 0)
+    *first = true;
+  else /* q0/new_period against new_quota/p0, cross-multiplied */
+    *first = (unsigned __int128) c->quota * c->period < (unsigned __int128) q0 * (uint64_t) p0;
+  return 0;
+}
+
 int
 ar_cg_v1_cpu (const char *dir, const struct ar_cpu *c, ar_error **err)
 {
   if (c->has_shares && ar_cg_writef (err, dir, "cpu.shares", "%" PRIu64, c->shares) < 0)
     return -1;
-  /* Period first: a quota is checked against the period in force. */
+  bool quota_first = false;
+  if (c->has_period && c->has_quota && quota_goes_first (dir, c, &quota_first, err) < 0)
+    return -1;
+  if (quota_first && ar_cg_writef (err, dir, "cpu.cfs_quota_us", "%" PRId64, c->quota) < 0)
+    return -1;
   if (c->has_period && ar_cg_writef (err, dir, "cpu.cfs_period_us", "%" PRIu64, c->period) < 0)
     return -1;
-  if (c->has_quota && ar_cg_writef (err, dir, "cpu.cfs_quota_us", "%" PRId64, c->quota) < 0)
+  if (c->has_quota && !quota_first && ar_cg_writef (err, dir, "cpu.cfs_quota_us", "%" PRId64, c->quota) < 0)
     return -1;
   if (c->has_burst && ar_cg_writef (err, dir, "cpu.cfs_burst_us", "%" PRIu64, c->burst) < 0)
     return -1;
@@ -133,11 +164,14 @@ ar_cg_v1_blkio (const char *dir, const struct ar_blkio *b, ar_error **err)
   for (size_t i = 0; i < b->n_weight_device; i++)
     {
       const struct ar_weight_device *w = &b->weight_device[i];
-      if (w->has_weight && ar_cg_writef (err, dir, weight_file (dir, true), "%" PRId64 ":%" PRId64 " %u", w->major,
-                                         w->minor, w->weight) < 0)
+      /* a zero weight is "not set", as for the cgroup's own weight */
+      if (w->has_weight && w->weight
+          && ar_cg_writef (err, dir, weight_file (dir, true), "%" PRId64 ":%" PRId64 " %u", w->major, w->minor,
+                           w->weight) < 0)
         return -1;
-      if (w->has_leaf_weight && ar_cg_writef (err, dir, "blkio.leaf_weight_device", "%" PRId64 ":%" PRId64 " %u",
-                                              w->major, w->minor, w->leaf_weight) < 0)
+      if (w->has_leaf_weight && w->leaf_weight
+          && ar_cg_writef (err, dir, "blkio.leaf_weight_device", "%" PRId64 ":%" PRId64 " %u", w->major, w->minor,
+                           w->leaf_weight) < 0)
         return -1;
     }
   if (throttle (dir, "blkio.throttle.read_bps_device", b->throttle_read_bps, b->n_throttle_read_bps, err) < 0

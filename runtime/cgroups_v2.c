@@ -68,10 +68,8 @@ static int
 swap_v2 (const struct ar_memory *m, int64_t *out, ar_error **err)
 {
   int64_t limit = m->has_limit ? m->limit : 0;
-  if (m->swap < 0)
+  if (!m->has_swap || m->swap < 0)
     return *out = -1, 0;
-  if (m->swap == 0)
-    return *out = limit < 0 ? -1 : 0, 0;
   if (limit <= 0)
     return ar_err (err, 0, "cgroup: linux.resources.memory.swap needs memory.limit on cgroup v2");
   if (m->swap < limit)
@@ -89,7 +87,8 @@ ar_cg_v2_memory (const char *dir, const struct ar_memory *m, ar_error **err)
     return ar_err (err, 0, "cgroup: linux.resources.memory.disableOOMKiller has no cgroup v2 equivalent");
   if (m->has_kernel_tcp)
     ar_warn ("linux.resources.memory.kernelTCP is ignored on cgroup v2 (no such limit)");
-  if (m->has_swap)
+  /* A limit of -1 with no swap asked lifts swap too, as on v1. */
+  if (m->has_swap || (m->has_limit && m->limit == -1 && ar_cg_exists (dir, "memory.swap.max")))
     {
       int64_t s;
       if (swap_v2 (m, &s, err) < 0)
@@ -191,7 +190,7 @@ ar_cg_v2_io (const char *dir, const struct ar_blkio *b, ar_error **err)
       const struct ar_weight_device *w = &b->weight_device[i];
       if (w->has_leaf_weight)
         return ar_err (err, 0, "cgroup: linux.resources.blockIO.weightDevice[%zu].leafWeight has no cgroup v2 equivalent", i);
-      if (!w->has_weight)
+      if (!w->has_weight || !w->weight)
         continue;
       int r = bfq ? ar_cg_writef (err, dir, "io.bfq.weight", "%" PRId64 ":%" PRId64 " %u", w->major, w->minor, w->weight)
                   : ar_cg_writef (err, dir, "io.weight", "%" PRId64 ":%" PRId64 " %" PRIu64, w->major, w->minor,

@@ -27,6 +27,7 @@ static const struct ar_opt update_opts[] = {
   { "memory-reservation", 0, true, U_MEMORY_RES },
   { "memory-swap", 0, true, U_MEMORY_SWAP },
   { "cpu-shares", 0, true, U_CPU_SHARES },
+  { "cpu-share", 0, true, U_CPU_SHARES },   /* runc's spelling */
   { "cpu-quota", 0, true, U_CPU_QUOTA },
   { "cpu-period", 0, true, U_CPU_PERIOD },
   { "cpuset-cpus", 0, true, U_CPUSET_CPUS },
@@ -42,14 +43,14 @@ static const struct ar_opt update_opts[] = {
 static int
 update_usage (void)
 {
-  printf ("usage: agentrun update [options] ID\n"
+  printf ("usage: agentrun update [options] ID [options]\n"
           "  --resources, -r FILE|-   a linux.resources JSON object (- reads stdin)\n"
-          "  --memory N               memory limit in bytes (k, m, g suffixes; -1: none)\n"
+          "  --memory N               memory limit in bytes (k, m, g suffixes; -1: none, swap included)\n"
           "  --memory-reservation N   soft limit\n"
           "  --memory-swap N          memory+swap limit (-1: none)\n"
-          "  --cpu-shares N  --cpu-quota N  --cpu-period N  --cpu-rt-runtime N  --cpu-rt-period N\n"
+          "  --cpu-shares (--cpu-share) N  --cpu-quota N  --cpu-period N  --cpu-rt-runtime N  --cpu-rt-period N\n"
           "  --cpuset-cpus LIST  --cpuset-mems LIST\n"
-          "  --pids-limit N           (0 or -1: none)\n"
+          "  --pids-limit N           (-1: none; 0 leaves it)\n"
           "  --blkio-weight N         10 to 1000\n");
   return 0;
 }
@@ -77,7 +78,8 @@ parse_bytes (const char *opt, const char *s, int64_t *out, ar_error **err)
     end++;
   if (*end || (v < 0 && (v != -1 || shift)) || (shift && v > (INT64_MAX >> shift)))
     return ar_err (err, 0, "update: --%s: \"%s\" is not a size", opt, s);
-  *out = (int64_t) v << shift;
+  /* -1 ("no limit") takes no suffix; shifting a negative value is undefined */
+  *out = v < 0 ? v : (int64_t) ((uint64_t) v << shift);
   return 0;
 }
 
@@ -163,7 +165,7 @@ do_update (struct ar_globals *g, const char *id, const struct ar_resources *r, a
   if (rd == 0)
     ar_err (err, 0, "update: container \"%s\" is still being created", id);
   else if (rd > 0 && strcmp (ar_cstate_status (dirfd, &st), "stopped") == 0)
-    ar_err (err, 0, "update: container \"%s\" is stopped", id);
+    ar_err (err, 0, "update: container \"%s\" is stopped: container not running", id);
   else if (rd > 0)
     ret = ar_cgroup_update (st.cgroup_path, r, err);
   ar_cstate_clear (&st);
@@ -180,8 +182,22 @@ cmd_update (struct ar_globals *g, int argc, char **argv)
   size_t nflags = 0;
   int opt;
 
-  while ((opt = ar_opt_next (&p, &arg, &err)) > 0)
+  const char *id = NULL;
+  /* The id may come before, between or after the options, as with runc. */
+  while ((opt = ar_opt_next (&p, &arg, &err)) >= 0)
     {
+      if (opt == 0)
+        {
+          if (p.i >= argc)
+            break;
+          if (id)
+            {
+              ar_err (&err, 0, "update: expected exactly one container id, got \"%s\" and \"%s\"", id, argv[p.i]);
+              break;
+            }
+          id = argv[p.i++];
+          continue;
+        }
       if (opt == U_HELP)
         return update_usage ();
       if (opt == U_RESOURCES)
@@ -191,7 +207,7 @@ cmd_update (struct ar_globals *g, int argc, char **argv)
       else
         ar_err (&err, 0, "update: too many flags");
     }
-  if (opt == 0 && p.i + 1 != argc)
+  if (!err && !id)
     ar_err (&err, 0, "update: expected exactly one container id");
   struct ar_resources *r = xmalloc0 (sizeof *r);
   if (!err && file)
@@ -199,7 +215,7 @@ cmd_update (struct ar_globals *g, int argc, char **argv)
   for (size_t i = 0; !err && i < nflags; i++)
     set_flag (r, flags[i].id, flags[i].arg, &err);
   if (!err)
-    do_update (g, argv[p.i], r, &err);
+    do_update (g, id, r, &err);
   ar_resources_free (r);
   if (err)
     {

@@ -29,6 +29,16 @@ open_state (struct ar_globals *g, const char *id, bool exclusive, int *dirfd, st
   return r;
 }
 
+static int
+send_signal (int pidfd, int sig)
+{
+  /* Tests stand in for an init reaped between the pidfd and the signal:
+   * ESRCH, whose "No such process" containerd takes as already gone. */
+  if (ar_fault_fails ("kill-reaped"))
+    return errno = ESRCH, -1;
+  return (int) syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
 int
 ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err)
 {
@@ -44,7 +54,9 @@ ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_e
   cleanup_close int pidfd = ar_cstate_pidfd (&st);
   if (pidfd < 0)
     {
-      ar_err (err, 0, "container \"%s\" is not running", id);
+      /* runc's words: containerd's shim takes "container not running" as
+       * "already gone" and stops retrying the kill of an exited task. */
+      ar_err (err, 0, "cannot signal container \"%s\": container not running", id);
       goto out;
     }
   if (all && st.cgroup_path)
@@ -52,7 +64,7 @@ ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_e
       if (ar_cgroup_kill_all (st.cgroup_path, sig, err) < 0)
         goto out;
     }
-  else if (syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+  else if (send_signal (pidfd, sig) < 0)
     {
       ar_err (err, errno, "kill container \"%s\" (pid %d) with signal %d", id, (int) st.pid, sig);
       goto out;

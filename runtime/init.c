@@ -4,6 +4,7 @@
  * When nothing needs doing between the namespaces, the init is cloned in
  * all of them at once and there is no first child (ar_init_direct). */
 #include "config.h"
+#include "loopback.h"
 #include "sync.h"
 #include "caps.h"
 #include "hooks.h"
@@ -129,7 +130,7 @@ setup_terminal (struct ar_init_ctx *c, const struct ar_process *p)
 {
   ar_error *err = NULL;
   int master, slave;
-  if (ar_pty_open (&master, &slave, &err) < 0
+  if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_bind_console (master, &err) < 0
       || (p->has_console_size && ar_pty_set_size (slave, &p->console_size, &err) < 0)
       || ar_sync_send (c->sock, SYNC_PTY, 0, master, NULL, &err) < 0
       || ar_pty_make_stdio (slave, &err) < 0)
@@ -214,6 +215,11 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     fail (c, err);
   if (hooks)
     expect (c, SYNC_HOOKS_ACK, &m);
+  /* A network namespace of ours starts with lo down: up it, as runc does,
+   * before the container's own hooks and process. After the createRuntime
+   * hooks: netproxy tunes a lo it finds down (and leaves others alone). */
+  if ((c->new_flags & CLONE_NEWNET) && ar_loopback_up (NULL, &err) < 0)
+    fail (c, err);
   if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   cleanup_free char *st = hook_state (c, *host_pid, "creating");

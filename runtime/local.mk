@@ -18,7 +18,7 @@ libagentrun_a_SOURCES = \
 	runtime/sha256.c runtime/sha256.h \
 	runtime/cgroups.c runtime/cgroups.h runtime/cgroups_internal.h runtime/cgroups_layout.c runtime/cgroups_fs.c \
 	runtime/cgroups_apply.c runtime/cgroups_v1.c runtime/cgroups_v2.c runtime/cgroups_ebpf.c \
-	runtime/cgroups_procs.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
+	runtime/cgroups_procs.c runtime/cgroups_plan.c runtime/cgroups_systemd.c runtime/cgroups_stats.c runtime/cgroups_oom.c \
 	runtime/dbus.c runtime/dbus.h runtime/dbus_wire.c runtime/dbus_wire.h \
 	runtime/sandbox.c runtime/sandbox.h runtime/cmd_sandbox.c runtime/places.c runtime/places.h \
 	runtime/budgets.c runtime/budgets.h \

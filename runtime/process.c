@@ -7,6 +7,7 @@
 #include "spec.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
@@ -340,7 +341,12 @@ ar_process_lookup (const struct ar_process *p, char **path, ar_error **err)
         {
           if (why == EACCES)
             return ar_err (err, 0, "exec: \"%s\": permission denied", name);
-          return ar_err (err, 0, "exec: \"%s\": stat %s: %s", name, name, strerror (why));
+          /* Go's errno words, lower case: Docker maps "no such file or
+           * directory" in the runtime's message to exit status 127. */
+          char reason[128];
+          snprintf (reason, sizeof reason, "%s", strerror (why));
+          reason[0] = (char) tolower ((unsigned char) reason[0]);
+          return ar_err (err, 0, "exec: \"%s\": stat %s: %s", name, name, reason);
         }
       *path = xstrdup (name);
       return 0;

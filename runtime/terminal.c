@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
@@ -90,6 +92,31 @@ ar_pty_open (int *master, int *slave, ar_error **err)
     return ar_err (err, errno, "open pty peer");
   *master = ar_steal_fd (m);
   *slave = s;
+  return 0;
+}
+
+int
+ar_pty_bind_console (int master, ar_error **err)
+{
+  unsigned int n;
+  char src[32];
+  struct stat st;
+  if (ioctl (master, TIOCGPTN, &n) < 0)
+    return ar_err (err, errno, "console: pty number");
+  snprintf (src, sizeof src, "/dev/pts/%u", n);
+  int fd = open ("/dev/console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    close (fd);
+  else if (errno != EEXIST)
+    return ar_err (err, errno, "console: create /dev/console");
+  if (lstat ("/dev/console", &st) < 0)
+    return ar_err (err, errno, "console: stat /dev/console");
+  /* Never follow the rootfs's link: the mount would land where it points. */
+  if (S_ISLNK (st.st_mode) || S_ISDIR (st.st_mode))
+    return ar_err (err, 0, "console: /dev/console is a %s, not a file to bind the terminal onto",
+                   S_ISLNK (st.st_mode) ? "symbolic link" : "directory");
+  if (mount (src, "/dev/console", NULL, MS_BIND, NULL) < 0)
+    return ar_err (err, errno, "console: bind %s onto /dev/console", src);
   return 0;
 }
 

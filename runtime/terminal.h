@@ -18,6 +18,10 @@ ssize_t ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err);
 /* Open /dev/ptmx under the current root; the slave comes from TIOCGPTPEER,
  * so no path is looked up twice. */
 int ar_pty_open (int *master, int *slave, ar_error **err);
+/* In the container's root: bind the pty of master over /dev/console (made
+ * as an empty file when missing), as the runtime-spec asks when
+ * process.terminal is set. */
+int ar_pty_bind_console (int master, ar_error **err);
 int ar_pty_set_size (int fd, const struct ar_console_size *sz, ar_error **err);
 /* Make slave the controlling terminal (the caller is a session leader) and stdio. */
 int ar_pty_make_stdio (int slave, ar_error **err);

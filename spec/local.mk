@@ -3,7 +3,7 @@ noinst_LIBRARIES += libarspec.a
 libarspec_a_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
 libarspec_a_SOURCES = \
 	spec/error.c spec/error.h \
-	spec/util.h spec/strio.c spec/strio.h spec/clock.c spec/clock.h \
+	spec/util.h spec/strio.c spec/strio.h spec/clock.c spec/clock.h spec/loopback.c spec/loopback.h \
 	spec/model.h \
 	spec/state.c spec/state.h \
 	spec/agent.c spec/agent.h \

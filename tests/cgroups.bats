@@ -123,9 +123,112 @@ state_status() { ar state "$ID" | jq -r .status; }
   run ar update --memory lots "$ID"
   [ "$status" -ne 0 ]
   [[ "$output" == *"--memory"* ]]
-  run ar update --resources - "$ID" <<<'{"devices": [{"allow": true, "access": "rwm"}]}'
+  # devices are accepted and left as they are (CRI sends them), as runc does
+  if v1_mounted devices; then
+    before=$(cat $CG/devices/$PARENT/c/devices.list)
+    ar update --resources - "$ID" <<<'{"devices": [{"allow": true, "access": "rwm"}], "pids": {"limit": 11}}'
+    [ "$(cat $CG/devices/$PARENT/c/devices.list)" = "$before" ]
+    [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 11 ]
+  fi
+}
+
+# What Docker sends when the user set no such limit: zeros. runc reads them
+# as "not asked"; writing them gives cpu.shares 2 and EINVAL/ERANGE errors.
+@test "cgroups: zeros are unset at create (Docker's cpu.shares 0, blockIO.weight 0, reservation 0, quota 0)" {
+  need_v1 memory pids cpu blkio
+  bundle sleep 100
+  config_edit "$B" '.linux.resources = {"memory": {"limit": 0, "reservation": 0, "swap": 0, "kernel": 0, "kernelTCP": 0},
+    "cpu": {"shares": 0, "quota": 0, "period": 0, "realtimeRuntime": 0, "realtimePeriod": 0, "cpus": "", "mems": ""},
+    "blockIO": {"weight": 0, "leafWeight": 0}, "pids": {"limit": 0}}'
+  start_detached
+  d=$CG/cpu/$PARENT/c
+  [ "$(cat $d/cpu.shares)" = "$(cat $CG/cpu/cpu.shares)" ]
+  [ "$(cat $d/cpu.cfs_quota_us)" = -1 ]
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = max ]
+  [ "$(cat $CG/memory/$PARENT/c/memory.soft_limit_in_bytes)" = "$(cat $CG/memory/$PARENT/memory.soft_limit_in_bytes)" ]
+  [ "$(cat $CG/memory/$PARENT/c/memory.limit_in_bytes)" = "$(cat $CG/memory/$PARENT/memory.limit_in_bytes)" ]
+  # no kernel-memory warning for a zero
+  ! grep -q "memory.kernel" "$BATS_TEST_TMPDIR/run.err"
+}
+
+@test "cgroups: update with Docker's zeros changes only what it names" {
+  need_v1 memory pids cpu
+  bundle sleep 100
+  config_edit "$B" '.linux.resources = {"memory": {"limit": 67108864, "reservation": 33554432}, "cpu": {"shares": 512}, "pids": {"limit": 20}}'
+  start_detached
+  m=$CG/memory/$PARENT/c c=$CG/cpu/$PARENT/c
+  # docker update --memory 96m --memory-swap 192m
+  ar update --resources - "$ID" <<<'{"memory":{"limit":100663296,"reservation":0,"swap":201326592,"kernel":0},
+    "cpu":{"shares":0,"quota":0,"period":0},"blockIO":{"weight":0},"pids":{"limit":0}}'
+  [ "$(cat $m/memory.limit_in_bytes)" = 100663296 ]
+  [ "$(cat $m/memory.memsw.limit_in_bytes)" = 201326592 ]
+  [ "$(cat $m/memory.soft_limit_in_bytes)" = 33554432 ]
+  [ "$(cat $c/cpu.shares)" = 512 ]
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 20 ]
+  # docker update --cpus 0.5 --pids-limit 33: memory limit 0 is "leave it"
+  ar update --resources - "$ID" <<<'{"memory":{"limit":0,"reservation":0,"swap":0,"kernel":0},
+    "cpu":{"shares":0,"quota":50000,"period":100000},"blockIO":{"weight":0},"pids":{"limit":33}}'
+  [ "$(cat $c/cpu.cfs_quota_us)" = 50000 ]
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 33 ]
+  [ "$(cat $m/memory.limit_in_bytes)" = 100663296 ]
+}
+
+@test "cgroups: a refused update leaves every old limit in place" {
+  need_v1 memory pids cpu
+  bundle sleep 100
+  config_edit "$B" '.linux.resources = {"memory": {"limit": 67108864, "swap": 134217728}, "pids": {"limit": 20}, "cpu": {"shares": 512}}'
+  start_detached
+  m=$CG/memory/$PARENT/c
+  # the kernel refuses a quota under 1 ms after memory, pids and shares
+  run ar update --memory 96m --memory-swap 192m --pids-limit 30 --cpu-shares 300 --cpu-quota 500 "$ID"
+  echo "$output"
   [ "$status" -ne 0 ]
-  [[ "$output" == *devices* ]]
+  [[ "$output" == *cfs_quota_us* ]]
+  [ "$(cat $m/memory.limit_in_bytes)" = 67108864 ]
+  [ "$(cat $m/memory.memsw.limit_in_bytes)" = 134217728 ]
+  [ "$(cat $CG/pids/$PARENT/c/pids.max)" = 20 ]
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.shares)" = 512 ]
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.cfs_quota_us)" = -1 ]
+  # a swap below the limit: refused before anything is written
+  run ar update --memory 200m --memory-swap 100m "$ID"
+  [ "$status" -ne 0 ]
+  [ "$(cat $m/memory.limit_in_bytes)" = 67108864 ]
+}
+
+@test "cgroups: update takes options after the id, --cpu-share, and --memory -1 lifts swap too" {
+  need_v1 memory cpu
+  bundle sleep 100
+  config_edit "$B" '.linux.resources = {"memory": {"limit": 67108864, "swap": 134217728}}'
+  start_detached
+  m=$CG/memory/$PARENT/c
+  ar update "$ID" --cpu-share 256 --memory -1
+  [ "$(cat $CG/cpu/$PARENT/c/cpu.shares)" = 256 ]
+  [ "$(cat $m/memory.limit_in_bytes)" = "$(cat $CG/memory/memory.limit_in_bytes)" ]
+  [ "$(cat $m/memory.memsw.limit_in_bytes)" = "$(cat $CG/memory/memory.memsw.limit_in_bytes)" ]
+  ar update --memory 32m "$ID" --memory-swap 64m
+  [ "$(cat $m/memory.memsw.limit_in_bytes)" = 67108864 ]
+  run ar update "$ID" --pids-limit 3 "$ID"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"exactly one container id"* ]]
+}
+
+@test "cgroups: update orders quota and period as a parent's quota needs (v1)" {
+  need_v1 cpu
+  # the parent allows half a CPU; the container has it all
+  mkdir -p "$CG/cpu/$PARENT"
+  echo 50000 >"$CG/cpu/$PARENT/cpu.cfs_quota_us"
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.cpu = {"quota": 50000, "period": 100000}'
+  start_detached
+  c=$CG/cpu/$PARENT/c
+  # period first would pass through 50000/50000, over the parent's half
+  ar update --cpu-quota 25000 --cpu-period 50000 "$ID"
+  [ "$(cat $c/cpu.cfs_quota_us)" = 25000 ]
+  [ "$(cat $c/cpu.cfs_period_us)" = 50000 ]
+  # and back: quota first would pass through 50000/50000
+  ar update --cpu-quota 50000 --cpu-period 100000 "$ID"
+  [ "$(cat $c/cpu.cfs_quota_us)" = 50000 ]
+  [ "$(cat $c/cpu.cfs_period_us)" = 100000 ]
 }
 
 @test "cgroups: the new pids limit bites after update" {
@@ -332,6 +435,39 @@ in_v2() {
   [[ "$output" == *null-ok* ]]
   [[ "$output" == *"Operation not permitted"* ]]
   [[ "$output" == *done* ]]
+}
+
+@test "cgroups v2: zeros ask for no controller (Docker's reservation 0, shares 0, blockIO.weight 0)" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  grep -qw memory "$CG/unified/cgroup.controllers" 2>/dev/null && skip "memory is bound to cgroup2 here"
+  export AGENTRUN ROOT B ID PARENT
+  bundle true
+  config_edit "$B" '.linux.resources = {"memory": {"limit": 0, "reservation": 0, "swap": 0}, "cpu": {"shares": 0, "quota": 0, "period": 0},
+    "blockIO": {"weight": 0}, "pids": {"limit": 0}}'
+  run in_v2 'ar run -b "$B" "$ID" 2>&1 && echo zero-ok'
+  echo "$output"
+  [[ "$output" == *zero-ok* ]]
+}
+
+@test "cgroups v2: a refused update leaves the old limits in place" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  grep -qw hugetlb "$CG/unified/cgroup.controllers" 2>/dev/null || skip "hugetlb is not bound to cgroup2 here"
+  export AGENTRUN ROOT B ID PARENT
+  bundle sleep 100
+  config_edit "$B" '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+  run in_v2 '
+    ar run -d -b "$B" "$ID" </dev/null >/dev/null 2>&1
+    d=/sys/fs/cgroup/$PARENT/c
+    # the hugetlb write goes through, the unified one after it is refused
+    if echo "{\"hugepageLimits\": [{\"pageSize\": \"2MB\", \"limit\": 8388608}],
+              \"unified\": {\"hugetlb.2MB.rsvd.max\": \"lots\"}}" | ar update --resources - "$ID" 2>&1; then
+      echo update-succeeded
+    fi
+    echo "limit=$(cat "$d/hugetlb.2MB.max")"
+    ar delete -f "$ID"'
+  echo "$output"
+  [[ "$output" != *update-succeeded* ]]
+  [[ "$output" == *"limit=4194304"* ]]
 }
 
 @test "cgroups v2: a limit whose controller cgroup2 lacks is an error naming it" {

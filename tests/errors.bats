@@ -77,6 +77,43 @@ one_line() {
   one_line 'container "ghost" does not exist'
 }
 
+# containerd's runc shim kills every exited task before deleting it and
+# takes three phrases of runc's as "already gone": "container not running",
+# "no such process" (any case), "does not exist". Any other wording makes it
+# retry the exit forever (StopContainer fails, the pod is never removed).
+@test "errors: kill of an exited container says \"container not running\"" {
+  config_edit "$B" '.process.args = ["true"]'
+  ar run -d -b "$B" k1 </dev/null >/dev/null
+  for _ in $(seq 50); do [ "$(ar state k1 | jq -r .status)" = stopped ] && break; sleep 0.1; done
+  run ar kill k1 KILL
+  one_line "container not running"
+  run ar update --pids-limit 5 k1
+  [[ "$output" == *"container not running"* ]]
+}
+
+@test "errors: kill of an init reaped under it says \"no such process\"" {
+  ar run -d -b "$B" k2 </dev/null >/dev/null
+  AGENTRUN_FAULT=kill-reaped run ar kill k2 TERM
+  [ "$status" -eq 1 ]
+  [[ "${output,,}" == *"no such process"* ]] || { echo "$output"; false; }
+}
+
+@test "errors: kill and delete of an unknown container say \"does not exist\"" {
+  run ar kill ghost KILL
+  one_line "does not exist"
+  run ar delete ghost
+  one_line "does not exist"
+}
+
+# Docker maps a start error naming the command and "no such file or
+# directory" to 127 (runc's Go words, lower case); 125 otherwise.
+@test "errors: a missing absolute command is \"no such file or directory\", as runc words it" {
+  config_edit "$B" '.process.args = ["/nonexistent"]'
+  run ar create -b "$B" e3
+  one_line 'exec: "/nonexistent": stat /nonexistent: no such file or directory'
+  nothing_left
+}
+
 @test "errors: invalid ids" {
   for id in ../evil .hidden 'a/b' ''; do
     run ar create -b "$B" "$id"

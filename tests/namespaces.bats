@@ -32,6 +32,29 @@ userns_bundle() {
   [ "${lines[5]}" = "$(readlink /proc/self/ns/cgroup)" ]
 }
 
+# A new network namespace starts with lo down: 127.0.0.1 is then
+# "Network is unreachable". runc brings it up; so must we, in a user
+# namespace too (podman --network none, ctr run, rootless pods).
+lo_check='ip -o link show lo; nc -l -p 7777 -e echo lo-ok & sleep 0.3; nc 127.0.0.1 7777 </dev/null; wait'
+
+@test "namespaces: lo is up in a new network namespace, 127.0.0.1 reachable" {
+  make_bundle "$B" sh -c "$lo_check"
+  run ar run -b "$B" lo1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"<LOOPBACK,UP,LOWER_UP>"* ]]
+  [[ "$output" == *lo-ok* ]]
+}
+
+@test "namespaces: lo is up in a new network namespace under a user namespace" {
+  userns_bundle sh -c "$lo_check"
+  run ar run -b "$B" lo2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"<LOOPBACK,UP,LOWER_UP>"* ]]
+  [[ "$output" == *lo-ok* ]]
+}
+
 @test "namespaces: a new cgroup namespace is rooted at the container's cgroup" {
   make_bundle "$B" sh -c 'tail -1 /proc/self/cgroup'
   config_edit "$B" '.linux.namespaces += [{"type":"cgroup"}]'

@@ -90,3 +90,24 @@ start_receiver() {
   # a fresh devpts instance: the container sees only its own pty 0
   [ "$(tr -d '\r' <"$OUT" | grep -v ptmx | tr '\n' ' ')" = "0 " ]
 }
+
+# The runtime-spec: with process.terminal, /dev/console is the pty (runc
+# binds it there). docker run -t and podman run -t programs look for it.
+@test "tty: /dev/console is the process's pty when process.terminal is set" {
+  make_bundle "$B" sh -c 'stat -c "%t:%T" /dev/console "$(tty)"; echo via-console >/dev/console'
+  config_edit "$B" '.process.terminal = true'
+  start_receiver
+  ar run -d --console-socket "$SOCK" -b "$B" t8
+  wait $RECV
+  cat "$OUT"
+  # the same device numbers, and what is written there reaches the master
+  [ "$(tr -d '\r' <"$OUT" | sed -n 1p)" = "$(tr -d '\r' <"$OUT" | sed -n 2p)" ]
+  [[ "$(tr -d '\r' <"$OUT" | sed -n 1p)" == 88:* ]]
+  grep -q via-console "$OUT"
+}
+
+@test "tty: without a terminal there is no /dev/console bound" {
+  make_bundle "$B" sh -c 'test -e /dev/console && echo console-exists || echo no-console'
+  run ar run -b "$B" t9
+  [[ "$output" == *no-console* ]]
+}

@@ -8,7 +8,7 @@
 # (tests/bench/podman.sh). Prints medians and ratios, writes
 # tests/bench/results.md and, with gnuplot, tests/bench/results.png.
 #   knobs: BENCH_RUNS (hyperfine runs per runtime, 30), BENCH_RSS_RUNS (9),
-#          BENCH_SANDBOX=0 / BENCH_NET=0 / BENCH_PODMAN=0 to leave a part out,
+#          BENCH_SANDBOX=0 / BENCH_NET=0 / BENCH_PODMAN=0 / BENCH_CLIENTS=0 to leave a part out,
 #          BENCH_BYTES / RUNS for relay.sh, ROUNDS / RUNS for podman.sh
 #          (passed through; defaults below keep `make bench` near 5 minutes).
 # Needs root, hyperfine, jq, busybox; crun/runc/bwrap/podman/gnuplot when present.
@@ -168,6 +168,19 @@ if [ "${BENCH_PODMAN:-1}" != 0 ] && [ -x "$SRC/tests/bench/podman.sh" ] && comma
   else
     echo "bench: podman.sh failed:"; tail -n 5 "$T/podman.txt"
     printf '\n## podman\n\npodman.sh failed: %s\n' "$(tail -n 1 "$T/podman.txt")" >>"$T/results.md"
+  fi
+fi
+
+# Docker and the CRI path, agentrun against runc (tests/bench/clients.sh).
+if [ "${BENCH_CLIENTS:-1}" != 0 ] && [ -x "$SRC/tests/bench/clients.sh" ] && command -v dockerd >/dev/null; then
+  echo "== docker run --rm and the CRI container cycle (tests/bench/clients.sh)"
+  if "$SRC/tests/bench/clients.sh" >"$T/clients.txt" 2>"$T/clients.err"; then
+    tail -n 2 "$T/clients.txt"
+    printf '\n## Docker and CRI\n\n%s\n\n%s\n\n    %s\n' "$(tail -n 2 "$T/clients.txt" | head -n 1)" \
+      "$(tail -n 1 "$T/clients.txt")" "$(tail -n 3 "$T/clients.txt" | head -n 1)" >>"$T/results.md"
+  else
+    echo "bench: clients.sh failed:"; tail -n 5 "$T/clients.err"
+    printf '\n## Docker and CRI\n\nclients.sh failed: %s\n' "$(tail -n 1 "$T/clients.err")" >>"$T/results.md"
   fi
 fi
 

@@ -1,5 +1,5 @@
 # containerd 1.6 private to one bats file: its own root, state, sockets and
-# config (which imports contrib/containerd/config.toml), started in
+# config (which imports the build's contrib/containerd/config.toml), started in
 # setup_file and stopped by pid in teardown_file. Load after ../helpers.
 #
 #   TEST_RUNTIME=/usr/sbin/runc bats tests/containerd.bats  # prove the tests on runc
@@ -26,7 +26,7 @@ containerd_setup_file() {
 version = 2
 root = "$CT/root"
 state = "$CT/state"
-imports = ["$SRCDIR/contrib/containerd/config.toml"]
+imports = ["$BUILDDIR/contrib/containerd/config.toml"]
 # The CRI plugin would set up CNI and a streaming server on the host; these
 # tests drive containerd through ctr, which does not need it.
 disabled_plugins = ["io.containerd.grpc.v1.cri"]

@@ -2,8 +2,9 @@
 # oci-image.sh ROOTFS NAME OUT.tar: pack a root filesystem as a one-layer OCI
 # image archive (oci-layout, index.json, blobs/sha256) that `ctr images
 # import` and `podman load` accept, named NAME. No registry, no daemon.
+# A fourth argument, a JSON array, is the image's Cmd (default ["sh"]).
 set -eu
-rootfs=$1 name=$2 out=$3
+rootfs=$1 name=$2 out=$3 cmd=${4:-'["sh"]'}
 work=$(mktemp -d "${TMPDIR:-/tmp}/oci-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/blobs/sha256"
@@ -25,9 +26,9 @@ size() { stat -c %s "$work/blobs/sha256/$1"; }
 tar -C "$rootfs" --numeric-owner -cf "$work/layer" .
 layer=$(blob "$work/layer")
 
-jq -n --arg arch "$arch" --arg diff "sha256:$layer" '{
+jq -n --arg arch "$arch" --arg diff "sha256:$layer" --argjson cmd "$cmd" '{
   architecture: $arch, os: "linux",
-  config: { Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], Cmd: ["sh"] },
+  config: { Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], Cmd: $cmd },
   rootfs: { type: "layers", diff_ids: [$diff] } }' >"$work/config"
 config=$(blob "$work/config")
 

@@ -44,7 +44,7 @@ EOS
   # [engine.runtimes]; the built binary comes first there, wrapped for --root.
   mkdir -p "$PT/byname" "$PT/rstate"
   "$CLIENTS/argv-wrapper.sh" "$AGENTRUN" "$PT/byname/agentrun" "$PT/rstate" "${TEST_ARGV_LOG:-}" || return 1
-  python3 "$CLIENTS/mkconf.py" "$SRCDIR/contrib/containers.conf" "$PT/containers.conf" \
+  python3 "$CLIENTS/mkconf.py" "$BUILDDIR/contrib/containers.conf" "$PT/containers.conf" \
     'containers.default_ulimits=["nofile=1024:1024", "nproc=4096:4096"]' \
     'containers.netns="none"' \
     'containers.log_driver="k8s-file"' \
