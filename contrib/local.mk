@@ -48,3 +48,7 @@ uninstall-hook: uninstall-completion-links
 uninstall-completion-links:
 	rm -f $(DESTDIR)$(bashcompletiondir)/agentrun-relay $(DESTDIR)$(bashcompletiondir)/agentrun-netproxy
 .PHONY: install-completion-links uninstall-completion-links
+# Agent presets for `agentrun sandbox --agent NAME` (profiles: endpoints, state kept in the home, key variables).
+presetsdir = $(datadir)/agentrun/presets
+dist_presets_DATA = contrib/presets/claude.json contrib/presets/codex.json contrib/presets/opencode.json \
+	contrib/presets/gemini.json

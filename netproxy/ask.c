@@ -95,14 +95,15 @@ decide (struct ask_name *a, bool ok, const char *detail)
   a->state = ok ? ASK_ALLOWED : ASK_DENIED;
   if (a->io.fd >= 0)
     ev_close (&a->io);
-  snprintf (ep, sizeof ep, "%s:%d", a->name, NP_ASK_PORT);
+  snprintf (ep, sizeof ep, "%s:%d", a->name, ok && a->route.port ? a->route.port : NP_ASK_PORT);
   audit_ask (&S->audit, ep, ok, detail);
   answer_held (a);
 }
 
-/* "allow /abs/relay.sock": a new loopback address and a listener for it. */
+/* "allow /abs/relay.sock": a new loopback address and a listener for it;
+ * port and through_wildcard come from "via PORT /abs/relay.sock". */
 static void
-allow (struct ask_name *a, const char *sock)
+allow (struct ask_name *a, const char *sock, int port, bool through_wildcard)
 {
   struct np_ask *A = a->A;
   cleanup_error ar_error *err = NULL;
@@ -113,8 +114,8 @@ allow (struct ask_name *a, const char *sock)
       return;
     }
   snprintf (addr, sizeof addr, "127.77.1.%zu", A->n_allowed + 1);
-  a->route = (struct route){ .name = xstrdup (a->name), .port = NP_ASK_PORT, .addr = xstrdup (addr),
-                             .sock = xstrdup (sock) };
+  a->route = (struct route){ .name = xstrdup (a->name), .port = port, .addr = xstrdup (addr),
+                             .sock = xstrdup (sock), .connect = through_wildcard };
   if (inet_pton (AF_INET, addr, &a->addr) != 1 || server_add_route (A->S, &a->route, &err) < 0)
     {
       decide (a, false, err ? err->msg : "bad address");
@@ -147,8 +148,13 @@ on_reply (struct ev_io *io, uint32_t events)
       return;
     }
   *nl = '\0';
+  char *end;
+  long port;
   if (strncmp (a->reply, "allow ", 6) == 0)
-    allow (a, a->reply + 6);
+    allow (a, a->reply + 6, NP_ASK_PORT, false);
+  else if (strncmp (a->reply, "via ", 4) == 0 && (port = strtol (a->reply + 4, &end, 10)) > 0 && port < 65536
+           && *end == ' ')
+    allow (a, end + 1, (int) port, true);
   else
     decide (a, false, strcmp (a->reply, "deny") == 0 ? "denied by the asker" : "the asker's answer is not allow/deny");
 }
@@ -180,6 +186,23 @@ start_asking (struct ask_name *a)
         return;
       }
     }
+}
+
+void
+ask_tell_blocked (struct np_server *S, const char *name, int port)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  char msg[300];
+  int len = snprintf (msg, sizeof msg, "blocked %s %d\n", name, port);
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", S->cfg->ask_socket);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  /* best effort: the audit line is the record, this is for the person */
+  ssize_t w = -1;
+  if (fd >= 0 && connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+    w = write (fd, msg, (size_t) len);
+  (void) w;
+  if (fd >= 0)
+    close (fd);
 }
 
 bool

@@ -3,9 +3,12 @@
  * side that can reach the person who started the sandbox) is asked over a
  * Unix stream connection of its own:
  *     server -> asker:  "ask NAME 443\n"
- *     asker  -> server: "allow RELAY_SOCKET\n"  or  "deny\n"
+ *     asker  -> server: "allow RELAY_SOCKET\n", "via PORT RELAY_SOCKET\n"  or  "deny\n"
  * On allow the server listens on a new loopback address (127.77.1.N:443),
- * routes it to RELAY_SOCKET (a relay route the asker made), and answers the
+ * routes it to RELAY_SOCKET (a relay route the asker made); on via it
+ * listens on PORT and hands each connection to RELAY_SOCKET, a wildcard's
+ * relay route, naming NAME:PORT as the target (the relay checks it against
+ * its wildcard). Either way it answers the
  * held lookups with that address; on deny, on an asker that cannot be
  * reached or that hangs up, they get NXDOMAIN, and so does every later
  * lookup of the name. Each decision is one audit line ("event":"ask"). */
@@ -34,6 +37,9 @@ struct ask_to {
 /* A query: true when it was held (answered later through
  * server_dns_answer_held), false when the caller answers it now. */
 bool ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct ask_to *to);
+/* Tell the asker, without waiting for an answer, that a connection was
+ * refused ("blocked NAME PORT\n"), so the person learns what was missing. */
+void ask_tell_blocked (struct np_server *S, const char *name, int port);
 /* 1 and *addr when name was allowed at run time. */
 int ask_lookup (const struct np_ask *A, const char *name, struct in_addr *addr);
 

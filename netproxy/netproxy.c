@@ -46,6 +46,7 @@ usage (FILE *f)
            "  --idle-timeout S   cut a connection that moved no byte for S seconds (0: never)\n"
            "  --ask SOCKET       hold lookups of unknown names and ask SOCKET (\"ask NAME 443\";\n"
            "                     \"allow RELAY_SOCKET\" adds a route at run time, else NXDOMAIN)\n"
+           "  --deny PATTERN     NAME or *.DOMAIN refused by the CONNECT proxy whatever allows it\n"
            "  --audit FILE       append one JSON line per connection and refused lookup\n"
            "  --audit-fd [PID:]FD  the same into a log already open: our FD, or PID's\n"
            "  --dns ADDR         DNS stub address (127.0.0.53); --no-dns to leave it out\n"
@@ -64,6 +65,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
     { "no-dns", no_argument, NULL, 'n' }, { "connect-proxy", optional_argument, NULL, 'p' },
     { "config-from-annotation", required_argument, NULL, 'C' },
     { "idle-timeout", required_argument, NULL, 'i' }, { "ask", required_argument, NULL, 'a' },
+    { "deny", required_argument, NULL, 'D' },
     { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
   };
   static char *px_host;
@@ -95,6 +97,12 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
         if (optarg[0] != '/')
           return ar_err (err, 0, "--ask %s: needs an absolute socket path", optarg);
         cfg->ask_socket = optarg;
+        break;
+      case 'D':
+        if (!route_name_ok (optarg, true))
+          return ar_err (err, 0, "--deny %s: not a host name or *.DOMAIN", optarg);
+        cfg->deny = xrealloc (cfg->deny, (cfg->n_deny + 1) * sizeof *cfg->deny);
+        cfg->deny[cfg->n_deny++] = optarg;
         break;
       case 'd': cfg->dns_addr = optarg; break;
       case 'n': cfg->dns = false; break;
@@ -419,6 +427,7 @@ fail:
   /* The server has its own copy (fork): free ours, so a leak checker sees none. */
   free (S.L);
   routes_free (&cfg.routes);
+  free (cfg.deny);
   ar_state_clear (&st);
   return rc;
 }

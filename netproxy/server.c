@@ -281,7 +281,7 @@ handoff_give (struct np_server *S, int ctl, int fd, const char *target, const ch
 /* 1 when done with fd (handed off, or refused and logged), 0 when the
  * relay has no handoff socket. */
 static int
-handoff_route (struct np_server *S, const struct route *r, int fd, const char *ep, uint64_t t0)
+handoff_route (struct np_server *S, const struct route *r, int fd, const char *target, const char *ep, uint64_t t0)
 {
   int ctl = handoff_open (r);
   if (ctl < 0 && errno == ENOENT)
@@ -293,7 +293,7 @@ handoff_route (struct np_server *S, const struct route *r, int fd, const char *e
       log_conn (S, ep, relay_down_errno (e) ? "relay-down" : "error", strerror (e), 0, 0, t0);
       return 1;
     }
-  handoff_give (S, ctl, fd, NULL, ep, t0);
+  handoff_give (S, ctl, fd, target, ep, t0);
   return 1;
 }
 
@@ -304,14 +304,25 @@ accept_route (struct np_listener *L, int fd)
   char ep[300];
   uint64_t t0 = ev_now_ms ();
   snprintf (ep, sizeof ep, "%s:%d", L->r->name, L->r->port);
-  if (handoff_route (S, L->r, fd, ep, t0))
+  /* a name allowed at run time through a wildcard goes to the wildcard's
+   * relay, which is told (and checks again) which name it is for */
+  const char *target = L->r->connect ? ep : NULL;
+  if (handoff_route (S, L->r, fd, target, ep, t0))
     return;
   int up = relay_connect (L->r->sock);
+  char pre[310];
+  int pl = target ? snprintf (pre, sizeof pre, "%s\n", target) : 0;
+  if (up >= 0 && pl > 0 && send (up, pre, (size_t) pl, MSG_DONTWAIT | MSG_NOSIGNAL) != pl)
+    {
+      close (up);
+      up = -1;
+      errno = EPIPE;
+    }
   if (up < 0)
     {
       int e = errno;
       reset_close (fd);
-      log_conn (S, ep, e == ENOENT || e == ECONNREFUSED || e == EAGAIN ? "relay-down" : "error",
+      log_conn (S, ep, e == ENOENT || e == ECONNREFUSED || e == EAGAIN || e == EPIPE ? "relay-down" : "error",
                 strerror (e), 0, 0, t0);
       return;
     }
@@ -567,6 +578,10 @@ px_refuse (struct px_conn *p, int code, const char *reason, const char *body,
 static const struct route *
 px_route (const struct np_config *cfg, const char *host, int port)
 {
+  /* a deny wins over every allow, wildcards included */
+  for (size_t i = 0; i < cfg->n_deny; i++)
+    if (route_name_match (cfg->deny[i], host))
+      return NULL;
   for (size_t i = 0; i < cfg->routes.n; i++)
     {
       const struct route *r = &cfg->routes.v[i];
@@ -626,6 +641,8 @@ px_request (struct px_conn *p, char *hdr_end)
   if (!r)
     {
       snprintf (body, sizeof body, "%.300s is not on the allowlist of this sandbox\n", target);
+      if (S->cfg->ask_socket && host && route_name_ok (host, false))
+        ask_tell_blocked (S, host, port);
       return px_refuse (p, 403, "Forbidden", body, ep, "connect-denied");
     }
   char pre[300];

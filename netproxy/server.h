@@ -23,6 +23,7 @@ struct np_config {
   int connect_port;
   uint64_t idle_timeout_ms;  /* 0: a quiet connection is never cut */
   const char *ask_socket;    /* --ask: unknown names are asked about there (ask.h) */
+  const char **deny; size_t n_deny;  /* --deny NAME|*.DOMAIN: refused whatever allows it */
 };
 
 enum np_kind { NP_ROUTE, NP_DNS_TCP, NP_CONNECT };

@@ -49,7 +49,8 @@ ar_asker_open (struct ar_asker *a, struct ar_sandbox *sb, ar_error **err)
   return 0;
 }
 
-/* "ask NAME PORT" with a name we would accept for --allow. */
+/* "ask NAME PORT" (1) or "blocked NAME PORT" (2) with a name we would
+ * accept for --allow; -1 for anything else. */
 static int
 read_question (int fd, char *name, size_t cap, int *port)
 {
@@ -66,14 +67,83 @@ read_question (int fd, char *name, size_t cap, int *port)
       len += (size_t) n;
     }
   buf[len] = '\0';
-  char fmt[32];
-  snprintf (fmt, sizeof fmt, "ask %%%zus %%d", cap - 1);
-  if (sscanf (buf, fmt, name, port) != 2 || *port < 1 || *port > 65535)
+  char fmt[32], verb[8];
+  snprintf (fmt, sizeof fmt, "%%7s %%%zus %%d", cap - 1);
+  if (sscanf (buf, fmt, verb, name, port) != 3 || *port < 1 || *port > 65535)
     return -1;
   for (const char *c = name; *c; c++)
     if (!isalnum ((unsigned char) *c) && *c != '-' && *c != '.')
       return -1;
-  return 0;
+  return strcmp (verb, "ask") == 0 ? 1 : strcmp (verb, "blocked") == 0 ? 2 : -1;
+}
+
+/* A refusal said once per name (and port) on our stderr, outside the
+ * sandbox, with what would allow it; every one is in the audit log. */
+static void
+tell_blocked (struct ar_asker *a, const struct ar_sandbox *sb, const char *name, int port, bool lookup,
+              const char *denied_by)
+{
+  cleanup_free char *ep = lookup ? xstrdup (name) : xasprintf ("%s:%d", name, port);
+  for (size_t i = 0; i < a->n_blocked; i++)
+    if (strcmp (a->blocked[i], ep) == 0)
+      return;
+  /* the agent chooses what it tries: what we remember and say is bounded */
+  if (a->n_blocked == AR_ASKER_MAX_TOLD)
+    {
+      a->n_untold++;
+      return;
+    }
+  a->blocked = xrealloc (a->blocked, (a->n_blocked + 1) * sizeof *a->blocked);
+  a->blocked[a->n_blocked++] = xstrdup (ep);
+  if (sb->quiet)
+    return;
+  /* a terminal may be in raw mode (the command's pty): end lines ourselves */
+  const char *cr = isatty (STDERR_FILENO) ? "\r" : "";
+  if (denied_by)
+    fprintf (stderr, "%sagentrun: blocked %s (denied by \"%s\")%s\n", cr, ep, denied_by, cr);
+  else
+    fprintf (stderr, "%sagentrun: blocked %s (not allowed; add --allow %s)%s\n", cr, ep,
+             lookup || port == 443 ? name : ep, cr);
+}
+
+void
+ar_asker_summary (const struct ar_asker *a, const struct ar_sandbox *sb)
+{
+  if (sb->quiet || a->n_blocked == 0)
+    return;
+  size_t len = 0;
+  for (size_t i = 0; i < a->n_blocked; i++)
+    len += strlen (a->blocked[i]) + 2;
+  cleanup_free char *list = xmalloc0 (len + 1);
+  for (size_t i = 0; i < a->n_blocked; i++)
+    {
+      if (i)
+        strcat (list, ", ");
+      strcat (list, a->blocked[i]);
+    }
+  char more[48] = "";
+  if (a->n_untold)
+    snprintf (more, sizeof more, " and %zu more", a->n_untold);
+  fprintf (stderr, "agentrun: %zu blocked in this run: %s%s%s\n", a->n_blocked + a->n_untold, list, more,
+           sb->prof.audit ? " (every event is in the audit log)" : "");
+}
+
+static const char *
+deny_for (const struct ar_sandbox *sb, const char *name)
+{
+  for (size_t i = 0; i < sb->prof.n_deny; i++)
+    if (ar_agent_name_match (sb->prof.deny[i], name))
+      return sb->prof.deny[i];
+  return NULL;
+}
+
+static const struct ar_agent_endpoint *
+wildcard_for (const struct ar_sandbox *sb, const char *name)
+{
+  for (size_t i = 0; i < sb->prof.n_allow; i++)
+    if (ar_agent_wildcard (&sb->prof.allow[i]) && ar_agent_name_match (sb->prof.allow[i].name, name))
+      return &sb->prof.allow[i];
+  return NULL;
 }
 
 /* One line from the terminal, which may be in raw mode (the container's
@@ -210,9 +280,30 @@ ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd)
   cleanup_close int fd = accept4 (a->lfd, NULL, NULL, SOCK_CLOEXEC);
   if (fd < 0)
     return;
-  if (read_question (fd, name, sizeof name, &port) < 0)
+  int verb = read_question (fd, name, sizeof name, &port);
+  if (verb == 2)
+    {
+      tell_blocked (a, sb, name, port, false, deny_for (sb, name));
+      return;
+    }
+  if (verb < 0)
     {
       reply (fd, "deny\n");
+      return;
+    }
+  /* the policy first: a deny wins, a wildcard routes, then the person */
+  const char *denied = deny_for (sb, name);
+  const struct ar_agent_endpoint *w = denied ? NULL : wildcard_for (sb, name);
+  if (w)
+    {
+      cleanup_free char *line = xasprintf ("via %d %s/%s:%d.sock\n", w->port, sb->prof.relay_dir, w->name, w->port);
+      reply (fd, line);
+      return;
+    }
+  if (denied || !sb->ask)
+    {
+      reply (fd, "deny\n");
+      tell_blocked (a, sb, name, port, true, denied);
       return;
     }
   snprintf (ep, sizeof ep, "%s:%d", name, port);
@@ -251,6 +342,11 @@ ar_asker_close (struct ar_asker *a)
         waitpid (a->relays[i], NULL, 0);
       }
   a->n_relays = 0;
+  for (size_t i = 0; i < a->n_blocked; i++)
+    free (a->blocked[i]);
+  free (a->blocked);
+  a->blocked = NULL;
+  a->n_blocked = a->n_untold = 0;
   if (a->lfd >= 0)
     close (a->lfd);
   a->lfd = -1;

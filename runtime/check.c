@@ -151,6 +151,17 @@ add_writes (struct ar_sandbox *sb)
     argv_add (sb, "--control-write", o->out);
 }
 
+/* The endpoint the control probe reaches: the first named one (a wildcard
+ * names no host to try). */
+static const struct ar_agent_endpoint *
+first_exact (const struct ar_agent_opts *o)
+{
+  for (size_t i = 0; !o->no_network && i < o->n_allow; i++)
+    if (!ar_agent_wildcard (&o->allow[i]))
+      return &o->allow[i];
+  return NULL;
+}
+
 static const char *
 denied_name (const struct ar_agent_opts *o)
 {
@@ -230,10 +241,11 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   argv_add (sb, "--fd", num);
   argv_add (sb, "--token", h->token);
   argv_add (sb, "--deny-name", denied_name (o));
-  if (o->n_allow > 0 && !o->no_network)
+  const struct ar_agent_endpoint *e = first_exact (o);
+  if (e)
     {
-      snprintf (num, sizeof num, "%d", o->allow[0].port);
-      cleanup_free char *ep = xasprintf ("%s:%s", o->allow[0].name, num);
+      snprintf (num, sizeof num, "%d", e->port);
+      cleanup_free char *ep = xasprintf ("%s:%s", e->name, num);
       argv_add (sb, "--allow", ep);
     }
   add_creds (sb);
@@ -293,9 +305,8 @@ static void
 require_all (struct report *r, const struct ar_agent_opts *o, bool unix_socket)
 {
   cleanup_free char *ctl = xasprintf ("control-write:%s", o->workspace);
-  cleanup_free char *allow = o->n_allow && !o->no_network
-                               ? xasprintf ("control-allowed-endpoint:%s:%d", o->allow[0].name, o->allow[0].port)
-                               : NULL;
+  const struct ar_agent_endpoint *e = first_exact (o);
+  cleanup_free char *allow = e ? xasprintf ("control-allowed-endpoint:%s:%d", e->name, e->port) : NULL;
   const char *extra[] = { ctl, allow, o->landlock_abi > 0 ? "landlock" : NULL,
                           unix_socket ? "unix-connect:visible-host-socket" : NULL };
   for (size_t i = 0; i < ARRAY_SIZE (required) - 1 + ARRAY_SIZE (extra); i++)
@@ -379,6 +390,7 @@ ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *cross
   int status, ret = -1;
   ar_sandbox_set_args (sb, (char *[]){ (char *) AR_PROBE_BIN, (char *) AR_PROBE_CMD }, 2);
   sb->no_terminal = true;
+  sb->quiet = true;   /* the refused lookup is a probe of ours: the report says how it went */
   /* before anything is set up: this may re-execute (cmd_sandbox.c) */
   if (ar_sandbox_prepare (sb, err) < 0 || ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0
       || host_setup (sb, &h, err) < 0)

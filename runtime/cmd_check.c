@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { C_HELP = 1, C_JSON };
+#include "profile.h"
+
+enum { C_HELP = AR_SBC_HELP, C_JSON, C_PROFILE = AR_SBC_PROFILE, C_SETTINGS };
 
 static void
 check_usage (FILE *f)
@@ -18,44 +20,42 @@ check_usage (FILE *f)
   fprintf (f, "usage: agentrun check [options] [--json]\n"
               "Run escape probes inside a sandbox made with the options of `agentrun sandbox`\n"
               "and report, per probe, what was expected and what happened.\n\n"
-              "  --json                a JSON report\n%s",
-           ar_sandbox_opts_help);
+              "  --json                a JSON report\n%s%s",
+           ar_sandbox_opts_help, ar_profile_opts_help);
+}
+
+static int
+check_opt (void *data, int id, const char *arg, ar_error **err)
+{
+  (void) arg;
+  (void) err;
+  if (id == C_JSON)
+    *(bool *) data = true;
+  return 0;
 }
 
 int
 cmd_check (struct ar_globals *g, int argc, char **argv)
 {
-  struct ar_opt opts[AR_SB_N_OPTS + 3] = {
-    { "help", 'h', false, C_HELP }, { "json", 0, false, C_JSON },
-  };
-  /* every sandbox option but --bundle: check runs its own sandbox */
-  for (size_t i = 0, n = 2; i < ARRAY_SIZE (ar_sandbox_opts); i++)
-    if (ar_sandbox_opts[i].id != AR_SB_BUNDLE)
-      opts[n++] = ar_sandbox_opts[i];
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = "check" };
+  static const struct ar_opt own[] = { { "help", 'h', false, C_HELP }, { "json", 0, false, C_JSON },
+                                       { "profile", 0, true, C_PROFILE }, { "settings", 0, true, C_SETTINGS } };
   cleanup_error ar_error *err = NULL;
   struct ar_sandbox sb;
-  const char *arg;
   bool json = false;
-  int id, crossed = 0, r = 125;
+  int first, crossed = 0, r = 125;
+  const struct ar_sb_cmd c = { .name = "check", .own = own, .n_own = ARRAY_SIZE (own), .usage = check_usage,
+                               .own_opt = check_opt, .data = &json };
   ar_sandbox_init (&sb);
-  while ((id = ar_opt_next (&p, &arg, &err)) > 0)
+  int pr = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
+  if (pr != 0)
     {
-      if (id == C_HELP)
-        {
-          check_usage (stdout);
-          r = 0;
-          goto done;
-        }
-      if (id == C_JSON)
-        json = true;
-      else if (ar_sandbox_opt (&sb, id, arg, &err) < 0)
-        break;
-      if (err)
-        break;
+      r = pr > 0 ? 0 : 2;
+      goto done;
     }
-  if (!err && p.i < argc)
-    ar_err (&err, 0, "unexpected argument \"%s\" (check runs its own probes)", argv[p.i]);
+  if (sb.bundle_out)
+    ar_err (&err, 0, "--bundle: check runs its own sandbox and writes no bundle");
+  else if (first < argc)
+    ar_err (&err, 0, "unexpected argument \"%s\" (check runs its own probes)", argv[first]);
   if (err)
     {
       ar_log (AR_LOG_ERROR, "check: %s", err->msg);

@@ -32,6 +32,7 @@
 #include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +172,28 @@ make_tmpdir (struct ar_sandbox *sb, ar_error **err)
   return 0;
 }
 
+/* No state root (a plain user without XDG_RUNTIME_DIR: su, cron, ssh
+ * without pam_systemd): the run keeps its container state in a folder of
+ * its own inside the private folder, removed with it. mkdir refuses a name
+ * that exists, and the folder is checked to be ours and private before the
+ * runtime trusts it. */
+static int
+make_private_root (struct ar_sandbox *sb, ar_error **err)
+{
+  struct stat st;
+  char *root = xasprintf ("%s/state", sb->tmpdir);
+  if (mkdir (root, 0700) < 0 || lstat (root, &st) < 0)
+    {
+      ar_err (err, errno, "create the private state folder %s", root);
+      free (root);
+      return -1;
+    }
+  sb->state_root = root;
+  if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 07777) != 0700)
+    return ar_err (err, 0, "private state folder %s: not a 0700 folder of uid %u", root, (unsigned) geteuid ());
+  return 0;
+}
+
 static int
 start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origmask, ar_error **err)
 {
@@ -203,7 +226,7 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origm
       const struct ar_agent_endpoint *e = &o->allow[i];
       argv[n++] = xstrdup ("--allow");
       argv[n++] = e->upstream ? xasprintf ("%s:%d=%s", e->name, e->port, e->upstream)
-                              : xasprintf ("%s:%d", e->name, e->port);
+                              : xasprintf ("%s:%d%s", e->name, e->port, ar_agent_wildcard (e) ? "=connect" : "");
     }
   cleanup_free char *errlog = xasprintf ("%s/relay.err", sb->tmpdir);
   pid_t parent = getpid ();
@@ -374,7 +397,8 @@ run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, 
   struct supervision v = { .g = g, .sb = sb, .sfd = sfd };
   struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1, .readable = sup_readable,
                            .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v };
-  struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true };
+  struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true,
+                           .exec_env = sb->pass_env, .n_exec_env = sb->n_pass_env };
   int out = -1, in = -1, r = -1;
   if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0
       && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0)
@@ -428,8 +452,6 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   sigaddset (&set, SIGTERM);
   sigaddset (&set, SIGHUP);
   *status = SANDBOX_FAILED;
-  if (!g->root)
-    return ar_err (err, 0, "sandbox: no state folder (give --root or set XDG_RUNTIME_DIR)");
   /* CVE-2019-5736 (selfexe.h): what runs inside has one uid, no
    * capabilities and no_new_privs, so a binary that uid cannot write needs
    * no sealed copy (it would cost a copy and an exec on every start) */
@@ -438,11 +460,11 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   if (ar_sandbox_check_userns (err) < 0 || fit_limits (g, sb, err) < 0)
     return -1;
   struct ar_globals run_g = *g;
+  g = &run_g;
   if (pids_cap_only (sb))
     {
       sb->prof.pids_rlimit = true;
       run_g.cgroup_manager = "disabled";
-      g = &run_g;
     }
   /* from here a ^C or a kill is held until we can act on it, so that
    * whatever was made gets removed */
@@ -458,12 +480,20 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
     }
   if (make_tmpdir (sb, err) < 0)
     goto out;
+  if (!run_g.root && make_private_root (sb, err) < 0)
+    goto out;
+  if (!run_g.root)
+    run_g.root = sb->state_root;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
   bool net = (sb->prof.n_allow > 0 || sb->ask) && !sb->prof.no_network;
   sb->runtime_validates = true;
   sb->prof.compact = true;
-  if (net && sb->ask && ar_asker_open (&sb->asker, sb, err) < 0)
+  /* the asker answers every lookup the netproxy cannot: it routes a name
+   * a wildcard allows, tells the person what was refused, and with --ask
+   * asks them */
+  sb->prof.ask_person = sb->ask;
+  if (net && ar_asker_open (&sb->asker, sb, err) < 0)
     goto out;
   if (net && ar_sbpaths_open_audit (sb, err) < 0)
     {
@@ -482,6 +512,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
       goto out;
     }
   r = run_container (g, sb, bundle, sfd, status, err);
+  ar_asker_summary (&sb->asker, sb);
 out:
   cleanup (g, sb);
   sigprocmask (SIG_SETMASK, &old, NULL);
@@ -490,7 +521,7 @@ out:
 
 /* ---- commands ---- */
 
-enum { O_HELP = 1, O_AGENT, O_PROFILE = 50, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
+enum { O_HELP = AR_SBC_HELP, O_PROFILE = AR_SBC_PROFILE, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
 
 static const struct ar_opt *
 opts_with (const struct ar_opt *own, size_t n_own)
@@ -502,39 +533,59 @@ opts_with (const struct ar_opt *own, size_t n_own)
 }
 
 static int
-parse_sandbox_args (struct ar_sandbox *sb, const char *cmd, const struct ar_opt *own, size_t n_own, int argc,
-                    char **argv, void (*usage) (FILE *), int *first_arg)
+note_save_profile (struct ar_sandbox *sb, const char *path, ar_error **err)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts_with (own, n_own), .cmd = cmd };
+  (void) err;
+  free (sb->save_profile);
+  sb->save_profile = xstrdup (path);
+  return 0;
+}
+
+/* --profile F with --save-profile F: F may not exist yet (the first run
+ * that asks makes it). */
+static int
+load_profile (struct ar_sandbox *sb, const char *path, ar_error **err)
+{
+  if (sb->save_profile && strcmp (sb->save_profile, path) == 0 && access (path, F_OK) < 0 && errno == ENOENT)
+    {
+      ar_debug ("profile %s: not there yet, --save-profile will make it", path);
+      return 0;
+    }
+  return ar_profile_load (sb, path, err);
+}
+
+int
+ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int argc, char **argv, int *first_arg)
+{
+  const struct ar_opt *opts = opts_with (c->own, c->n_own);
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = c->name };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id;
   /* profiles first, so that the command line overrides them */
-  ar_profile_apply_opts (sb, p, O_PROFILE, ar_profile_load, &err);
+  ar_profile_apply_opts (sb, p, O_SAVE_PROFILE, note_save_profile, &err);
+  if (!err)
+    ar_profile_apply_opts (sb, p, O_PROFILE, load_profile, &err);
   while (!err && (id = ar_opt_next (&p, &arg, &err)) > 0)
     {
       if (id == O_HELP)
         {
-          usage (stdout);
+          c->usage (stdout);
           return 1;
         }
       if (id == O_ASK)
         sb->ask = true;
-      if (id == O_SAVE_PROFILE)
-        {
-          free (sb->save_profile);
-          sb->save_profile = xstrdup (arg);
-        }
-      if (id > AR_SB_OPT_BASE && ar_sandbox_opt (sb, id, arg, &err) < 0)
+      if (id > AR_SB_OPT_BASE ? ar_sandbox_opt (sb, id, arg, &err) < 0
+                              : id < AR_SBC_PROFILE && c->own_opt && c->own_opt (c->data, id, arg, &err) < 0)
         break;
     }
   /* settings last, so that their denies cover every allow */
   if (!err)
-    ar_profile_apply_opts (sb, (struct ar_optparser){ .argc = argc, .argv = argv, .i = 1, .opts = p.opts, .cmd = cmd },
+    ar_profile_apply_opts (sb, (struct ar_optparser){ .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = c->name },
                            O_SETTINGS, ar_settings_load, &err);
   if (err)
     {
-      ar_log (AR_LOG_ERROR, "%s: %s", cmd, err->msg);
+      ar_log (AR_LOG_ERROR, "%s: %s", c->name, err->msg);
       return -1;
     }
   *first_arg = p.i;
@@ -550,6 +601,33 @@ sandbox_usage (FILE *f)
               "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
               "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s",
            ar_sandbox_opts_help, ar_profile_opts_help, ar_asker_opts_help);
+}
+
+/* Whether uid:gid may write into dir, asked the kernel as that uid (mode
+ * bits, ACLs and every folder on the way), in a child that drops to it. */
+static bool
+writable_for (const char *dir, uid_t uid, gid_t gid)
+{
+  pid_t pid = fork ();
+  if (pid == 0)
+    _exit (setgroups (0, NULL) == 0 && setresgid (gid, gid, gid) == 0 && setresuid (uid, uid, uid) == 0
+           && access (dir, W_OK | X_OK) == 0 ? 0 : 1);
+  int st;
+  return pid > 0 && waitpid (pid, &st, 0) == pid && WIFEXITED (st) && WEXITSTATUS (st) == 0;
+}
+
+/* Root without sudo: the command runs as nobody, which surprises; say it
+ * once, to the person at the terminal (scripts and logs are spared). */
+static void
+say_nobody (const struct ar_sandbox *sb)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  if (!sb->as_nobody || sb->quiet || !isatty (STDERR_FILENO))
+    return;
+  bool w = writable_for (o->workspace, o->uid, o->gid);
+  fprintf (stderr, "agentrun: running as nobody (uid %u: root without sudo; --user UID picks another): "
+                   "the workspace %s is %s\n", (unsigned) o->uid, o->workspace,
+           w ? "writable for it" : "not writable for it (chown it, or --user its owner)");
 }
 
 /* Write the bundle for --bundle DIR; say how to start the relay it expects. */
@@ -576,8 +654,8 @@ write_bundle_only (struct ar_sandbox *sb, const char *dir)
       for (size_t i = 0; i < sb->prof.n_allow; i++)
         {
           const struct ar_agent_endpoint *e = &sb->prof.allow[i];
-          fprintf (stderr, " --allow %s:%d%s%s", e->name, e->port, e->upstream ? "=" : "",
-                   e->upstream ? e->upstream : "");
+          fprintf (stderr, " --allow '%s:%d%s%s'", e->name, e->port, e->upstream || ar_agent_wildcard (e) ? "=" : "",
+                   e->upstream ? e->upstream : ar_agent_wildcard (e) ? "connect" : "");
         }
       fputc ('\n', stderr);
     }
@@ -599,7 +677,8 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
   cleanup_error ar_error *err = NULL;
   int first, r, status = SANDBOX_FAILED;
   ar_sandbox_init (&sb);
-  r = parse_sandbox_args (&sb, "sandbox", own, ARRAY_SIZE (own), argc, argv, sandbox_usage, &first);
+  const struct ar_sb_cmd c = { .name = "sandbox", .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage };
+  r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
     {
       r = r > 0 ? 0 : -1; /* --help asked is not a failure */
@@ -620,7 +699,7 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
     }
   else if (sb.bundle_out)
     r = write_bundle_only (&sb, sb.bundle_out);
-  else if (ar_sandbox_run (g, &sb, &status, &err) < 0)
+  else if (say_nobody (&sb), ar_sandbox_run (g, &sb, &status, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
       r = SANDBOX_FAILED;
@@ -643,13 +722,26 @@ spec_agent_usage (FILE *f)
 int
 cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
 {
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "agent", 0, false, O_AGENT },
-                                       { "profile", 0, true, O_PROFILE }, { "settings", 0, true, O_SETTINGS } };
+  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
+                                       { "settings", 0, true, O_SETTINGS } };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r;
+  /* the first --agent says which spec this is; a later one names a preset */
+  cleanup_free char **args = xmalloc0 ((size_t) (argc + 1) * sizeof *args);
+  int n = 0;
+  bool mode_seen = false;
+  for (int i = 0; i < argc; i++)
+    if (mode_seen || i == 0 || strcmp (argv[i], "--agent") != 0)
+      args[n++] = argv[i];
+    else
+      mode_seen = true;
+  argc = n;
+  argv = args;
   ar_sandbox_init (&sb);
-  r = parse_sandbox_args (&sb, "spec --agent", own, ARRAY_SIZE (own), argc, argv, spec_agent_usage, &first);
+  const struct ar_sb_cmd c = { .name = "spec --agent", .own = own, .n_own = ARRAY_SIZE (own),
+                               .usage = spec_agent_usage };
+  r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
     goto done;
   if (first < argc)

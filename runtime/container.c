@@ -509,7 +509,8 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
   *ic = (struct ar_init_ctx) { .spec = c->spec, .id = c->st.id, .bundle = c->st.bundle, .rootfs = c->st.rootfs,
                                .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
                                .preserve_fds = o->preserve_fds, .sock = -1, .state_fd = -1,
-                               .die_with_parent = o->die_with_parent };
+                               .die_with_parent = o->die_with_parent, .exec_env = o->exec_env,
+                               .n_exec_env = o->n_exec_env };
   for (int i = 0; i < AR_NS_N; i++)
     ic->ns_fds[i] = -1;
   ic->new_flags = ar_ns_new_flags (lnx);

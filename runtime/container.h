@@ -23,6 +23,9 @@ struct ar_create_opts {
   bool keep;                   /* run --keep: do not delete after exit */
   const struct ar_fg_ops *fg_ops;   /* run in the foreground: the caller's part of the wait */
   bool die_with_parent;        /* the container's command is killed when this process dies */
+  char *const *exec_env;       /* NAME=VALUE set in the command's environment at exec, never
+                                  written anywhere (the sandbox's pass-through variables) */
+  size_t n_exec_env;
 };
 
 /* Everything create judges before it touches the system, also run by

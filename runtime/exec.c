@@ -53,28 +53,6 @@ exec_proc_free (struct exec_proc *e)
 }
 
 static char **
-merge_env (char **base, size_t nb, char **add, size_t na, size_t *n)
-{
-  char **out = xmalloc0 ((nb + na + 1) * sizeof *out);
-  *n = 0;
-  for (size_t i = 0; i < nb; i++)
-    out[(*n)++] = base[i];
-  for (size_t i = 0; i < na; i++)
-    {
-      size_t klen = strcspn (add[i], "=");
-      size_t j = 0;
-      for (; j < *n; j++)
-        if (strncmp (out[j], add[i], klen) == 0 && out[j][klen] == '=')
-          break;
-      out[j] = add[i];
-      if (j == *n)
-        (*n)++;
-    }
-  out[*n] = NULL;
-  return out;
-}
-
-static char **
 extend (char **base, size_t nb, char **add, size_t na, size_t *n)
 {
   char **out = xmalloc0 ((nb + na + 1) * sizeof *out);
@@ -109,7 +87,7 @@ build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct 
   e->p.has_console_size = false;
   if (o->cwd)
     e->p.cwd = (char *) o->cwd;
-  e->env = merge_env (c->env, c->n_env, o->env, o->n_env, &e->p.n_env);
+  e->env = ar_env_merge (c->env, c->n_env, o->env, o->n_env, &e->p.n_env);
   e->p.env = e->env;
   e->p.no_new_privileges = c->no_new_privileges || o->no_new_privs;
   if (o->n_caps)

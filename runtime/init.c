@@ -312,7 +312,10 @@ init_main (struct ar_init_ctx *c)
   if (ar_caps_drop_bounding (p->capabilities, &err) < 0 || ar_process_set_user (p, &err) < 0
       || (c->die_with_parent && die_with_parent (&err) < 0))
     fail_late (err);
-  ar_process_exec (p, exec_path, c->prog, seccomp_loaded, c->preserve_fds, &err);
+  struct ar_process px = *p;
+  if (c->n_exec_env)
+    px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
+  ar_process_exec (&px, exec_path, c->prog, seccomp_loaded, c->preserve_fds, &err);
   fail_late (err);
 }
 

@@ -1,6 +1,8 @@
 # runtime/: the container library (libagentrun.a) and the thin CLI.
 noinst_LIBRARIES += libagentrun.a
 libagentrun_a_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS) $(SECCOMP_CFLAGS) $(CAP_CFLAGS)
+# where `sandbox --agent NAME` finds installed presets
+libagentrun_a_CPPFLAGS = $(AM_CPPFLAGS) -DAR_DATADIR='"$(datadir)"'
 libagentrun_a_SOURCES = \
 	runtime/log.c runtime/log.h \
 	runtime/cli.c runtime/cli.h \

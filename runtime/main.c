@@ -103,6 +103,12 @@ needs_state (const char *cmd, int argc, char **argv)
   for (const char *const *s = stateless; *s; s++)
     if (strcmp (cmd, *s) == 0)
       return false;
+  /* the sandbox's own commands make a private state folder for the run
+   * when there is none (runtime/cmd_sandbox.c) */
+  static const char *const own_state[] = { "sandbox", "check", NULL };
+  for (const char *const *s = own_state; *s; s++)
+    if (strcmp (cmd, *s) == 0)
+      return false;
   for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     if (strcmp (argv[i], "-h") == 0 || strcmp (argv[i], "--help") == 0)
       return false;

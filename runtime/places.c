@@ -64,7 +64,8 @@ int
 ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_system, ar_error **err)
 {
   if (check_one (o, "--workspace", o->workspace, true, allow_home, allow_system, err) < 0
-      || (o->out && check_one (o, "--out", o->out, true, allow_home, allow_system, err) < 0))
+      || (o->out && check_one (o, "--out", o->out, true, allow_home, allow_system, err) < 0)
+      || (o->home_src && check_one (o, "--home", o->home_src, true, allow_home, allow_system, err) < 0))
     return -1;
   for (size_t i = 0; i < o->n_binds; i++)
     if (check_one (o, opt_name (&o->binds[i]), o->binds[i].path, o->binds[i].writable, allow_home, allow_system,

@@ -412,6 +412,28 @@ fd_hygiene (int preserve_fds, ar_error **err)
   return 0;
 }
 
+char **
+ar_env_merge (char **base, size_t nb, char *const *add, size_t na, size_t *n)
+{
+  char **out = xmalloc0 ((nb + na + 1) * sizeof *out);
+  *n = 0;
+  for (size_t i = 0; i < nb; i++)
+    out[(*n)++] = base[i];
+  for (size_t i = 0; i < na; i++)
+    {
+      size_t klen = strcspn (add[i], "=");
+      size_t j = 0;
+      for (; j < *n; j++)
+        if (strncmp (out[j], add[i], klen) == 0 && out[j][klen] == '=')
+          break;
+      out[j] = add[i];
+      if (j == *n)
+        (*n)++;
+    }
+  out[*n] = NULL;
+  return out;
+}
+
 int
 ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog, bool seccomp_loaded,
                  int preserve_fds, ar_error **err)

@@ -37,5 +37,8 @@ int ar_process_exec (const struct ar_process *p, const char *path, struct ar_sec
 
 /* PATH from an env array, or the default. */
 const char *ar_process_path_env (const struct ar_process *p);
+/* base with each NAME=VALUE of add set (replacing base's NAME); the strings
+ * are shared, only the array is new. */
+char **ar_env_merge (char **base, size_t nb, char *const *add, size_t na, size_t *n);
 
 #endif

@@ -28,6 +28,7 @@ struct key {
 
 /* Applied in this order, whatever the order in the file. */
 static const struct key keys[] = {
+  { "agent", AR_SB_AGENT, K_STR, false },
   { "workspace", AR_SB_WORKSPACE, K_STR, true },
   { "out", AR_SB_OUT, K_STR, true },
   { "rw", AR_SB_RW, K_STRV, true },
@@ -47,6 +48,8 @@ static const struct key keys[] = {
   { "nofile", AR_SB_NOFILE, K_SCALAR, false },
   { "net_max_conns", AR_SB_NET_MAX_CONNS, K_SCALAR, false },
   { "net_idle_timeout", AR_SB_NET_IDLE_TIMEOUT, K_SCALAR, false },
+  { "home", AR_SB_HOME, K_STR, true },
+  { "state", AR_SB_STATE, K_STRV, false },
 };
 
 int
@@ -214,9 +217,59 @@ out:
   return r;
 }
 
+/* Where presets are: next to the binary in a build tree (contrib/presets),
+ * beside an installed one (../share/agentrun/presets), then the data
+ * folder it was configured with. */
+static char *
+find_preset (const char *name, ar_error **err)
+{
+  char self[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0)
+    {
+      self[n] = '\0';
+      char *slash = strrchr (self, '/');
+      if (slash)
+        *slash = '\0';
+      const char *rel[] = { "contrib/presets", "../share/agentrun/presets" };
+      for (size_t i = 0; i < ARRAY_SIZE (rel); i++)
+        {
+          char *p = xasprintf ("%s/%s/%s.json", self, rel[i], name);
+          if (access (p, R_OK) == 0)
+            return p;
+          free (p);
+        }
+    }
+  char *p = xasprintf ("%s/agentrun/presets/%s.json", AR_DATADIR, name);
+  if (access (p, R_OK) == 0)
+    return p;
+  ar_err (err, ENOENT, "--agent %s: no such preset (%s)", name, p);
+  free (p);
+  return NULL;
+}
+
+int
+ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err)
+{
+  if (!name[0] || strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen (name))
+    return ar_err (err, 0, "--agent %s: a preset name is lower-case letters, digits and '-'", name);
+  if (sb->preset_depth > 0)
+    return ar_err (err, 0, "--agent %s: a preset cannot name another preset", name);
+  cleanup_free char *path = find_preset (name, err);
+  if (!path)
+    return -1;
+  sb->preset_depth++;
+  int r = ar_profile_load (sb, path, err);
+  sb->preset_depth--;
+  return r;
+}
+
 const char ar_profile_opts_help[] =
   "  --profile FILE        options from an agentrun profile (JSON); the command line\n"
   "                        replaces its single values and adds to its lists\n"
+  "  --agent NAME          an agent preset: claude, codex, opencode, gemini (its endpoints,\n"
+  "                        its state folders bound from your home, its API key variables)\n"
+  "  --home DIR            a home that lasts: DIR (made 0700) read-write at $HOME\n"
   "  --settings FILE       map Claude Code / sandbox-runtime sandbox settings (JSON) onto\n"
   "                        these options; what cannot be mapped is printed\n";
 

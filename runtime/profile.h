@@ -26,6 +26,8 @@
 
 /* Read and apply the profile at path to sb (through ar_sandbox_opt). */
 int ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err);
+/* --agent NAME: the preset NAME.json (a profile) from the presets folder. */
+int ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err);
 
 /* Go over the command line once more (p is a copy from its start) and call
  * load for the argument of each option `id`: --profile before the other

@@ -10,6 +10,7 @@
 #include "landlock.h"
 #include "fault.h"
 #include "log.h"
+#include "profile.h"
 #include "probes.h"
 #include "rootless.h"
 #include "spec.h"
@@ -51,6 +52,11 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
   { "shm-size", 0, true, AR_SB_SHM_SIZE },
   { "allow-write", 0, true, AR_SB_ALLOW_WRITE },
+  { "user", 'u', true, AR_SB_USER },
+  { "home", 0, true, AR_SB_HOME },
+  { "agent", 0, true, AR_SB_AGENT },
+  { "quiet", 'q', false, AR_SB_QUIET },
+  { "connect-proxy", 0, false, AR_SB_CONNECT_PROXY },
   { NULL, 0, false, 0 },
 };
 
@@ -84,7 +90,10 @@ const char ar_sandbox_opts_help[] =
   "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
   "                        0: never)\n"
   "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
-  "                        .bashrc, .vscode, ...: see the README) writable\n";
+  "                        .bashrc, .vscode, ...: see the README) writable\n"
+  "  -u, --user UID[:GID]  root only: run as this unprivileged uid (never 0; default:\n"
+  "                        the sudo caller, else nobody)\n"
+  "  -q, --quiet           no note at start, no line per blocked name\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -105,8 +114,8 @@ ar_sandbox_init (struct ar_sandbox *sb)
   sb->stdin_fd = -1;
   sb->audit_fd = -1;
   sb->prof.pids = AR_AGENT_DEFAULT_PIDS;
-  sb->net_max_conns = AR_SB_NET_MAX_CONNS;
-  sb->net_idle_timeout = AR_SB_NET_IDLE_TIMEOUT;
+  sb->net_max_conns = AR_SB_DEFAULT_NET_MAX_CONNS;
+  sb->net_idle_timeout = AR_SB_DEFAULT_NET_IDLE_TIMEOUT;
 }
 
 static void
@@ -151,6 +160,10 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->new_git);
   if (sb->audit_fd >= 0)
     close (sb->audit_fd);
+  free (sb->state_root);
+  free (sb->home_arg);
+  strv_free (sb->state, sb->n_state);
+  strv_free (sb->pass_env, sb->n_pass_env);
   memset (sb, 0, sizeof *sb);
   sb->relay_pid = -1;
   sb->stdout_fd = sb->stdin_fd = sb->audit_fd = -1;
@@ -221,6 +234,34 @@ set_dir (const char *opt, const char *arg, char **slot, ar_error **err)
   return 0;
 }
 
+/* --user UID[:GID]: only root can map another uid, and never uid or gid 0;
+ * GID defaults to the uid's passwd group, else the uid. */
+static int
+parse_user (struct ar_sandbox *sb, const char *arg, ar_error **err)
+{
+  unsigned long long u, gv;
+  cleanup_free char *uid = xstrdup (arg);
+  char *colon = strchr (uid, ':');
+  if (colon)
+    *colon++ = '\0';
+  if (getuid () != 0)
+    return ar_err (err, EPERM, "--user %s: only root can choose the uid the command runs as", arg);
+  if (ar_opt_uint ("--user", uid, 0xfffffffeULL, &u, err) < 0
+      || (colon && ar_opt_uint ("--user", colon, 0xfffffffeULL, &gv, err) < 0))
+    return -1;
+  if (!colon)
+    {
+      struct passwd *pw = getpwuid ((uid_t) u);
+      gv = pw ? pw->pw_gid : u;
+    }
+  if (u == 0 || gv == 0)
+    return ar_err (err, 0, "--user %s: the command never runs as uid or gid 0", arg);
+  sb->has_user = true;
+  sb->user_uid = (uid_t) u;
+  sb->user_gid = (gid_t) gv;
+  return 0;
+}
+
 int
 ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
 {
@@ -244,6 +285,16 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       o->allow = xrealloc (o->allow, (o->n_allow + 1) * sizeof *o->allow);
       if (ar_agent_parse_endpoint (arg, &o->allow[o->n_allow], err) < 0)
         return -1;
+      /* the same NAME:PORT again: the later one says where it goes (the
+       * command line over a preset: --allow api.example.com=127.0.0.1:8443) */
+      for (size_t i = 0; i < o->n_allow; i++)
+        if (strcmp (o->allow[i].name, o->allow[o->n_allow].name) == 0 && o->allow[i].port == o->allow[o->n_allow].port)
+          {
+            free (o->allow[i].upstream);
+            o->allow[i].upstream = o->allow[o->n_allow].upstream;
+            free (o->allow[o->n_allow].name);
+            return 0;
+          }
       o->n_allow++;
       return 0;
     case AR_SB_NO_NETWORK: o->no_network = true; return 0;
@@ -312,6 +363,21 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
           }
         return 0;
       }
+    case AR_SB_USER: return parse_user (sb, arg, err);
+    case AR_SB_HOME:
+      if (!arg[0])
+        return ar_err (err, 0, "--home: needs a folder");
+      free (sb->home_arg);
+      sb->home_arg = xstrdup (arg);
+      return 0;
+    case AR_SB_AGENT: return ar_profile_load_preset (sb, arg, err);
+    case AR_SB_CONNECT_PROXY: o->connect_proxy = true; return 0;
+    case AR_SB_STATE:
+      if (!arg[0] || arg[0] == '/' || strstr (arg, ".."))
+        return ar_err (err, 0, "state %s: needs a path under the home (no '..')", arg);
+      strv_add (&sb->state, &sb->n_state, arg);
+      return 0;
+    case AR_SB_QUIET: sb->quiet = true; return 0;
     case AR_SB_BUNDLE:
       free (sb->bundle_out);
       sb->bundle_out = xstrdup (arg);
@@ -335,10 +401,17 @@ ar_sandbox_set_args (struct ar_sandbox *sb, char **argv, int argc)
 /* Who the agent runs as: the caller, or the sudo caller; never uid 0. Root
  * without SUDO_UID gets nobody (65534): the sandbox holds no root to drop. */
 static int
-identity (struct ar_agent_opts *o, ar_error **err)
+identity (struct ar_sandbox *sb, ar_error **err)
 {
+  struct ar_agent_opts *o = &sb->prof;
   o->uid = getuid ();
   o->gid = getgid ();
+  if (sb->has_user)
+    {
+      o->uid = sb->user_uid;
+      o->gid = sb->user_gid;
+      return 0;
+    }
   /* SUDO_* is believed only from a real root: a set-uid install must not
    * let a user name another uid */
   if (o->uid != 0)
@@ -346,6 +419,7 @@ identity (struct ar_agent_opts *o, ar_error **err)
   const char *su = getenv ("SUDO_UID"), *sg = getenv ("SUDO_GID");
   unsigned long long u, gv;
   o->uid = o->gid = 65534;
+  sb->as_nobody = !su || !sg;
   if (!su || !sg)
     return 0;
   if (ar_opt_uint ("SUDO_UID", su, 0xfffffffeULL, &u, err) < 0
@@ -356,6 +430,8 @@ identity (struct ar_agent_opts *o, ar_error **err)
       o->uid = (uid_t) u;
       o->gid = (gid_t) gv;
     }
+  else
+    sb->as_nobody = true;
   return 0;
 }
 
@@ -416,13 +492,74 @@ env_set (struct ar_agent_opts *o, const char *name, const char *value)
   strv_add (&o->env, &o->n_env, kv);
 }
 
+static bool
+path_under (const char *p, const char *base)
+{
+  size_t n = strlen (base);
+  return strncmp (p, base, n) == 0 && (p[n] == '/' || p[n] == '\0' || (n == 1 && base[0] == '/'));
+}
+
+/* A host folder the sandbox sees at the same path: under a system folder,
+ * the workspace, --out, a bind, or a home that is bound in (--home). */
+static bool
+seen_inside (const struct ar_sandbox *sb, const char *dir)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  struct stat st;
+  /* under a --home, what is there is DIR's, not the real home's */
+  cleanup_free char *in_home = o->home_src && path_under (dir, o->home)
+                                 ? xasprintf ("%s%s", o->home_src, dir + strlen (o->home)) : NULL;
+  if (dir[0] != '/' || stat (in_home ? in_home : dir, &st) < 0 || !S_ISDIR (st.st_mode))
+    return false;
+  if (in_home)
+    return true;
+  for (size_t i = 0; i < o->n_sys_dirs; i++)
+    if (path_under (dir, o->sys_dirs[i]))
+      return true;
+  for (size_t i = 0; i < sb->n_links; i++)
+    if (path_under (dir, sb->link_name[i]))
+      return true;
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (!o->binds[i].socket && path_under (dir, o->binds[i].path))
+      return true;
+  return path_under (dir, o->workspace) || (o->out && path_under (dir, o->out))
+         || (o->home_src && path_under (dir, o->home));
+}
+
+/* The caller's PATH, less the folders the sandbox does not have (a
+ * ~/.local/bin under the empty home): a user's own tools are found where
+ * they are bound in, and a name is never looked up in a folder that is
+ * not there. */
+static char *
+kept_path (const struct ar_sandbox *sb)
+{
+  const char *path = getenv ("PATH");
+  if (!path || !*path)
+    return xstrdup (DEFAULT_PATH);
+  cleanup_free char *copy = xstrdup (path);
+  char *out = xmalloc0 (strlen (path) + 1), *save = NULL;
+  for (char *d = strtok_r (copy, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    if (seen_inside (sb, d))
+      {
+        if (*out)
+          strcat (out, ":");
+        strcat (out, d);
+      }
+  if (!*out)
+    {
+      free (out);
+      return xstrdup (DEFAULT_PATH);
+    }
+  return out;
+}
+
 static void
 build_env (struct ar_sandbox *sb)
 {
   struct ar_agent_opts *o = &sb->prof;
   struct passwd *pw = getpwuid (o->uid);
-  /* the caller's PATH names folders of its home that are not there */
-  env_set (o, "PATH", DEFAULT_PATH);
+  cleanup_free char *path = kept_path (sb);
+  env_set (o, "PATH", path);
   env_set (o, "HOME", o->home);
   env_set (o, "USER", o->user);
   const char *sh = pw && pw->pw_shell && pw->pw_shell[0] == '/' ? pw->pw_shell : "/bin/sh";
@@ -434,6 +571,16 @@ build_env (struct ar_sandbox *sb)
       env_set (o, env_keep[i], getenv (env_keep[i]));
   if (o->terminal && !getenv ("TERM"))
     env_set (o, "TERM", "xterm");
+  /* --connect-proxy: for the tools that prefer a proxy; names the sandbox
+   * reaches itself (loopback) never go through it */
+  static const char *const proxy_vars[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy" };
+  for (size_t i = 0; o->connect_proxy && !o->no_network && i < ARRAY_SIZE (proxy_vars); i++)
+    env_set (o, proxy_vars[i], AR_AGENT_PROXY_URL);
+  if (o->connect_proxy && !o->no_network)
+    {
+      env_set (o, "NO_PROXY", "localhost,127.0.0.1,::1");
+      env_set (o, "no_proxy", "localhost,127.0.0.1,::1");
+    }
   for (size_t i = 0; i < sb->n_env_args; i++)
     {
       char *eq = strchr (sb->env_args[i], '=');
@@ -443,10 +590,87 @@ build_env (struct ar_sandbox *sb)
           env_set (o, name, eq + 1);
         }
       else if (getenv (sb->env_args[i]))
-        env_set (o, sb->env_args[i], getenv (sb->env_args[i]));
+        {
+          /* the caller's value (an API key, often) goes to the command at
+           * exec, never into config.json */
+          cleanup_free char *kv = xasprintf ("%s=%s", sb->env_args[i], getenv (sb->env_args[i]));
+          strv_add (&sb->pass_env, &sb->n_pass_env, kv);
+        }
       else
         ar_debug ("--env %s: not set in the caller's environment, left out", sb->env_args[i]);
     }
+}
+
+/* A folder or a file (a name without a trailing '/') made for the agent when
+ * missing: 0700 / 0600, its owner the agent's uid when we are root. */
+static int
+make_for_agent (const struct ar_agent_opts *o, const char *path, bool dir, ar_error **err)
+{
+  struct stat st;
+  if (lstat (path, &st) == 0)
+    return 0;
+  if (errno != ENOENT)
+    return ar_err (err, errno, "stat %s", path);
+  if (dir && mkdir (path, 0700) < 0)
+    return ar_err (err, errno, "create %s", path);
+  if (!dir)
+    {
+      /* a JSON state file starts as an empty object: agents call an empty
+       * file corrupt (Claude Code does) */
+      size_t n = strlen (path);
+      bool json = n > 5 && strcmp (path + n - 5, ".json") == 0;
+      cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 || (json && write (fd, "{}\n", 3) != 3))
+        return ar_err (err, errno, "create %s", path);
+    }
+  if (geteuid () == 0 && lchown (path, o->uid, o->gid) < 0)
+    return ar_err (err, errno, "chown %s", path);
+  return 0;
+}
+
+/* --home DIR: bound read-write at the home path, so what the agent keeps
+ * there lasts; the credential masks apply inside it as in any home. */
+static int
+persistent_home (struct ar_sandbox *sb, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  if (!sb->home_arg)
+    return 0;
+  if (make_for_agent (o, sb->home_arg, true, err) < 0)
+    return ar_err_prefix (err, "--home");
+  return set_dir ("--home", sb->home_arg, &o->home_src, err);
+}
+
+/* The paths a preset keeps between runs (~/.claude, ~/.codex), made when
+ * missing: with --home they are in that folder, which is bound whole; else
+ * each is bound read-write from the real home. */
+static int
+state_binds (struct ar_sandbox *sb, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  const char *base = o->home_src ? o->home_src : o->home;
+  for (size_t i = 0; i < sb->n_state; i++)
+    {
+      cleanup_free char *rel = xstrdup (sb->state[i]);
+      size_t n = strlen (rel);
+      bool dir = rel[n - 1] == '/';
+      if (dir)
+        rel[n - 1] = '\0';
+      cleanup_free char *p = xasprintf ("%s/%s", base, rel);
+      char *slash = strrchr (p, '/');
+      *slash = '\0';
+      struct stat st;
+      bool parent_ok = stat (p, &st) == 0 && S_ISDIR (st.st_mode);
+      *slash = '/';
+      if (!parent_ok)
+        {
+          ar_debug ("state %s: its folder is not there, left out", p);
+          continue;
+        }
+      if (make_for_agent (o, p, dir, err) < 0 || (!o->home_src && add_bind (sb, "state", p, true, err) < 0))
+        return ar_err_prefix (err, "agent state");
+    }
+  return 0;
 }
 
 /* Real folders are bound; symlinks (merged /usr) are recreated as symlinks. */
@@ -593,16 +817,18 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
     return ar_err (err, 0, "no command given (agentrun sandbox [options] -- CMD [ARGS])");
   if (!o->workspace && set_dir ("workspace", ".", &o->workspace, err) < 0)
     return -1;
-  if (identity (o, err) < 0)
+  if (identity (sb, err) < 0)
     return -1;
   home_and_user (o);
+  if (persistent_home (sb, err) < 0 || state_binds (sb, err) < 0)
+    return -1;
   if (ar_places_check (o, sb->allow_home, sb->allow_system_path, err) < 0 || ar_budgets_fill (o, err) < 0)
     return -1;
   if (!sb->no_terminal && sb->stdin_fd < 0 && isatty (STDIN_FILENO))
     o->terminal = true;
-  build_env (sb);
   if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
     return -1;
+  build_env (sb);
   sandbox_landlock (o);
   /* `--ro WORKSPACE` means what it says: the workspace is not written */
   for (size_t i = 0; i < o->n_binds; i++)

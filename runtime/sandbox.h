@@ -8,6 +8,7 @@
 #define AR_SANDBOX_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "agent.h"
 #include "asker.h"
@@ -23,13 +24,15 @@ enum {
   AR_SB_UNIX_SOCKET,
   AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
   AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT, AR_SB_SHM_SIZE, AR_SB_ALLOW_WRITE,
+  AR_SB_USER, AR_SB_HOME, AR_SB_AGENT, AR_SB_QUIET, AR_SB_CONNECT_PROXY,
+  AR_SB_STATE,   /* profiles and presets only: "state", paths under the home kept between runs */
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 23
+#define AR_SB_N_OPTS 28
 /* The relay's defaults for a sandbox: connections open at once, and the
  * seconds one may move no byte before it is cut. */
-#define AR_SB_NET_MAX_CONNS 1024
-#define AR_SB_NET_IDLE_TIMEOUT 900
+#define AR_SB_DEFAULT_NET_MAX_CONNS 1024
+#define AR_SB_DEFAULT_NET_IDLE_TIMEOUT 900
 extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
 
@@ -49,11 +52,19 @@ struct ar_sandbox {
   /* read-write binds of the caller's home / of a system folder, on purpose */
   bool allow_home, allow_system_path;
   unsigned long long net_max_conns, net_idle_timeout;   /* for the relay */
+  bool has_user; uid_t user_uid; gid_t user_gid;  /* --user UID[:GID] (root only) */
+  bool as_nobody;                       /* root without sudo nor --user: nobody */
+  bool quiet;                           /* --quiet: no notes, no blocked lines */
+  char *home_arg;                       /* --home DIR as given */
+  char **state; size_t n_state;         /* "state" of presets: paths under the home, kept */
+  int preset_depth;                     /* a preset does not name another */
+  char **pass_env; size_t n_pass_env;   /* --env NAME: NAME=VALUE from the caller, set at exec only */
   /* rootfs symlinks standing for host ones (merged-/usr: /bin -> usr/bin) */
   char **link_name; char **link_target; size_t n_links;
   /* run time */
   char *id;                             /* sandbox-<random> */
   char *tmpdir;                         /* the private folder holding everything */
+  char *state_root;                     /* no --root nor XDG_RUNTIME_DIR: <tmpdir>/state */
   pid_t relay_pid;
   int stdout_fd;                        /* >= 0: the container's stdout goes there (check) */
   int stdin_fd;                         /* >= 0: the container's stdin comes from there */
@@ -78,6 +89,22 @@ struct ar_sandbox {
                                                     placeholders (nobody would remove them) */
   size_t n_unplaced;                             /* protected names left out for that */
 };
+
+/* The commands that take the sandbox options (sandbox, check, spec --agent)
+ * parse them in one place: --profile, then the command line, then
+ * --settings. Ids of their own options: AR_SBC_HELP and the AR_SBC_* below
+ * are handled here, others (below AR_SBC_PROFILE) go to own_opt. */
+enum { AR_SBC_HELP = 1, AR_SBC_PROFILE = 50, AR_SBC_SETTINGS, AR_SBC_ASK, AR_SBC_SAVE_PROFILE };
+struct ar_sb_cmd {
+  const char *name;
+  const struct ar_opt *own; size_t n_own;
+  void (*usage) (FILE *);
+  int (*own_opt) (void *data, int id, const char *arg, ar_error **err);
+  void *data;
+};
+/* 0 with *first_arg the first argument after the options, 1 when --help
+ * was answered, -1 when an error was logged. */
+int ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int argc, char **argv, int *first_arg);
 
 /* contrib/seccomp/agent.json, built in (runtime/agent_profile.c, generated). */
 extern const char ar_agent_seccomp_json[];

@@ -220,22 +220,18 @@ filesystem (struct sctx *s, yajl_val fs)
 
 /* ---- network ---- */
 
-/* "*.example.com" matches names strictly below example.com. */
 static bool
 domain_match (const char *pattern, const char *name)
 {
-  if (strncmp (pattern, "*.", 2) != 0)
-    return strcasecmp (pattern, name) == 0;
-  size_t pl = strlen (pattern + 1), nl = strlen (name);
-  return nl > pl && strcasecmp (name + nl - pl, pattern + 1) == 0;
+  return ar_agent_name_match (pattern, name);
 }
 
+/* A wildcard becomes a wildcard allow: a name below it is routed when it
+ * is looked up. */
 static int
 allowed_domain (struct sctx *s, const char *v)
 {
   cleanup_error ar_error *e = NULL;
-  if (strncmp (v, "*.", 2) == 0)
-    return unmapped (s, v, "wildcards have no route in agentrun sandbox; list each host"), 0;
   if (ar_sandbox_opt (s->sb, AR_SB_ALLOW, v, &e) < 0)
     unmapped (s, v, e->msg);
   return 0;
@@ -275,8 +271,16 @@ denied_domain (struct sctx *s, const char *v)
       o->n_allow--;
       hit = true;
     }
+  /* kept too: a name a wildcard allows at run time is checked against it */
+  const char *n = strncmp (v, "*.", 2) == 0 ? v + 2 : v;
+  if (!*n || strspn (n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != strlen (n))
+    return ar_jerr (&s->c, "\"%s\": not a host name nor *.DOMAIN: this deny cannot be enforced", v);
+  o->deny = xrealloc (o->deny, (o->n_deny + 2) * sizeof *o->deny);
+  o->deny[o->n_deny++] = xstrdup (v);
+  o->deny[o->n_deny] = NULL;
   if (!hit)
-    ar_debug ("%s: %s \"%s\": already denied (not in the allowed endpoints)", s->c.label, s->c.path, v);
+    ar_debug ("%s: %s \"%s\": no allowed endpoint matched; kept for names a wildcard allows", s->c.label,
+              s->c.path, v);
   return 0;
 }
 

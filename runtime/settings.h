@@ -11,7 +11,8 @@
  *                              elsewhere the host is not writable anyway; the
  *                              workspace and --out themselves cannot be denied
  *   network.allowedDomains  -> --allow NAME (port 443)
- *   network.deniedDomains   -> removes any matching --allow (a deny wins)
+ *   network.deniedDomains   -> removes any matching --allow, and is kept to refuse
+ *                              names a wildcard allow would route (a deny wins)
  *   network.allowUnixSockets -> --unix-socket PATH
  *   failIfUnavailable       -> agentrun always fails closed
  *

@@ -74,6 +74,7 @@ struct ar_init_ctx {
   unsigned long new_flags;
   bool direct;                       /* the init is cloned in its namespaces, no child1 */
   bool die_with_parent;              /* PR_SET_PDEATHSIG before execve (sandbox) */
+  char *const *exec_env; size_t n_exec_env;  /* added to process.env at exec (sandbox) */
   bool userns;                       /* new or joined */
   bool rootless;                     /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
@@ -79,8 +80,11 @@ ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error
     }
   for (char *p = s; *p; p++)
     *p = (char) tolower ((unsigned char) *p);
-  if (!name_ok (s))
-    return ar_err (err, 0, "--allow %s: \"%s\" is not a host name (letters, digits, '-', '.')", arg, s);
+  bool wild = strncmp (s, "*.", 2) == 0;
+  if (!name_ok (wild ? s + 2 : s))
+    return ar_err (err, 0, "--allow %s: \"%s\" is not a host name (letters, digits, '-', '.') nor *.DOMAIN", arg, s);
+  if (wild && up)
+    return ar_err (err, 0, "--allow %s: a wildcard goes to the name looked up, it takes no =HOST:PORT", arg);
   if (up)
     {
       /* HOST:PORT with HOST a name, an IPv4 address or [IPv6] */
@@ -95,6 +99,15 @@ ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error
     }
   ep->name = xstrdup (s);
   return 0;
+}
+
+bool
+ar_agent_name_match (const char *pattern, const char *name)
+{
+  if (strncmp (pattern, "*.", 2) != 0)
+    return strcasecmp (pattern, name) == 0;
+  size_t pl = strlen (pattern + 1), nl = strlen (name);
+  return nl > pl && strcasecmp (name + nl - pl, pattern + 1) == 0;
 }
 
 int
@@ -151,12 +164,13 @@ ar_agent_assign_addrs (struct ar_agent_opts *o, ar_error **err)
       struct ar_agent_endpoint *e = &o->allow[i];
       e->addr[0] = '\0';
       for (size_t j = 0; j < i; j++)
-        {
-          if (strcmp (o->allow[j].name, e->name) == 0 && o->allow[j].port == e->port)
-            return ar_err (err, 0, "--allow %s:%d given twice", e->name, e->port);
-          if (strcmp (o->allow[j].name, e->name) == 0)
-            memcpy (e->addr, o->allow[j].addr, sizeof e->addr);
-        }
+        if (strcmp (o->allow[j].name, e->name) == 0 && o->allow[j].port == e->port)
+          return ar_err (err, 0, "--allow %s:%d given twice", e->name, e->port);
+      if (ar_agent_wildcard (e))
+        continue;   /* routed when a name below it is looked up */
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (o->allow[j].name, e->name) == 0)
+          memcpy (e->addr, o->allow[j].addr, sizeof e->addr);
       if (e->addr[0])
         continue;
       if (next > AR_AGENT_MAX_ENDPOINTS + 1)
@@ -179,7 +193,7 @@ ar_agent_hosts_text (const struct ar_agent_opts *o)
       bool dup = false;
       for (size_t j = 0; j < i; j++)
         dup |= strcmp (o->allow[j].name, o->allow[i].name) == 0;
-      if (!dup && !o->no_network)
+      if (!dup && !o->no_network && !ar_agent_wildcard (&o->allow[i]))
         len += (size_t) snprintf (s + len, cap - len, "%s\t%s\n", o->allow[i].addr, o->allow[i].name);
     }
   return s;
@@ -191,7 +205,7 @@ ar_agent_resolv_text (const struct ar_agent_opts *o)
   /* The netproxy's DNS stub answers allowed names and refuses the rest at
    * once; with --ask it holds a lookup while a person decides, so the
    * resolver must wait as long as the question may take. */
-  return xasprintf ("nameserver %s\noptions attempts:1 timeout:%d\n", AR_AGENT_DNS_ADDR, o && o->ask_socket ? 30 : 2);
+  return xasprintf ("nameserver %s\noptions attempts:1 timeout:%d\n", AR_AGENT_DNS_ADDR, o && o->ask_person ? 30 : 2);
 }
 
 void
@@ -210,6 +224,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   FREE_V (o->args, o->n_args);
   FREE_V (o->env, o->n_env);
   FREE_V (o->cred_homes, o->n_cred_homes);
+  FREE_V (o->deny, o->n_deny);
   FREE_V (o->extra_src, o->n_extra);
   FREE_V (o->extra_dst, o->n_extra);
 #undef FREE_V
@@ -225,6 +240,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   free (o->audit);
   free (o->audit_fd_ref);
   free (o->home);
+  free (o->home_src);
   free (o->user);
   free (o->seccomp_json);
   free (o->bundle);
@@ -470,8 +486,12 @@ g_mounts (struct gen *G, const struct ar_agent_opts *o)
            (const char *const[]){ "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL });
   g_mount (G, "/dev/mqueue", "mqueue", "mqueue", (const char *const[]){ "nosuid", "noexec", "nodev", NULL });
   g_mount (G, "/tmp", "tmpfs", "tmpfs", (const char *const[]){ "nosuid", "nodev", "mode=1777", tmpsz, tmpino, NULL });
-  g_mount (G, o->home, "tmpfs", "tmpfs",
-           (const char *const[]){ "nosuid", "nodev", "mode=700", homesz, homeino, uidopt, gidopt, NULL });
+  if (o->home_src)
+    g_bind (G, o->home, o->home_src, true);
+  else
+    g_mount (G, o->home, "tmpfs", "tmpfs",
+             (const char *const[]){ "nosuid", "nodev", "mode=700", homesz, homeino, uidopt, gidopt, NULL });
+
   cleanup_free char *hosts = xasprintf ("%s/hosts", o->bundle);
   cleanup_free char *resolv = xasprintf ("%s/resolv.conf", o->bundle);
   g_bind (G, "/etc/hosts", hosts, false);
@@ -499,11 +519,18 @@ g_hooks (struct gen *G, const struct ar_agent_opts *o)
   for (size_t i = 0; i < o->n_allow; i++)
     {
       const struct ar_agent_endpoint *e = &o->allow[i];
-      cleanup_free char *r = xasprintf ("%s:%d=%s=%s/%s:%d.sock", e->name, e->port, e->addr, o->relay_dir,
-                                        e->name, e->port);
+      cleanup_free char *r = xasprintf ("%s:%d=%s=%s/%s:%d.sock", e->name, e->port,
+                                        ar_agent_wildcard (e) ? "connect" : e->addr, o->relay_dir, e->name, e->port);
       g_str (G, "--route");
       g_str (G, r);
     }
+  for (size_t i = 0; i < o->n_deny; i++)
+    {
+      g_str (G, "--deny");
+      g_str (G, o->deny[i]);
+    }
+  if (o->connect_proxy)
+    g_str (G, "--connect-proxy");
   if (o->audit_fd_ref)
     {
       g_str (G, "--audit-fd");

@@ -53,6 +53,9 @@ struct ar_agent_opts {
   /* network */
   struct ar_agent_endpoint *allow; size_t n_allow;
   bool no_network;
+  bool connect_proxy;                           /* the netproxy's HTTP CONNECT proxy, *_PROXY set */
+  char **deny; size_t n_deny;                   /* NAME or *.DOMAIN refused whatever allows it */
+  bool ask_person;                              /* --ask: a lookup may wait for a person's answer */
   char *netproxy;                               /* absolute path of agentrun-netproxy */
   char *relay_dir;                              /* host folder with the relay's sockets */
   char *ask_socket;                             /* sandbox --ask: where the netproxy asks about new names */
@@ -65,6 +68,7 @@ struct ar_agent_opts {
   bool terminal;
   uid_t uid; gid_t gid;
   char *home;                                   /* home path, both on the host and inside */
+  char *home_src;                               /* --home DIR: bound read-write at home; NULL: a tmpfs */
   char **cred_homes; size_t n_cred_homes;       /* homes whose credential folders are masked */
   char *user;                                   /* user name, for USER */
   /* resources */
@@ -94,8 +98,19 @@ struct ar_agent_opts {
   bool compact;
 };
 
-/* Parse "NAME[:PORT][=HOST:PORT]" into *ep (fields owned). */
+/* Parse "NAME[:PORT][=HOST:PORT]" into *ep (fields owned); NAME may be
+ * "*.DOMAIN", a wildcard: any name below DOMAIN, routed when looked up. */
 int ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error **err);
+/* "*.example.com" matches names strictly below example.com, any other
+ * pattern the name itself (case-insensitive). */
+bool ar_agent_name_match (const char *pattern, const char *name);
+static inline bool
+ar_agent_wildcard (const struct ar_agent_endpoint *e)
+{
+  return e->name[0] == '*';
+}
+/* The proxy address of --connect-proxy, as HTTPS_PROXY gives it. */
+#define AR_AGENT_PROXY_URL "http://127.77.0.1:3128"
 /* "512m", "2G", "1048576" -> bytes. */
 int ar_agent_parse_size (const char *arg, int64_t *out, ar_error **err);
 /* The same for option opt, refusing sizes below min bytes. */

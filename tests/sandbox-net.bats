@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# agentrun sandbox's network as an agent meets it: wildcard allows routed
+# when a name below them is looked up, the CONNECT proxy, denies that win
+# over every allow, and each refusal told once on agentrun's own stderr.
+# The relay resolves the wildcard's names on the host: each test runs in a
+# mount namespace of its own where /etc/hosts (a file of the test's) maps
+# them to a local echo server. Run as root, the agent runs as nobody.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace of the test's own for /etc/hosts)"
+  need_cmd socat unshare
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  ECHO_PORT=$(free_port)
+  socat TCP-LISTEN:"$ECHO_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
+  track_pid $!
+  wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT"
+  printf '127.0.0.1 localhost\n127.0.0.1 foo.example.test bar.example.test bad.example.test\n' >"$T/hosts"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+# sbnet OPTIONS -- CMD: the sandbox in a mount namespace where the host's
+# /etc/hosts is the test's; its stderr in $T/err, the command's output in
+# $output.
+sbnet() {
+  run unshare -m sh -c 'mount --bind "$1" /etc/hosts && cd "$2" && shift 2 && exec "$@"' sh "$T/hosts" "$WS" \
+    env -u SUDO_UID HOME="$FHOME" sh -c 'exec "$@" 2>"$0"' "$T/err" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"
+  echo "$output"
+  cat "$T/err"
+}
+
+@test "--allow '*.DOMAIN:PORT': a name below it gets a route when looked up; the bytes reach it; others are refused and told once" {
+  sbnet --allow "*.example.test:$ECHO_PORT" --audit "$T/audit.jsonl" -- bash -c '
+    getent hosts foo.example.test
+    exec 3<>/dev/tcp/foo.example.test/'"$ECHO_PORT"'; echo through-the-wildcard >&3; read -r -t 5 l <&3; echo "$l"
+    exec 3>&-; sleep 1  # the connection ends now: its audit line is written before the sandbox goes
+    getent hosts bar.example.test
+    getent hosts pypi.org || echo pypi-refused
+    getent hosts pypi.org || echo pypi-refused
+    getent hosts example.test || echo apex-refused'
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" =~ ^127\.77\.1\.[0-9]+\ +foo\.example\.test$ ]]
+  [ "${lines[1]}" = through-the-wildcard ]
+  [[ "${lines[2]}" =~ ^127\.77\.1\.[0-9]+\ +bar\.example\.test$ ]]
+  [ "${lines[3]}" = pypi-refused ] && [ "${lines[5]}" = apex-refused ]
+  # told once per name, outside the sandbox, with the fix; a summary at exit
+  [ "$(grep -c 'agentrun: blocked pypi.org (not allowed; add --allow pypi.org)' "$T/err")" = 1 ]
+  grep -qx 'agentrun: blocked example.test (not allowed; add --allow example.test)' "$T/err"
+  grep -q '^agentrun: 2 blocked in this run: pypi.org, example.test' "$T/err"
+  # the audit log keeps every event
+  jq -e -s --arg ep "foo.example.test:$ECHO_PORT" 'map(select(.event == "ask" and .endpoint == $ep and .outcome == "allowed")) | length == 1' "$T/audit.jsonl"
+  jq -e -s --arg ep "foo.example.test:$ECHO_PORT" 'map(select(.endpoint == $ep and .event == "connection" and .outcome == "ok" and .bytes_up > 0)) | length >= 1' "$T/audit.jsonl"
+  [ "$(jq -s 'map(select(.endpoint == "pypi.org" and .outcome == "dns-refused")) | length' "$T/audit.jsonl")" -ge 2 ]
+  # --quiet: nothing said, the same refusals
+  sbnet -q --allow "*.example.test:$ECHO_PORT" -- sh -c 'getent hosts pypi.org || echo refused'
+  [ "$output" = refused ]
+  [ ! -s "$T/err" ]
+}
+
+@test "settings: allowedDomains wildcards map onto it and a denied name below one stays refused, by lookup and by CONNECT" {
+  need_cmd curl
+  printf '{"sandbox": {"network": {"allowedDomains": ["*.example.test:%s"], "deniedDomains": ["bad.example.test"]}}}\n' \
+    "$ECHO_PORT" >"$T/settings.json"
+  sbnet --settings "$T/settings.json" --connect-proxy -- bash -c '
+    getent hosts foo.example.test >/dev/null && echo foo-routed
+    getent hosts bad.example.test || echo bad-refused
+    curl -s -o /dev/null -w "%{http_code}\n" --proxy "$HTTPS_PROXY" -p "http://bad.example.test:'"$ECHO_PORT"'/"
+    echo "proxy=$HTTPS_PROXY no=$NO_PROXY"'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = foo-routed ]
+  [ "${lines[1]}" = bad-refused ]
+  [ "${lines[2]}" = 000 ] || [ "${lines[2]}" = 403 ]
+  [ "${lines[3]}" = "proxy=http://127.77.0.1:3128 no=localhost,127.0.0.1,::1" ]
+  grep -qx 'agentrun: blocked bad.example.test (denied by "bad.example.test")' "$T/err"
+  grep -qx "agentrun: blocked bad.example.test:$ECHO_PORT (denied by \"bad.example.test\")" "$T/err"
+}
+
+@test "a profile's allow list takes a wildcard too" {
+  printf '{"allow": ["*.example.test:%s"]}\n' "$ECHO_PORT" >"$T/p.json"
+  sbnet --profile "$T/p.json" -- bash -c '
+    exec 3<>/dev/tcp/bar.example.test/'"$ECHO_PORT"'; echo from-profile >&3; read -r -t 5 l <&3; echo "$l"'
+  [ "$status" -eq 0 ]
+  [ "$output" = from-profile ]
+}
+
+@test "--connect-proxy: a client that prefers a proxy reaches a wildcard's name through CONNECT; a name not allowed gets 403 and is told" {
+  sbnet --allow "*.example.test:$ECHO_PORT" --connect-proxy -- bash -c '
+    exec 3<>/dev/tcp/127.77.0.1/3128
+    printf "CONNECT foo.example.test:'"$ECHO_PORT"' HTTP/1.1\r\nHost: foo.example.test\r\n\r\n" >&3
+    read -r -t 5 l <&3; echo "${l%$'"'"'\r'"'"'}"; read -r -t 5 l <&3
+    echo via-connect >&3; read -r -t 5 l <&3; echo "$l"
+    exec 4<>/dev/tcp/127.77.0.1/3128
+    printf "CONNECT other.test:443 HTTP/1.1\r\n\r\n" >&4
+    read -r -t 5 l <&4; echo "${l%$'"'"'\r'"'"'}"'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "HTTP/1.1 200 Connection established" ]
+  [ "${lines[1]}" = via-connect ]
+  [ "${lines[2]}" = "HTTP/1.1 403 Forbidden" ]
+  grep -qx 'agentrun: blocked other.test:443 (not allowed; add --allow other.test)' "$T/err"
+}
+
+@test "--allow: a wildcard takes no upstream, and a bad one names itself" {
+  run env HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --allow '*.example.test=1.2.3.4:443' -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"a wildcard goes to the name looked up"* ]]
+  run env HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --allow '*.*.test' -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"is not a host name"* ]]
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env bats
+# agentrun sandbox as people use it every day: a plain user without a
+# runtime folder (su, cron), the caller's PATH, root without sudo, a
+# persistent home, agent presets, and `check` taking every sandbox option.
+# Everything lives under $BATS_TEST_TMPDIR; the runs as agentrun-test use
+# copies of the binaries in a folder every uid can walk to.
+
+load helpers
+
+AGENT_UID=65534
+USER_NAME=agentrun-test
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (it runs the sandbox as root and as $USER_NAME)"
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+}
+
+teardown() {
+  kill_tracked
+  cleanup_containers
+}
+
+need_user() {
+  id "$USER_NAME" >/dev/null 2>&1 || skip "user $USER_NAME missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown "$USER_NAME:" "$WS" "$FHOME"
+}
+
+# CMD run by agentrun-test through su, as a login without pam_systemd has it:
+# no XDG_RUNTIME_DIR, no --root, HOME the test's.
+as_user() {
+  local bin
+  bin=$(public_bin)
+  env -u XDG_RUNTIME_DIR su "$USER_NAME" -s /bin/sh -c "cd '$WS' && HOME='$FHOME' PATH='$bin:/usr/bin:/bin' $*"
+}
+
+# The sandbox as root without sudo runs it (as nobody), with a fake home.
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+@test "no state root: sandbox, check and spec --agent run for a plain user without XDG_RUNTIME_DIR, and leave nothing" {
+  need_user
+  # the OCI commands keep their rule
+  run as_user agentrun list
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no state root: XDG_RUNTIME_DIR is not set"* ]]
+  run as_user agentrun sandbox --help
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == "usage: agentrun sandbox"* ]]
+  # the bundle's hosts file is bound from the private folder: its mount root names it
+  run as_user agentrun sandbox -- "sh -c 'id -u; grep \" /etc/hosts \" /proc/self/mountinfo | cut -d\" \" -f4'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$(id -u "$USER_NAME")" ]
+  private=${lines[1]%/bundle/hosts}
+  [[ "$private" == */agentrun-sandbox-* ]]
+  [ ! -e "/dev/shm$private" ] && [ ! -e "/tmp$private" ] && [ ! -e "$private" ]
+  run as_user agentrun check
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"0 crossed"* ]]
+  run as_user agentrun spec --agent --bundle "$WS/b" -- true
+  [ "$status" -eq 0 ]
+  [ -s "$WS/b/config.json" ]
+}
+
+@test "PATH: the caller's is kept, less the folders the sandbox does not have" {
+  mkdir -p "$T/tools/bin" "$T/unbound/bin"
+  printf '#!/bin/sh\necho mytool ran\n' >"$T/tools/bin/mytool"
+  chmod 755 "$T/tools/bin/mytool"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run env PATH="$T/tools/bin:$T/unbound/bin:/nonexistent:/usr/bin:/bin" HOME="$FHOME" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --ro "$T/tools" -- sh -c 'echo "$PATH"; mytool'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$T/tools/bin:/usr/bin:/bin" ]
+  [ "${lines[1]}" = "mytool ran" ]
+  # a folder of the home is there when --home has it
+  mkdir -p "$T/h2/.local/bin" "$FHOME/.local/bin"
+  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME" "$T/h2"
+  run env PATH="$FHOME/.local/bin:/usr/bin:/bin" HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" \
+    --home "$T/h2" -- sh -c 'echo "$PATH"'
+  [ "$output" = "$FHOME/.local/bin:/usr/bin:/bin" ]
+  rmdir "$T/h2/.local/bin"
+  run env PATH="$FHOME/.local/bin:/usr/bin:/bin" HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" \
+    --home "$T/h2" -- sh -c 'echo "$PATH"'
+  [ "$output" = "/usr/bin:/bin" ]
+  # nothing of it inside: the default
+  run env PATH="$T/unbound/bin" HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- /bin/sh -c 'echo "$PATH"'
+  [ "$output" = /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ]
+}
+
+@test "--home DIR: made 0700 when missing, read-write at \$HOME, kept between runs, masks still apply" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --home "$T/keep" -- sh -c 'echo "$HOME"; echo one >"$HOME/notes"; mkdir -p "$HOME/.ssh"; echo k >"$HOME/.ssh/id" 2>&1 || echo ssh-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %a:%u "$T/keep")" = "700:$AGENT_UID" ]
+  [ "$(cat "$T/keep/notes")" = one ]
+  # a second run finds it; a key put there from outside stays hidden
+  install -d -o "$AGENT_UID" "$T/keep/.ssh"
+  echo secret-key >"$T/keep/.ssh/id_ed25519"
+  run sb --home "$T/keep" -- sh -c 'cat "$HOME/notes"; cat "$HOME/.ssh/id_ed25519" 2>&1 || echo hidden'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = one ]
+  [[ "$output" != *secret-key* ]]
+}
+
+@test "--agent claude: its endpoints, its state bound from the home, its key passed at exec and never written" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  export ANTHROPIC_API_KEY=sk-test-never-in-the-bundle
+  sb --agent claude -- sh -c 'cat /etc/hosts; echo "key=$ANTHROPIC_API_KEY"; echo kept >"$HOME/.claude/state";
+      echo "{}" >"$HOME/.claude.json"; grep " /etc/hosts " /proc/self/mountinfo | cut -d" " -f4 >"'"$WS"'/where";
+      while [ ! -e "'"$WS"'/go" ]; do sleep 0.05; done' >"$T/out" 2>&1 &
+  track_pid $!
+  wait_for test -s "$WS/where"
+  private=$(cat "$WS/where") private=${private%/bundle/hosts}
+  conf=/dev/shm$private/bundle/config.json
+  [ -e "$conf" ] || conf=/tmp$private/bundle/config.json
+  [ -s "$conf" ]
+  run grep -c sk-test-never "$conf"
+  [ "$output" = 0 ]
+  run grep -rqs sk-test-never "$ROOT"
+  [ "$status" -eq 1 ]
+  touch "$WS/go"
+  wait
+  cat "$T/out"
+  grep -qx $'127.77.0.2\tapi.anthropic.com' "$T/out"
+  grep -q platform.claude.com "$T/out"
+  grep -qx "key=$ANTHROPIC_API_KEY" "$T/out"
+  [ "$(cat "$FHOME/.claude/state")" = kept ]
+  [ "$(cat "$FHOME/.claude.json")" = "{}" ]
+  # a variable the preset does not name stays out
+  OPENAI_API_KEY=nope run sb --agent claude -- sh -c 'echo "o=${OPENAI_API_KEY:-unset}"'
+  [ "$output" = o=unset ]
+  # spec --agent writes names alone nowhere either
+  (cd "$WS" && HOME="$FHOME" "$AGENTRUN" spec --agent --agent claude --bundle "$T/b" -- true)
+  run grep -c sk-test-never "$T/b/config.json"
+  [ "$output" = 0 ]
+  jq -e '.hooks.createRuntime[0].args | index("--route")' "$T/b/config.json"
+}
+
+@test "a profile names a preset and a home; an unknown preset is an error naming it" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS"
+  echo '{"agent": "codex", "home": "agent-home"}' >"$T/p.json"
+  run sb --profile "$T/p.json" -- sh -c 'cat /etc/hosts; echo "$HOME"; ls -d "$HOME/.codex" 2>&1'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *api.openai.com* ]]
+  [[ "$output" == *chatgpt.com* ]]
+  [ -d "$T/agent-home" ]
+  run sb --agent nosuch -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--agent nosuch: no such preset"* ]]
+  run sb --agent ../etc/passwd -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"a preset name is"* ]]
+}
+
+@test "root without sudo: one line says the command runs as nobody and whether the workspace is writable; --user picks another uid, never 0" {
+  need_cmd script
+  need_user
+  chown root: "$WS" && chmod 755 "$WS"
+  run script -qec "env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --workspace '$WS' -- id -u" /dev/null
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == "agentrun: running as nobody (uid $AGENT_UID"*"the workspace $WS is not writable for it"* ]]
+  [[ "${lines[1]}" == *"$AGENT_UID"* ]]
+  chown "$AGENT_UID" "$WS"
+  run script -qec "env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --workspace '$WS' -- true" /dev/null
+  [[ "$output" == *"the workspace $WS is writable for it"* ]]
+  # --quiet, and no terminal: nothing said
+  run script -qec "env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -q --workspace '$WS' -- true" /dev/null
+  [[ "$output" != *"agentrun:"* ]]
+  run sb -- id -u
+  [ "$output" = "$AGENT_UID" ]
+  # --user: that uid (and its passwd group), the workspace its own
+  chown "$USER_NAME:" "$WS"
+  run sb --user "$(id -u "$USER_NAME")" -- sh -c 'id -u; id -g; touch ok'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$(id -u "$USER_NAME")" ]
+  [ "${lines[1]}" = "$(id -g "$USER_NAME")" ]
+  [ "$(stat -c %u "$WS/ok")" = "$(id -u "$USER_NAME")" ]
+  run sb --user 4242:4343 -- sh -c 'id -u; id -g'
+  [ "$output" = $'4242\n4343' ]
+  run sb --user 0 -- id -u
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--user 0: the command never runs as uid or gid 0"* ]]
+  run sb --user 1000:0 -- id -u
+  [ "$status" -ne 0 ]
+  # not root: no other uid to be had
+  run as_user agentrun sandbox --user 4242 -- id -u
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"only root can choose"* ]]
+}
+
+@test "check takes every sandbox option: --profile, --settings, --agent, --home" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  echo '{"agent": "claude", "mask": ["/etc/hostname"]}' >"$T/team.json"
+  echo '{"sandbox": {"network": {"allowedDomains": ["pypi.org"]}}}' >"$T/settings.json"
+  run env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" check --workspace "$WS" --profile "$T/team.json" \
+    --settings "$T/settings.json" --home "$T/h" --json
+  echo "$output" | jq -c '.probes[] | select(.ok | not)'
+  # the profile's mask and the preset's endpoint are probed; on a machine
+  # with no way out the allowed endpoint answers nothing, nothing else crosses
+  echo "$output" | jq -e '[.probes[].name] | index("read-credential:/etc/hostname")'
+  echo "$output" | jq -e '[.probes[].name] | index("control-allowed-endpoint:api.anthropic.com:443")'
+  echo "$output" | jq -e '[.probes[] | select(.ok | not) | select(.name | startswith("control-allowed-endpoint:") | not)] == []'
+  [ -d "$T/h" ]
+  run env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" check --workspace "$WS" --agent nosuch
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--agent nosuch: no such preset"* ]]
+  run env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" check --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == *--profile* && "$output" == *--agent* ]]
+}
+
+@test "--ask --save-profile F --profile F: F need not exist yet" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --ask --save-profile "$T/new.json" --profile "$T/new.json" -- echo ran
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = ran ]
+  # another missing profile is still an error
+  run sb --ask --save-profile "$T/new.json" --profile "$T/other.json" -- echo ran
+  [ "$status" -ne 0 ]
+  [[ "$output" == *other.json* ]]
+}
+
+@test "as a plain user without XDG_RUNTIME_DIR: --agent claude with --home, the key passed, other names refused and told" {
+  need_user
+  local bin
+  bin=$(public_bin)
+  # the presets beside the binary, as in the build tree
+  install -d -m 0755 "$bin/contrib/presets" && install -m 0644 "$SRCDIR"/contrib/presets/*.json "$bin/contrib/presets/"
+  run as_user ANTHROPIC_API_KEY=sk-user agentrun sandbox --agent claude --home "$FHOME/sb" -- \
+    "sh -c 'id -u; echo key=\$ANTHROPIC_API_KEY; getent hosts api.anthropic.com; getent hosts pypi.org || echo refused'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$(id -u "$USER_NAME")" ]
+  [ "${lines[1]}" = key=sk-user ]
+  [[ "${lines[2]}" == 127.77.0.*api.anthropic.com ]]
+  [[ "$output" == *refused* ]]
+  [[ "$output" == *"agentrun: blocked pypi.org (not allowed; add --allow pypi.org)"* ]]
+  [ "$(stat -c %a:%U "$FHOME/sb")" = "700:$USER_NAME" ]
+  [ -d "$FHOME/sb/.claude" ] && [ "$(cat "$FHOME/sb/.claude.json")" = "{}" ]
+}
