@@ -249,3 +249,22 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [ "$(stat -c %a:%U "$FHOME/sb")" = "700:$USER_NAME" ]
   [ -d "$FHOME/sb/.claude" ] && [ "$(cat "$FHOME/sb/.claude.json")" = "{}" ]
 }
+
+@test "--net-idle-timeout on the command line reaches the relay (its option id is its own)" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS"
+  run env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" spec --agent --workspace "$WS" --allow example.org \
+    --net-idle-timeout 7 --net-max-conns 9 --bundle "$T/b" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"--max-conns 9 --idle-timeout 7"* ]]
+}
+
+@test "--home is a read-write bind like --rw: not the real home nor a system folder unless asked" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb --home /etc -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--home /etc: a system folder"* ]]
+  run sb --home "$FHOME" -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--home $FHOME: holds the home folder"* ]]
+}
