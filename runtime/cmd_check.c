@@ -44,7 +44,7 @@ cmd_check (struct ar_globals *g, int argc, char **argv)
   bool json = false;
   int first, crossed = 0, r = 125;
   const struct ar_sb_cmd c = { .name = "check", .own = own, .n_own = ARRAY_SIZE (own), .usage = check_usage,
-                               .own_opt = check_opt, .data = &json };
+                               .own_opt = check_opt, .data = &json, .drop_id = AR_SB_BUNDLE };
   ar_sandbox_init (&sb);
   int pr = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (pr != 0)
@@ -52,9 +52,7 @@ cmd_check (struct ar_globals *g, int argc, char **argv)
       r = pr > 0 ? 0 : 2;
       goto done;
     }
-  if (sb.bundle_out)
-    ar_err (&err, 0, "--bundle: check runs its own sandbox and writes no bundle");
-  else if (first < argc)
+  if (first < argc)
     ar_err (&err, 0, "unexpected argument \"%s\" (check runs its own probes)", argv[first]);
   if (err)
     {

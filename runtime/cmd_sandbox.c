@@ -523,12 +523,16 @@ out:
 
 enum { O_HELP = AR_SBC_HELP, O_PROFILE = AR_SBC_PROFILE, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
 
+/* The command's own options, then the sandbox's but drop_id (0: none). */
 static const struct ar_opt *
-opts_with (const struct ar_opt *own, size_t n_own)
+opts_with (const struct ar_opt *own, size_t n_own, int drop_id)
 {
   static struct ar_opt all[AR_SB_N_OPTS + 8];
+  size_t n = n_own;
   memcpy (all, own, n_own * sizeof *own);
-  memcpy (all + n_own, ar_sandbox_opts, sizeof ar_sandbox_opts);
+  for (size_t i = 0; i < ARRAY_SIZE (ar_sandbox_opts); i++)
+    if (!drop_id || ar_sandbox_opts[i].id != drop_id)
+      all[n++] = ar_sandbox_opts[i];
   return all;
 }
 
@@ -557,7 +561,7 @@ load_profile (struct ar_sandbox *sb, const char *path, ar_error **err)
 int
 ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int argc, char **argv, int *first_arg)
 {
-  const struct ar_opt *opts = opts_with (c->own, c->n_own);
+  const struct ar_opt *opts = opts_with (c->own, c->n_own, c->drop_id);
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = c->name };
   cleanup_error ar_error *err = NULL;
   const char *arg;

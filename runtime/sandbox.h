@@ -101,6 +101,7 @@ struct ar_sb_cmd {
   void (*usage) (FILE *);
   int (*own_opt) (void *data, int id, const char *arg, ar_error **err);
   void *data;
+  int drop_id;   /* a sandbox option the command does not take (check: AR_SB_BUNDLE) */
 };
 /* 0 with *first_arg the first argument after the options, 1 when --help
  * was answered, -1 when an error was logged. */
