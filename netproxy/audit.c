@@ -1,6 +1,7 @@
 #include "config.h"
 #include "audit.h"
 #include "ev.h"
+#include "strio.h"
 #include "util.h"
 
 #include <errno.h>
@@ -62,22 +63,10 @@ audit_use_fd (struct audit *a, const char *ref, ar_error **err)
 void
 audit_json_str (char *out, size_t cap, const char *s)
 {
-  size_t o = 0;
   if (cap < 3)
     return;
-  out[o++] = '"';
-  for (const unsigned char *p = (const unsigned char *) s; *p && o + 8 < cap; p++)
-    {
-      if (*p == '"' || *p == '\\')
-        {
-          out[o++] = '\\';
-          out[o++] = (char) *p;
-        }
-      else if (*p < 0x20 || *p >= 0x7f)   /* keep lines ASCII and valid */
-        o += (size_t) snprintf (out + o, cap - o, "\\u%04x", *p);
-      else
-        out[o++] = (char) *p;
-    }
+  size_t o = 1 + ar_json_escape (out + 1, cap - 2, s);
+  out[0] = '"';
   out[o++] = '"';
   out[o] = '\0';
 }

@@ -34,7 +34,8 @@ void audit_dns (const struct audit *a, const char *name, const char *qtype);
  * "denied"; detail says who decided or why). */
 void audit_ask (const struct audit *a, const char *endpoint, bool allowed, const char *detail);
 
-/* JSON-escape s into out (always NUL-terminated, truncated to fit). */
+/* s as a quoted JSON string into out (ar_json_escape: always
+ * NUL-terminated, truncated to fit). */
 void audit_json_str (char *out, size_t cap, const char *s);
 
 #endif

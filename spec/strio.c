@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int
@@ -30,30 +31,70 @@ ar_write_all (int fd, const void *buf, size_t len)
   return 0;
 }
 
+/* The length of the valid UTF-8 sequence at p (2 to 4), or 0: no overlong
+ * forms, no UTF-16 surrogates, nothing past U+10FFFF. */
+static size_t
+utf8_len (const unsigned char *p)
+{
+  unsigned char lo = 0x80, hi = 0xbf;
+  size_t n;
+  if (p[0] >= 0xc2 && p[0] <= 0xdf)
+    n = 2;
+  else if (p[0] >= 0xe0 && p[0] <= 0xef)
+    {
+      n = 3;
+      lo = p[0] == 0xe0 ? 0xa0 : 0x80;
+      hi = p[0] == 0xed ? 0x9f : 0xbf;
+    }
+  else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+    {
+      n = 4;
+      lo = p[0] == 0xf0 ? 0x90 : 0x80;
+      hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+    }
+  else
+    return 0;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (p[i] < 0x80 || p[i] > 0xbf)
+      return 0;
+  return n;
+}
+
 size_t
 ar_json_escape (char *buf, size_t cap, const char *s)
 {
+  const unsigned char *p = (const unsigned char *) s;
   size_t n = 0;
   if (cap == 0)
     return 0;
   /* 7: the longest escape (\u00XX) plus the final NUL. */
-  for (; *s && n + 7 <= cap; s++)
+  while (*p && n + 7 <= cap)
     {
-      unsigned char c = (unsigned char) *s;
-      if (c == '"' || c == '\\')
+      size_t u = *p >= 0x80 ? utf8_len (p) : 0;
+      if (u)
+        {
+          memcpy (buf + n, p, u);
+          n += u;
+          p += u;
+          continue;
+        }
+      if (*p == '"' || *p == '\\')
         {
           buf[n++] = '\\';
-          buf[n++] = (char) c;
+          buf[n++] = (char) *p;
         }
-      else if (c == '\n')
+      else if (*p == '\n')
         {
           buf[n++] = '\\';
           buf[n++] = 'n';
         }
-      else if (c < 0x20)
-        n += (size_t) snprintf (buf + n, cap - n, "\\u%04x", c);
+      else if (*p < 0x20 || *p >= 0x7f)
+        n += (size_t) snprintf (buf + n, cap - n, "\\u%04x", *p);
       else
-        buf[n++] = (char) c;
+        buf[n++] = (char) *p;
+      p++;
     }
   buf[n] = '\0';
   return n;

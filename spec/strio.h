@@ -10,8 +10,10 @@
 int ar_write_all (int fd, const void *buf, size_t len);
 
 /* S as the body of a JSON string (no quotes) into BUF of CAP bytes, always
- * NUL-terminated; cut short (at a character boundary of the escaped form)
- * when CAP is too small. Returns the length written. CAP = 6 * strlen + 1
+ * NUL-terminated. Valid UTF-8 is kept as it is; controls, DEL and each byte
+ * that is not part of valid UTF-8 become \u00XX, so the text is valid JSON
+ * (and valid UTF-8) whatever S holds. Cut short (at a character boundary
+ * of the escaped form) when CAP is too small. Returns the length written. CAP = 6 * strlen + 1
  * always fits. */
 size_t ar_json_escape (char *buf, size_t cap, const char *s);
 

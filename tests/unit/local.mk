@@ -1,0 +1,27 @@
+# tests/unit/: TAP programs for the pure functions, run without root by
+# `make unit` (and by `make check`, before the bats suites). They link the
+# in-tree libraries, so they test the very objects the binaries are made of.
+UNIT_TESTS = tests/unit/test_spec tests/unit/test_runtime tests/unit/test_sandbox tests/unit/test_routes
+check_PROGRAMS += $(UNIT_TESTS)
+EXTRA_DIST += tests/unit/run
+
+tests_unit_test_spec_SOURCES = tests/unit/test_spec.c tests/unit/tap.h
+tests_unit_test_spec_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
+tests_unit_test_spec_LDADD = libarspec.a $(YAJL_LIBS)
+
+tests_unit_test_runtime_SOURCES = tests/unit/test_runtime.c tests/unit/tap.h
+tests_unit_test_runtime_CFLAGS = $(libagentrun_a_CFLAGS)
+tests_unit_test_runtime_LDADD = $(AGENTRUN_LIBS)
+
+tests_unit_test_sandbox_SOURCES = tests/unit/test_sandbox.c tests/unit/tap.h
+tests_unit_test_sandbox_CFLAGS = $(libagentrun_a_CFLAGS)
+tests_unit_test_sandbox_LDADD = $(AGENTRUN_LIBS)
+
+tests_unit_test_routes_SOURCES = tests/unit/test_routes.c tests/unit/tap.h
+tests_unit_test_routes_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
+tests_unit_test_routes_LDADD = $(NETPROXY_LIBS)
+
+.PHONY: unit
+unit: $(UNIT_TESTS)
+	$(SHELL) $(srcdir)/tests/unit/run $(UNIT_TESTS)
+check-local: unit

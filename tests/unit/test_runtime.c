@@ -1,0 +1,143 @@
+/* Unit tests of pure parts of the container library: the cgroup v2
+ * conversions, the device rules a container gets, and the key of the
+ * compiled seccomp filter cache. */
+#include "config.h"
+#include "tap.h"
+#include "cgroups_internal.h"
+#include "error.h"
+#include "seccomp_cache.h"
+#include "sha256.h"
+#include "spec.h"
+
+#include <stdlib.h>
+
+static struct ar_spec *
+parse (const char *linux_json)
+{
+  char buf[4096];
+  ar_error *err = NULL;
+  struct ar_spec *s = NULL;
+  snprintf (buf, sizeof buf, "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+                             " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, \"gid\": 0}},"
+                             " \"linux\": %s}", linux_json);
+  if (ar_spec_parse (buf, strlen (buf), "config.json", &s, &err) < 0)
+    {
+      printf ("Bail out! %s\n", err->msg);
+      exit (1);
+    }
+  return s;
+}
+
+static void
+test_conversions (void)
+{
+  is_int (ar_cg_blkio_to_io_weight (0), 0, "blkio weight 0 stays unset");
+  is_int (ar_cg_blkio_to_io_weight (10), 1, "blkio weight 10 -> io.weight 1");
+  is_int (ar_cg_blkio_to_io_weight (1000), 10000, "blkio weight 1000 -> io.weight 10000");
+  is_int (ar_cg_blkio_to_io_weight (500), 1 + (490 * 9999) / 990, "blkio weight 500 -> io.weight 4950");
+  is_int (ar_cg_blkio_to_io_weight (1), 1, "blkio weight below 10 is clamped");
+  is_int (ar_cg_blkio_to_io_weight (65535), 10000, "blkio weight above 1000 is clamped");
+  is_int (ar_cg_shares_to_weight (0), 0, "cpu shares 0 stays unset");
+  is_int (ar_cg_shares_to_weight (2), 1, "cpu shares 2 -> weight 1");
+  is_int (ar_cg_shares_to_weight (1024), 39, "cpu shares 1024 -> weight 39");
+  is_int (ar_cg_shares_to_weight (262144), 10000, "cpu shares 262144 -> weight 10000");
+  is_int (ar_cg_shares_to_weight (1ULL << 40), 10000, "cpu shares above the range are clamped");
+}
+
+static void
+test_device_rules (void)
+{
+  size_t n = 99;
+  struct ar_device_cgroup *d = ar_cg_device_rules (NULL, &n);
+  is_int (n, 9, "no linux section: the nine default devices");
+  ok (n == 9 && d[0].allow && d[0].type == 'c' && d[0].major == 1 && d[0].minor == 3
+      && strcmp (d[0].access, "rwm") == 0, "first default is /dev/null, c 1:3 rwm");
+  ok (n == 9 && d[8].major == 136 && d[8].minor == -1, "last default is every pty slave, c 136:*");
+  free (d);
+
+  struct ar_spec *s = parse ("{\"resources\": {\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]},"
+                             " \"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229},"
+                             "  {\"path\": \"/dev/loop9\", \"type\": \"b\", \"major\": 7, \"minor\": 9},"
+                             "  {\"path\": \"/dev/fifo\", \"type\": \"p\", \"major\": 0, \"minor\": 0},"
+                             "  {\"path\": \"/dev/u\", \"type\": \"u\", \"major\": 4, \"minor\": 64}]}");
+  d = ar_cg_device_rules (s->linux_, &n);
+  is_int (n, 1 + 9 + 3, "config rules, defaults, then created devices but the FIFO");
+  ok (n == 13 && !d[0].allow, "the config's deny-all comes first, so the defaults after it still hold");
+  ok (n == 13 && d[10].type == 'c' && d[10].major == 10 && d[10].minor == 229, "a created char device is allowed");
+  ok (n == 13 && d[11].type == 'b' && d[11].major == 7, "a created block device is allowed as 'b'");
+  ok (n == 13 && d[12].type == 'c' && d[12].major == 4, "an unbuffered 'u' device is a char device");
+  free (d);
+  ar_spec_free (s);
+}
+
+static void
+key_of (const char *seccomp, unsigned char key[AR_SHA256_LEN])
+{
+  char buf[2048];
+  snprintf (buf, sizeof buf, "{\"seccomp\": %s}", seccomp);
+  struct ar_spec *s = parse (buf);
+  ar_seccomp_cache_key (s->linux_->seccomp, key);
+  ar_spec_free (s);
+}
+
+#define BASE "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\"], \"syscalls\": ["
+static void
+key_differs (const char *a, const char *b, const char *what)
+{
+  unsigned char ka[AR_SHA256_LEN], kb[AR_SHA256_LEN];
+  key_of (a, ka);
+  key_of (b, kb);
+  ok (memcmp (ka, kb, sizeof ka) != 0, "seccomp cache key differs: %s", what);
+}
+
+static void
+test_seccomp_key (void)
+{
+  static const unsigned char abc[AR_SHA256_LEN] = {
+    0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+    0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad,
+  };
+  unsigned char k1[AR_SHA256_LEN], k2[AR_SHA256_LEN];
+  ar_sha256 ("abc", 3, k1);
+  ok (memcmp (k1, abc, sizeof abc) == 0, "sha256 of \"abc\" is the FIPS 180-2 vector");
+
+  const char *p = BASE "{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}";
+  key_of (p, k1);
+  key_of (p, k2);
+  ok (memcmp (k1, k2, sizeof k1) == 0, "seccomp cache key is the same for the same profile");
+  unsigned char k3[AR_SHA256_LEN];
+  key_of ("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\"],"
+          " \"listenerMetadata\": \"other\", \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", k3);
+  ok (memcmp (k1, k3, sizeof k1) == 0, "seccomp cache key ignores what is not compiled (listenerMetadata)");
+  key_differs (p, BASE "{\"names\": [\"read\", \"writev\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", "a name");
+  key_differs (p, BASE "{\"names\": [\"readwrite\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", "names split differently");
+  key_differs (p, BASE "{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_LOG\"}]}", "an action");
+  key_differs (BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}]}",
+               BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 2}]}", "an errnoRet");
+  key_differs (BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\"}]}",
+               BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}]}",
+               "errnoRet absent or given");
+  key_differs (p, BASE "{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\","
+                       " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}", "an argument");
+  key_differs (BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\","
+                    " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}",
+               BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\","
+                    " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_NE\"}]}]}", "an argument's op");
+  key_differs (p, "{\"defaultAction\": \"SCMP_ACT_KILL\", \"architectures\": [\"SCMP_ARCH_X86_64\"],"
+                  " \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+               "the default action");
+  key_differs (p, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\"],"
+                  " \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+               "the architectures");
+  key_differs (p, BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"},"
+                       " {\"names\": [\"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", "rules split in two");
+}
+
+int
+main (void)
+{
+  test_conversions ();
+  test_device_rules ();
+  test_seccomp_key ();
+  return done_testing ();
+}

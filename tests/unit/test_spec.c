@@ -1,0 +1,221 @@
+/* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
+ * endpoints), the RFC 3339 formatter and the JSON string escaper. */
+#include "config.h"
+#include "tap.h"
+#include "agent.h"
+#include "clock.h"
+#include "error.h"
+#include "strio.h"
+
+#include <stdlib.h>
+
+static void
+size_ok (const char *arg, long long want)
+{
+  ar_error *err = NULL;
+  int64_t v = -1;
+  int r = ar_agent_parse_size (arg, &v, &err);
+  ok (r == 0 && v == want, "size %s = %lld", arg, want);
+  if (r < 0)
+    diag ("%s", err->msg);
+  ar_error_free (err);
+}
+
+static void
+size_bad (const char *arg, const char *what)
+{
+  ar_error *err = NULL;
+  int64_t v = -1;
+  int r = ar_agent_parse_size (arg, &v, &err);
+  ok (r < 0 && err && strstr (err->msg, "--memory") && strstr (err->msg, what) && v == -1,
+      "size \"%s\" refused (%s)", arg, what);
+  ar_error_free (err);
+}
+
+static void
+test_sizes (void)
+{
+  size_ok ("4194304", 4194304);
+  size_ok ("512m", 512LL << 20);
+  size_ok ("512M", 512LL << 20);
+  size_ok ("2g", 2LL << 30);
+  size_ok ("2GB", 2LL << 30);
+  size_ok ("4096k", 4096LL << 10);
+  size_ok ("8388607g", 8388607LL << 30);
+  size_bad ("", "not a size");
+  size_bad ("-1m", "not a size");
+  size_bad ("0", "not a size");
+  size_bad ("12t", "unknown suffix");
+  size_bad ("1mm", "not a size");
+  size_bad ("8589934592g", "not a size");      /* overflows int64 */
+  size_bad ("4095k", "too small");
+  size_bad ("99999999999999999999", "not a size");
+
+  ar_error *err = NULL;
+  int64_t v = 0;
+  is_int (ar_agent_parse_size_for ("--tmp-size", "1k", 1024, &v, &err), 0, "size_for: min is inclusive");
+  is_int (v, 1024, "size_for: 1k is 1024 bytes");
+  ok (ar_agent_parse_size_for ("--tmp-size", "1023", 1024, &v, &err) < 0 && strstr (err->msg, "--tmp-size 1023"),
+      "size_for names its option and argument");
+  ar_error_free (err);
+}
+
+static void
+cpus_is (const char *arg, long long want)
+{
+  ar_error *err = NULL;
+  int64_t q = -1;
+  int r = ar_agent_parse_cpus (arg, &q, &err);
+  if (want < 0)
+    ok (r < 0 && err && strstr (err->msg, "--cpus") && q == -1, "cpus \"%s\" refused", arg);
+  else
+    ok (r == 0 && q == want, "cpus %s = quota %lld", arg, want);
+  ar_error_free (err);
+}
+
+static void
+test_cpus (void)
+{
+  cpus_is ("1", 100000);
+  cpus_is ("1.5", 150000);
+  cpus_is ("0.01", 1000);
+  cpus_is ("1024", 102400000);
+  cpus_is ("0.333333", 33333);
+  cpus_is ("0", -1);
+  cpus_is ("0.001", -1);
+  cpus_is ("1025", -1);
+  cpus_is ("-1", -1);
+  cpus_is ("", -1);
+  cpus_is ("1x", -1);
+  cpus_is ("nan", -1);
+  cpus_is ("inf", -1);
+}
+
+static void
+ep_is (const char *arg, const char *name, int port, const char *up)
+{
+  ar_error *err = NULL;
+  struct ar_agent_endpoint ep;
+  int r = ar_agent_parse_endpoint (arg, &ep, &err);
+  if (!name)
+    {
+      ok (r < 0 && err && strncmp (err->msg, "--allow ", 8) == 0, "--allow %s refused", arg);
+      if (err)
+        diag ("%s", err->msg);
+      ar_error_free (err);
+      return;
+    }
+  bool same = r == 0 && strcmp (ep.name, name) == 0 && ep.port == port
+              && (up ? ep.upstream && strcmp (ep.upstream, up) == 0 : !ep.upstream);
+  ok (same, "--allow %s = %s port %d upstream %s", arg, name, port, up ? up : "(none)");
+  if (r == 0)
+    {
+      free (ep.name);
+      free (ep.upstream);
+    }
+  ar_error_free (err);
+}
+
+static void
+test_endpoints (void)
+{
+  ep_is ("api.example.com", "api.example.com", 443, NULL);
+  ep_is ("API.Example.COM:8443", "api.example.com", 8443, NULL);
+  ep_is ("pypi.org:443=10.0.0.1:3128", "pypi.org", 443, "10.0.0.1:3128");
+  ep_is ("h=[::1]:8080", "h", 443, "[::1]:8080");
+  ep_is ("h:1", "h", 1, NULL);
+  ep_is ("h:65535", "h", 65535, NULL);
+  ep_is ("h:0", NULL, 0, NULL);
+  ep_is ("h:65536", NULL, 0, NULL);
+  ep_is ("h:", NULL, 0, NULL);
+  ep_is ("h:44x", NULL, 0, NULL);
+  ep_is ("", NULL, 0, NULL);
+  ep_is (".h", NULL, 0, NULL);
+  ep_is ("-h", NULL, 0, NULL);
+  ep_is ("a/b", NULL, 0, NULL);
+  ep_is ("h=up", NULL, 0, NULL);
+  ep_is ("h=:80", NULL, 0, NULL);
+  ep_is ("h=up:0", NULL, 0, NULL);
+  ep_is ("h=u/p:80", NULL, 0, NULL);
+  ep_is ("h=u p:80", NULL, 0, NULL);
+}
+
+static void
+rfc_is (long long sec, long nsec, int digits, const char *want)
+{
+  struct timespec ts = { .tv_sec = sec, .tv_nsec = nsec };
+  char buf[AR_RFC3339_LEN];
+  ar_rfc3339 (&ts, digits, buf);
+  is_str (buf, want, "rfc3339 %lld.%09ld with %d digits", sec, nsec, digits);
+}
+
+static void
+test_rfc3339 (void)
+{
+  rfc_is (0, 0, 0, "1970-01-01T00:00:00Z");
+  rfc_is (0, 0, 9, "1970-01-01T00:00:00.000000000Z");
+  rfc_is (951782400, 0, 0, "2000-02-29T00:00:00Z");            /* leap day, century divisible by 400 */
+  rfc_is (4107542400LL, 0, 0, "2100-03-01T00:00:00Z");         /* 2100 is no leap year */
+  rfc_is (1798728300, 123456789, 9, "2026-12-31T14:45:00.123456789Z");
+  rfc_is (1798728300, 123456789, 3, "2026-12-31T14:45:00.123Z");
+  rfc_is (1798728300, 999999999, 1, "2026-12-31T14:45:00.9Z");   /* truncated, never rounded up a second */
+  rfc_is (2147483647, 0, 0, "2038-01-19T03:14:07Z");
+  rfc_is (253402300799LL, 0, 0, "9999-12-31T23:59:59Z");
+  char buf[AR_RFC3339_LEN];
+  ar_rfc3339_now_buf (9, buf);
+  ok (strlen (buf) == 30 && buf[4] == '-' && buf[10] == 'T' && buf[19] == '.' && buf[29] == 'Z',
+      "rfc3339 now has the layout of the spec (%s)", buf);
+}
+
+static void
+esc_is (const char *in, const char *want, const char *what)
+{
+  char buf[256];
+  size_t n = ar_json_escape (buf, sizeof buf, in);
+  ok (strcmp (buf, want) == 0 && n == strlen (want), "json escape: %s", what);
+  if (strcmp (buf, want))
+    diag ("got \"%s\", want \"%s\"", buf, want);
+}
+
+static void
+test_json_escape (void)
+{
+  esc_is ("plain text", "plain text", "printable ASCII unchanged");
+  esc_is ("a\"b\\c", "a\\\"b\\\\c", "quote and backslash");
+  esc_is ("l1\nl2\t\r", "l1\\nl2\\u0009\\u000d", "controls");
+  esc_is ("\x01\x1f", "\\u0001\\u001f", "lowest and highest control");
+  esc_is ("del\x7f", "del\\u007f", "DEL is escaped");
+  esc_is ("caf\xc3\xa9", "caf\xc3\xa9", "valid 2-byte UTF-8 kept as is");
+  esc_is ("\xe2\x82\xac \xf0\x9f\x98\x80", "\xe2\x82\xac \xf0\x9f\x98\x80", "valid 3- and 4-byte UTF-8 kept");
+  esc_is ("\xff", "\\u00ff", "a byte that never starts UTF-8 is escaped");
+  esc_is ("a\xc3", "a\\u00c3", "a truncated sequence is escaped");
+  esc_is ("\xc3(", "\\u00c3(", "a lead byte without continuation is escaped");
+  esc_is ("\xc0\xaf", "\\u00c0\\u00af", "an overlong form is escaped");
+  esc_is ("\xed\xa0\x80", "\\u00ed\\u00a0\\u0080", "a UTF-16 surrogate is escaped");
+  esc_is ("\xf4\x90\x80\x80", "\\u00f4\\u0090\\u0080\\u0080", "past U+10FFFF is escaped");
+  esc_is ("\x80", "\\u0080", "a lone continuation byte is escaped");
+
+  char small[8];
+  size_t n = ar_json_escape (small, sizeof small, "abcdefghij");
+  ok (n < sizeof small && small[n] == '\0' && strncmp (small, "abcdefghij", n) == 0,
+      "json escape cut short to fit, NUL-terminated (%zu bytes)", n);
+  n = ar_json_escape (small, sizeof small, "\x01\x01\x01");
+  ok (n % 6 == 0 && small[n] == '\0', "json escape cuts only between escapes (%zu bytes)", n);
+  char big[6 * 4 + 1];
+  n = ar_json_escape (big, sizeof big, "\xff\xff\xff\xff");
+  is_int (n, 24, "json escape: 6 * strlen + 1 fits the worst case");
+  n = ar_json_escape (big, sizeof big, "\xf0\x9f\x98\x80");
+  is_int (n, 4, "json escape: a 4-byte character fits whole");
+  is_int (ar_json_escape (small, 0, "x"), 0, "json escape with no room writes nothing");
+}
+
+int
+main (void)
+{
+  test_sizes ();
+  test_cpus ();
+  test_endpoints ();
+  test_rfc3339 ();
+  test_json_escape ();
+  return done_testing ();
+}
