@@ -15,8 +15,7 @@ static int tap_n, tap_failed;
 #define TAP_UNUSED __attribute__ ((unused))
 
 /* A result whose name holds "# TODO" is a known gap: printed, not failed. */
-static TAP_UNUSED bool __attribute__ ((format (printf, 2, 3)))
-ok (bool cond, const char *fmt, ...)
+static TAP_UNUSED bool __attribute__ ((format (printf, 2, 3))) ok (bool cond, const char *fmt, ...)
 {
   char name[1024];
   va_list ap;
@@ -60,8 +59,7 @@ is_str (const char *got, const char *want, const char *fmt, ...)
   return false;
 }
 
-static TAP_UNUSED void __attribute__ ((format (printf, 1, 2)))
-diag (const char *fmt, ...)
+static TAP_UNUSED void __attribute__ ((format (printf, 1, 2))) diag (const char *fmt, ...)
 {
   va_list ap;
   fputs ("# ", stdout);

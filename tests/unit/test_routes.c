@@ -30,8 +30,8 @@ bad (enum route_kind k, const char *arg)
   struct routes rs;
   ar_error *err = NULL;
   memset (&rs, 0, sizeof rs);
-  ok (routes_add_arg (&rs, k, arg, &err) < 0 && err && strstr (err->msg, "route"),
-      "%s route '%s' refused", k == ROUTE_RELAY ? "relay" : "netproxy", arg);
+  ok (routes_add_arg (&rs, k, arg, &err) < 0 && err && strstr (err->msg, "route"), "%s route '%s' refused",
+      k == ROUTE_RELAY ? "relay" : "netproxy", arg);
   ar_error_free (err);
   routes_free (&rs);
 }
@@ -42,7 +42,8 @@ test_relay_routes (void)
   struct routes rs;
   struct route *r = one (ROUTE_RELAY, "api.example.com:443", &rs);
   ok (r && strcmp (r->name, "api.example.com") == 0 && r->port == 443 && strcmp (r->up_host, "api.example.com") == 0
-      && r->up_port == 443 && !r->connect, "relay NAME:PORT goes to NAME:PORT");
+          && r->up_port == 443 && !r->connect,
+      "relay NAME:PORT goes to NAME:PORT");
   routes_free (&rs);
   r = one (ROUTE_RELAY, "pypi.org:443=10.0.0.1:3128", &rs);
   ok (r && strcmp (r->up_host, "10.0.0.1") == 0 && r->up_port == 3128, "relay =HOST:PORT names the upstream");
@@ -68,8 +69,8 @@ test_netproxy_routes (void)
 {
   struct routes rs;
   struct route *r = one (ROUTE_NETPROXY, "api.example.com:443=127.77.0.2=/run/r/api.example.com:443.sock", &rs);
-  ok (r && strcmp (r->addr, "127.77.0.2") == 0 && strcmp (r->sock, "/run/r/api.example.com:443.sock") == 0
-      && !r->connect, "netproxy NAME:PORT=ADDR=SOCKET");
+  ok (r && strcmp (r->addr, "127.77.0.2") == 0 && strcmp (r->sock, "/run/r/api.example.com:443.sock") == 0 && !r->connect,
+      "netproxy NAME:PORT=ADDR=SOCKET");
   routes_free (&rs);
   r = one (ROUTE_NETPROXY, "*.example.com:443=connect=/run/r/s.sock", &rs);
   ok (r && r->connect && strcmp (r->addr, "") == 0, "netproxy wildcard goes through CONNECT");
@@ -124,7 +125,8 @@ test_names (void)
   ok (np_parse_seconds ("90", &ms) == 0 && ms == 90000, "seconds 90 -> 90000 ms");
   ok (np_parse_seconds ("86400", &ms) == 0 && ms == 86400000, "one day is the most");
   ok (np_parse_seconds ("86401", &ms) < 0 && np_parse_seconds ("-1", &ms) < 0 && np_parse_seconds ("1s", &ms) < 0
-      && np_parse_seconds ("", &ms) < 0, "seconds out of range or not a number refused");
+          && np_parse_seconds ("", &ms) < 0,
+      "seconds out of range or not a number refused");
 }
 
 static void

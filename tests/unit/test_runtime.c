@@ -17,9 +17,11 @@ parse (const char *linux_json)
   char buf[4096];
   ar_error *err = NULL;
   struct ar_spec *s = NULL;
-  snprintf (buf, sizeof buf, "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
-                             " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, \"gid\": 0}},"
-                             " \"linux\": %s}", linux_json);
+  snprintf (buf, sizeof buf,
+            "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+            " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 0, \"gid\": 0}},"
+            " \"linux\": %s}",
+            linux_json);
   if (ar_spec_parse (buf, strlen (buf), "config.json", &s, &err) < 0)
     {
       printf ("Bail out! %s\n", err->msg);
@@ -50,8 +52,8 @@ test_device_rules (void)
   size_t n = 99;
   struct ar_device_cgroup *d = ar_cg_device_rules (NULL, &n);
   is_int (n, 9, "no linux section: the nine default devices");
-  ok (n == 9 && d[0].allow && d[0].type == 'c' && d[0].major == 1 && d[0].minor == 3
-      && strcmp (d[0].access, "rwm") == 0, "first default is /dev/null, c 1:3 rwm");
+  ok (n == 9 && d[0].allow && d[0].type == 'c' && d[0].major == 1 && d[0].minor == 3 && strcmp (d[0].access, "rwm") == 0,
+      "first default is /dev/null, c 1:3 rwm");
   ok (n == 9 && d[8].major == 136 && d[8].minor == -1, "last default is every pty slave, c 136:*");
   free (d);
 
@@ -107,7 +109,9 @@ test_seccomp_key (void)
   ok (memcmp (k1, k2, sizeof k1) == 0, "seccomp cache key is the same for the same profile");
   unsigned char k3[AR_SHA256_LEN];
   key_of ("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\"],"
-          " \"listenerMetadata\": \"other\", \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", k3);
+          " \"listenerMetadata\": \"other\", \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": "
+          "\"SCMP_ACT_ALLOW\"}]}",
+          k3);
   ok (memcmp (k1, k3, sizeof k1) == 0, "seccomp cache key ignores what is not compiled (listenerMetadata)");
   key_differs (p, BASE "{\"names\": [\"read\", \"writev\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", "a name");
   key_differs (p, BASE "{\"names\": [\"readwrite\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", "names split differently");
@@ -117,20 +121,27 @@ test_seccomp_key (void)
   key_differs (BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\"}]}",
                BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}]}",
                "errnoRet absent or given");
-  key_differs (p, BASE "{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\","
-                       " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}", "an argument");
+  key_differs (p,
+               BASE "{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\","
+                    " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}",
+               "an argument");
   key_differs (BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\","
                     " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_EQ\"}]}]}",
                BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\","
-                    " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_NE\"}]}]}", "an argument's op");
-  key_differs (p, "{\"defaultAction\": \"SCMP_ACT_KILL\", \"architectures\": [\"SCMP_ARCH_X86_64\"],"
-                  " \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+                    " \"args\": [{\"index\": 0, \"value\": 1, \"op\": \"SCMP_CMP_NE\"}]}]}",
+               "an argument's op");
+  key_differs (p,
+               "{\"defaultAction\": \"SCMP_ACT_KILL\", \"architectures\": [\"SCMP_ARCH_X86_64\"],"
+               " \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
                "the default action");
-  key_differs (p, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\"],"
-                  " \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+  key_differs (p,
+               "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\"],"
+               " \"syscalls\": [{\"names\": [\"read\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
                "the architectures");
-  key_differs (p, BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"},"
-                       " {\"names\": [\"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}", "rules split in two");
+  key_differs (p,
+               BASE "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"},"
+                    " {\"names\": [\"write\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+               "rules split in two");
 }
 
 int

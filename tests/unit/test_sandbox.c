@@ -58,10 +58,12 @@ test_profile_merge (void)
   ok (ar_sandbox_opt (&sb, AR_SB_MEMORY, "2g", &err) == 0 && sb.prof.memory == 2LL << 30,
       "a single-valued option on the command line replaces the profile's");
   ok (ar_sandbox_opt (&sb, AR_SB_ALLOW, "b.example:8443", &err) == 0 && sb.prof.n_allow == 2
-      && strcmp (sb.prof.allow[0].name, "a.example") == 0 && strcmp (sb.prof.allow[1].name, "b.example") == 0
-      && sb.prof.allow[1].port == 8443, "a list option adds to the profile's, after it");
+          && strcmp (sb.prof.allow[0].name, "a.example") == 0 && strcmp (sb.prof.allow[1].name, "b.example") == 0
+          && sb.prof.allow[1].port == 8443,
+      "a list option adds to the profile's, after it");
   ok (ar_sandbox_opt (&sb, AR_SB_MASK, "/etc/other", &err) == 0 && sb.prof.n_masks == 2
-      && has_mask (&sb.prof, "/etc/secret") && has_mask (&sb.prof, "/etc/other"), "--mask adds to the profile's");
+          && has_mask (&sb.prof, "/etc/secret") && has_mask (&sb.prof, "/etc/other"),
+      "--mask adds to the profile's");
   ar_sandbox_free (&sb);
   ar_error_free (err);
   err = NULL;
@@ -107,7 +109,8 @@ test_settings (void)
   snprintf (text, sizeof text,
             "{\"sandbox\": {\"network\": {\"allowedDomains\": [\"x.example\", \"y.example\"],"
             " \"deniedDomains\": [\"y.example\", \"z.example\"]},"
-            " \"filesystem\": {\"denyRead\": [\"/etc/shadow\"], \"allowWrite\": [\"%s\"]}}}", sub);
+            " \"filesystem\": {\"denyRead\": [\"/etc/shadow\"], \"allowWrite\": [\"%s\"]}}}",
+            sub);
   const char *p = write_file ("claude.json", text);
   int r = ar_settings_load (&sb, p, &err);
   is_int (r, 0, "Claude Code settings load");
@@ -126,8 +129,8 @@ test_settings (void)
   p = write_file ("srt.json", "{\"network\": {\"allowedDomains\": [\"pypi.org\"]},"
                               " \"filesystem\": {\"denyRead\": [\"//etc/ssh\"]}}");
   r = ar_settings_load (&sb, p, &err);
-  ok (r == 0 && sb.prof.n_allow == 1 && strcmp (sb.prof.allow[0].name, "pypi.org") == 0
-      && has_mask (&sb.prof, "/etc/ssh"), "srt's layout maps the same, \"//x\" is /x");
+  ok (r == 0 && sb.prof.n_allow == 1 && strcmp (sb.prof.allow[0].name, "pypi.org") == 0 && has_mask (&sb.prof, "/etc/ssh"),
+      "srt's layout maps the same, \"//x\" is /x");
   if (r < 0)
     diag ("%s", err->msg);
   ar_sandbox_free (&sb);

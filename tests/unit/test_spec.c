@@ -27,8 +27,8 @@ size_bad (const char *arg, const char *what)
   ar_error *err = NULL;
   int64_t v = -1;
   int r = ar_agent_parse_size (arg, &v, &err);
-  ok (r < 0 && err && strstr (err->msg, "--memory") && strstr (err->msg, what) && v == -1,
-      "size \"%s\" refused (%s)", arg, what);
+  ok (r < 0 && err && strstr (err->msg, "--memory") && strstr (err->msg, what) && v == -1, "size \"%s\" refused (%s)",
+      arg, what);
   ar_error_free (err);
 }
 
@@ -47,7 +47,7 @@ test_sizes (void)
   size_bad ("0", "not a size");
   size_bad ("12t", "unknown suffix");
   size_bad ("1mm", "not a size");
-  size_bad ("8589934592g", "not a size");      /* overflows int64 */
+  size_bad ("8589934592g", "not a size"); /* overflows int64 */
   size_bad ("4095k", "too small");
   size_bad ("99999999999999999999", "not a size");
 
@@ -154,11 +154,11 @@ test_rfc3339 (void)
 {
   rfc_is (0, 0, 0, "1970-01-01T00:00:00Z");
   rfc_is (0, 0, 9, "1970-01-01T00:00:00.000000000Z");
-  rfc_is (951782400, 0, 0, "2000-02-29T00:00:00Z");            /* leap day, century divisible by 400 */
-  rfc_is (4107542400LL, 0, 0, "2100-03-01T00:00:00Z");         /* 2100 is no leap year */
+  rfc_is (951782400, 0, 0, "2000-02-29T00:00:00Z"); /* leap day, century divisible by 400 */
+  rfc_is (4107542400LL, 0, 0, "2100-03-01T00:00:00Z"); /* 2100 is no leap year */
   rfc_is (1798728300, 123456789, 9, "2026-12-31T14:45:00.123456789Z");
   rfc_is (1798728300, 123456789, 3, "2026-12-31T14:45:00.123Z");
-  rfc_is (1798728300, 999999999, 1, "2026-12-31T14:45:00.9Z");   /* truncated, never rounded up a second */
+  rfc_is (1798728300, 999999999, 1, "2026-12-31T14:45:00.9Z"); /* truncated, never rounded up a second */
   rfc_is (2147483647, 0, 0, "2038-01-19T03:14:07Z");
   rfc_is (253402300799LL, 0, 0, "9999-12-31T23:59:59Z");
   char buf[AR_RFC3339_LEN];
