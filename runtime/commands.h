@@ -6,7 +6,7 @@
 #include "cli.h"
 
 int cmd_version (struct ar_globals *g, int argc, char **argv);
-/* lifecycle (issue 3) */
+/* lifecycle: the runtime-spec operations, in runc's words */
 int cmd_create (struct ar_globals *g, int argc, char **argv);
 int cmd_start (struct ar_globals *g, int argc, char **argv);
 int cmd_run (struct ar_globals *g, int argc, char **argv);

@@ -9,7 +9,7 @@ AGENT_UID=65534
 
 setup() {
   T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path is issue 9)"
+  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path has its own tests, run as agentrun-test)"
   let_others_walk_to "$T"
   WS=$T/ws FHOME=$T/home DATA=$T/data
   mkdir -p "$WS" "$FHOME" "$DATA"

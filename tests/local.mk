@@ -38,11 +38,11 @@ FUZZ_TARGETS = tests/fuzz/fuzz_config \
 	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_dns.c),$(if $(wildcard $(srcdir)/netproxy/dns.c),tests/fuzz/fuzz_dns)) \
 	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_sni.c),$(if $(wildcard $(srcdir)/netproxy/sni.c),tests/fuzz/fuzz_sni))
 CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
-# issue 10: the seccomp section through ar_seccomp_compile (never loaded), netproxy routes.
+# The seccomp section through ar_seccomp_compile (never loaded) and netproxy routes: both parse untrusted config.
 FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c sha256.c log.c)
-# issue 5: the D-Bus message parser of the systemd cgroup manager.
+# The D-Bus message parser of the systemd cgroup manager: it reads what the bus sends.
 FUZZ_TARGETS += tests/fuzz/fuzz_dbus
 CLEANFILES += tests/fuzz/fuzz_dbus
 .PHONY: fuzz fuzz-smoke
@@ -90,7 +90,7 @@ fuzz fuzz-smoke:
 	@echo "fuzz targets need clang (not found by configure)"; exit 1
 endif
 
-# issue 10: `make bench` runs agentrun side by side with crun, runc, bubblewrap,
+# `make bench` runs agentrun side by side with crun, runc, bubblewrap,
 # netproxy and podman; writes tests/bench/results.md and results.png.
 .PHONY: bench
 bench: all

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Rootless (issue 9): agentrun run by an ordinary user, agentrun-test (.ci/run
+# Rootless: agentrun run by an ordinary user, agentrun-test (.ci/run
 # creates it). bats runs as root; every agentrun command here runs as that
 # user through runuser, with its own XDG_RUNTIME_DIR under the test's temp
 # folder. The binaries are copied into a 0755 folder (the clone may live

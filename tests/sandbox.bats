@@ -10,7 +10,7 @@ AGENT_UID=65534
 
 setup() {
   T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path is issue 9)"
+  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path has its own tests, run as agentrun-test)"
   let_others_walk_to "$T"
   WS=$T/ws OUT=$T/out FHOME=$T/home
   mkdir -p "$WS" "$OUT" "$FHOME"

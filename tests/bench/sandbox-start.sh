@@ -10,7 +10,7 @@
 # each in turn compares two different machines: instead there are ROUNDS
 # rounds, each timing both (the order alternating), and the ratio is taken
 # within a round. Prints each round, then the median of the rounds' medians
-# and ratios with their range (issue 7 target: agentrun within 1.5x of bwrap).
+# and ratios with their range (the target: agentrun within 1.5x of bwrap).
 # Needs root, hyperfine, bwrap, jq.
 set -euo pipefail
 BUILDDIR=${AGENTRUN_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}

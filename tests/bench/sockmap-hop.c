@@ -1,7 +1,7 @@
 /* One relay hop, 127.0.0.1:LPORT -> 127.0.0.1:UPORT, joined either by
  * splice (what agentrun-relay does) or in the kernel by a BPF sockhash and an
  * sk_skb verdict program that redirects each socket's bytes to its peer's
- * transmit side (issue 6 item 9: can the relay's second hop leave the
+ * transmit side (the question: can the relay's second hop leave the
  * process?). tests/bench/sockmap.sh builds and runs it; it is a measuring
  * probe, not part of the relay. One connection at a time.
  *   usage: sockmap-hop splice|verdict|parser LPORT UPORT
