@@ -25,3 +25,9 @@ tests_unit_test_routes_LDADD = $(NETPROXY_LIBS)
 unit: $(UNIT_TESTS)
 	$(SHELL) $(srcdir)/tests/unit/run $(UNIT_TESTS)
 check-local: unit
+# tests/ goes into the tarball whole (tests/local.mk): not this build's
+# dependency files (the programs themselves are pruned as check_PROGRAMS).
+dist-hook: dist-prune-unit
+dist-prune-unit:
+	rm -rf $(distdir)/tests/unit/.deps
+.PHONY: dist-prune-unit
