@@ -1,7 +1,8 @@
 /* The connect supervisor (unixconn.h): one notification at a time from the
- * listener; each connect is performed here, on the caller's own open file
- * (pidfd_getfd), with the address copied once, and answered with its
- * result. Never SECCOMP_USER_NOTIF_FLAG_CONTINUE. */
+ * listener; each connect, or sendto with an address, is performed here, on
+ * the caller's own open file (pidfd_getfd), with the address and data
+ * copied once, and answered with its result. Never
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE. */
 #include "config.h"
 #include "unixconn.h"
 
@@ -32,6 +33,10 @@
 #endif
 #define X32_BIT 0x40000000U
 #define SOCKETCALL_CONNECT 3
+#define SOCKETCALL_SENDTO 11
+/* A sendto's data is copied: at most this much (a datagram larger than a
+ * socket's send buffer fails anyway; a stream takes a short write). */
+#define SEND_MAX (4U << 20)
 
 struct job {
   int listener;
@@ -40,10 +45,13 @@ struct job {
   int path_fd;                 /* O_PATH of an allowed socket, or -1 */
   socklen_t len;
   struct sockaddr_storage addr;
+  bool send;                   /* sendto, else connect */
+  int flags;
+  size_t data_len;
+  void *data;
 };
 
-static const struct ar_unixconn_allow *allowed;
-static size_t n_allowed;
+static const struct ar_unixconn_ctx *C;
 /* Connects waiting in a thread of their own, by notification id: when the
  * caller is gone (or interrupted by a signal, and will ask again) the
  * thread's connect is interrupted too, as the kernel's own would be. */
@@ -80,40 +88,60 @@ read_mem (pid_t tid, uint64_t addr, void *buf, size_t len)
   return n < 0 && errno != EFAULT ? -errno : -EFAULT;
 }
 
-static bool
-is_connect (const struct seccomp_data *d)
-{
-#if defined(__x86_64__)
-  if (d->arch == AUDIT_ARCH_X86_64)
-    return (d->nr & ~X32_BIT) == SYS_connect;
-  if (d->arch == AUDIT_ARCH_I386)
-    return d->nr == 362 || d->nr == 102;   /* connect, socketcall(SYS_CONNECT) */
-  return false;
-#else
-  return d->nr == SYS_connect;
-#endif
-}
+/* The call's arguments, as connect(fd, addr, len) or sendto(fd, buf,
+ * blen, flags, addr, len); socketcall's live in memory. */
+struct call {
+  bool send;
+  int fd, len, flags;
+  uint64_t addr, buf, blen;
+};
 
-/* fd, address and length of the call; socketcall's live in memory. */
+/* -ENOSYS for a call that is neither connect nor sendto */
 static int
-call_args (const struct seccomp_notif *req, int *fd, uint64_t *addr, int *len)
+call_args (const struct seccomp_notif *req, struct call *c)
 {
   const struct seccomp_data *d = &req->data;
+  uint64_t a[6];
+  bool compat = false;
+#if defined(__x86_64__)
   if (d->arch == AUDIT_ARCH_I386 && d->nr == 102)
     {
-      uint32_t a[3];
-      if (d->args[0] != SOCKETCALL_CONNECT)
+      uint32_t m[6];
+      if (d->args[0] != SOCKETCALL_CONNECT && d->args[0] != SOCKETCALL_SENDTO)
         return -ENOSYS;
-      int r = read_mem ((pid_t) req->pid, d->args[1], a, sizeof a);
+      c->send = d->args[0] == SOCKETCALL_SENDTO;
+      int r = read_mem ((pid_t) req->pid, d->args[1], m, (c->send ? 6 : 3) * sizeof *m);
       if (r < 0)
         return r;
-      *fd = (int) a[0], *addr = a[1], *len = (int) a[2];
-      return 0;
+      for (int i = 0; i < 6; i++)
+        a[i] = c->send || i < 3 ? m[i] : 0;
     }
-  bool compat = d->arch == AUDIT_ARCH_I386;
-  *fd = (int) d->args[0];
-  *addr = compat ? (uint32_t) d->args[1] : d->args[1];
-  *len = (int) (uint32_t) d->args[2];
+  else if (d->arch == AUDIT_ARCH_I386 && (d->nr == 362 || d->nr == 369))   /* connect, sendto */
+    {
+      compat = true;
+      c->send = d->nr == 369;
+    }
+  else if (d->arch == AUDIT_ARCH_X86_64 && ((d->nr & ~X32_BIT) == SYS_connect || (d->nr & ~X32_BIT) == SYS_sendto))
+    c->send = (d->nr & ~X32_BIT) == SYS_sendto;
+  else
+    return -ENOSYS;
+#else
+  if (d->nr != SYS_connect && d->nr != SYS_sendto)
+    return -ENOSYS;
+  c->send = d->nr == SYS_sendto;
+#endif
+  if (!(d->arch == AUDIT_ARCH_I386 && d->nr == 102))
+    for (int i = 0; i < 6; i++)
+      a[i] = compat ? (uint32_t) d->args[i] : d->args[i];
+  c->fd = (int) a[0];
+  if (c->send)
+    {
+      c->buf = a[1], c->blen = a[2], c->flags = (int) a[3], c->addr = a[4], c->len = (int) (uint32_t) a[5];
+      if (compat)
+        c->blen = (uint32_t) c->blen;
+    }
+  else
+    c->addr = a[1], c->len = (int) (uint32_t) a[2];
   return 0;
 }
 
@@ -128,8 +156,9 @@ open_target (pid_t tid)
    * thread unshared it (then the fd number may name another socket, which
    * is connected under the same rules) */
   char path[64], line[128];
-  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
-  FILE *f = fopen (path, "re");
+  snprintf (path, sizeof path, "%d/status", (int) tid);
+  int sfd = openat (C->proc, path, O_RDONLY | O_CLOEXEC);
+  FILE *f = sfd < 0 ? NULL : fdopen (sfd, "re");
   int tgid = -1;
   while (f && fgets (line, sizeof line, f))
     if (sscanf (line, "Tgid: %d", &tgid) == 1)
@@ -137,6 +166,16 @@ open_target (pid_t tid)
   if (f)
     fclose (f);
   return tgid > 0 ? (int) syscall (SYS_pidfd_open, tgid, 0) : -1;
+}
+
+static bool
+is_allowed (const struct stat *st)
+{
+  for (size_t i = 0; i < C->n_allow; i++)
+    if (C->allow[i].dev == st->st_dev && C->allow[i].ino == st->st_ino)
+      return true;
+  /* bound in the container's own network namespace: made inside */
+  return C->diag >= 0 && ar_unixconn_bound_inside (C->diag, st->st_dev, st->st_ino);
 }
 
 /* A pathname as the caller resolves it: relative to its cwd, absolute from
@@ -152,8 +191,8 @@ open_allowed (pid_t tid, const char *path, int *out)
 
   if (path[0] != '/')
     {
-      snprintf (cwd, sizeof cwd, "/proc/%d/cwd", (int) tid);
-      if ((dir = open (cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+      snprintf (cwd, sizeof cwd, "%d/cwd", (int) tid);
+      if ((dir = openat (C->proc, cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         return EACCES;
     }
   fd = (int) syscall (SYS_openat2, dir, path, &how, sizeof how);
@@ -168,17 +207,17 @@ open_allowed (pid_t tid, const char *path, int *out)
       close (fd);
       return ECONNREFUSED;    /* what the kernel says of a file that is no socket */
     }
-  for (size_t i = 0; i < n_allowed; i++)
-    if (allowed[i].dev == st.st_dev && allowed[i].ino == st.st_ino)
-      {
-        *out = fd;
-        return 0;
-      }
+  if (is_allowed (&st))
+    {
+      *out = fd;
+      return 0;
+    }
   close (fd);
   return EACCES;
 }
 
-/* A pathname Unix address becomes /proc/self/fd/N of the checked inode. */
+/* A pathname Unix address becomes N of the checked inode, relative to our
+ * current directory: /proc/self/fd of the host's /proc. */
 static int
 rewrite_unix (pid_t tid, struct job *j)
 {
@@ -196,20 +235,47 @@ rewrite_unix (pid_t tid, struct job *j)
   if (e)
     return e;
   memset (un->sun_path, 0, sizeof un->sun_path);
-  snprintf (un->sun_path, sizeof un->sun_path, "/proc/self/fd/%d", j->path_fd);
+  snprintf (un->sun_path, sizeof un->sun_path, "%d", j->path_fd);
   j->len = (socklen_t) (off + strlen (un->sun_path) + 1);
   return 0;
 }
 
 static void
-finish (struct job *j)
+job_free (struct job *j)
 {
-  int r = connect (j->sock, (struct sockaddr *) &j->addr, j->len);
-  reply (j->listener, j->id, r < 0 ? errno : 0);
-  close (j->sock);
+  if (j->sock >= 0)
+    close (j->sock);
   if (j->path_fd >= 0)
     close (j->path_fd);
+  free (j->data);
   free (j);
+}
+
+static void
+reply_val (int listener, uint64_t id, int64_t val)
+{
+  struct seccomp_notif_resp resp = { .id = id, .val = val };
+  ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+static void
+finish (struct job *j)
+{
+  if (j->send)
+    {
+      /* MSG_NOSIGNAL: a SIGPIPE would be ours, not the caller's */
+      ssize_t n = sendto (j->sock, j->data, j->data_len, j->flags | MSG_NOSIGNAL, (struct sockaddr *) &j->addr, j->len);
+      if (n < 0)
+        reply (j->listener, j->id, errno);
+      else
+        reply_val (j->listener, j->id, n);
+    }
+  else
+    {
+      int r = connect (j->sock, (struct sockaddr *) &j->addr, j->len);
+      reply (j->listener, j->id, r < 0 ? errno : 0);
+    }
+  job_free (j);
 }
 
 struct work {
@@ -229,26 +295,26 @@ worker (void *arg)
   return NULL;
 }
 
-/* A connect that may wait (a blocking stream socket: a Unix listener with
- * a full backlog, a TCP SYN that gets no answer) gets its own thread. */
+/* A call that may wait gets its own thread: a connect on a blocking stream
+ * socket (a Unix listener with a full backlog, a TCP SYN that gets no
+ * answer), a blocking send (a receiver's full queue). */
 static bool
-may_block (int sock)
+may_block (const struct job *j)
 {
-  int type = 0, fl = fcntl (sock, F_GETFL);
+  int type = 0, fl = fcntl (j->sock, F_GETFL);
   socklen_t tl = sizeof type;
   if (fl < 0 || (fl & O_NONBLOCK))
     return false;
-  return getsockopt (sock, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && (type == SOCK_STREAM || type == SOCK_SEQPACKET);
+  if (j->send)
+    return !(j->flags & MSG_DONTWAIT);
+  return getsockopt (j->sock, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && (type == SOCK_STREAM || type == SOCK_SEQPACKET);
 }
 
 static void
 drop (struct job *j, int error)
 {
   reply (j->listener, j->id, error);
-  close (j->sock);
-  if (j->path_fd >= 0)
-    close (j->path_fd);
-  free (j);
+  job_free (j);
 }
 
 static void
@@ -256,7 +322,7 @@ dispatch (struct job *j)
 {
   pthread_attr_t a;
   size_t i;
-  if (!may_block (j->sock))
+  if (!may_block (j))
     {
       finish (j);
       return;
@@ -319,28 +385,50 @@ on_usr1 (int sig)
 
 /* 0 when the job is ready to connect, else the errno to answer (-1: no
  * answer, the caller is gone). */
+/* A sendto's data, copied once (at most SEND_MAX: a stream takes a short
+ * write, a datagram that large could never be sent). */
+static int
+copy_data (pid_t tid, const struct call *c, struct job *j)
+{
+  j->data_len = c->blen;
+  if (c->blen > SEND_MAX)
+    {
+      int type = 0;
+      socklen_t tl = sizeof type;
+      if (getsockopt (j->sock, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM)
+        return -EMSGSIZE;
+      j->data_len = SEND_MAX;
+    }
+  j->data = malloc (j->data_len ? j->data_len : 1);
+  if (!j->data)
+    return -ENOMEM;
+  return j->data_len ? read_mem (tid, c->buf, j->data, j->data_len) : 0;
+}
+
 static int
 prepare (int listener, const struct seccomp_notif *req, struct job *j)
 {
   pid_t tid = (pid_t) req->pid;
-  uint64_t addr = 0;
-  int fd = -1, len = 0, r;
+  struct call c = { 0 };
+  int r;
 
-  if (!is_connect (&req->data))
-    return ENOSYS;
   if (tid <= 0)
     return EACCES;             /* a caller outside our pid namespace: cannot be resolved */
   int pidfd = open_target (tid);
   if (pidfd < 0)
     return still_valid (listener, req->id) ? EACCES : -1;
-  r = call_args (req, &fd, &addr, &len);
-  if (r == 0 && (len < 0 || (size_t) len > sizeof j->addr))
+  r = call_args (req, &c);
+  if (r == 0 && (c.len < 0 || (size_t) c.len > sizeof j->addr))
     r = -EINVAL;
   if (r == 0)
-    r = read_mem (tid, addr, &j->addr, (size_t) len);
-  j->len = (socklen_t) len;
-  if (r == 0 && (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, fd, 0)) < 0)
+    r = read_mem (tid, c.addr, &j->addr, (size_t) c.len);
+  j->len = (socklen_t) c.len;
+  j->send = c.send;
+  j->flags = c.flags;
+  if (r == 0 && (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, c.fd, 0)) < 0)
     r = -errno;
+  if (r == 0 && c.send)
+    r = copy_data (tid, &c, j);
   close (pidfd);
   /* The tid, the memory read and the cwd below belong to the caller only
    * if the notification is still alive after them. */
@@ -351,7 +439,7 @@ prepare (int listener, const struct seccomp_notif *req, struct job *j)
   struct stat st;
   if (fstat (j->sock, &st) < 0 || !S_ISSOCK (st.st_mode))
     return ENOTSOCK;
-  if (len >= (int) sizeof (sa_family_t) && j->addr.ss_family == AF_UNIX && (r = rewrite_unix (tid, j)) != 0)
+  if (c.len >= (int) sizeof (sa_family_t) && j->addr.ss_family == AF_UNIX && (r = rewrite_unix (tid, j)) != 0)
     return r;
   return still_valid (listener, req->id) ? 0 : -1;
 }
@@ -374,19 +462,15 @@ handle (int listener, const struct seccomp_notif *req)
     }
   if (e > 0)
     reply (listener, req->id, e);
-  if (j->sock >= 0)
-    close (j->sock);
-  if (j->path_fd >= 0)
-    close (j->path_fd);
-  free (j);
+  job_free (j);
 }
 
 void
-ar_unixconn_serve (int listener, const struct ar_unixconn_allow *allow, size_t n)
+ar_unixconn_serve (const struct ar_unixconn_ctx *ctx)
 {
   struct seccomp_notif_sizes sizes;
-  allowed = allow;
-  n_allowed = n;
+  int listener = ctx->listener;
+  C = ctx;
   if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
     {
       dprintf (2, "agentrun: connect supervisor: SECCOMP_GET_NOTIF_SIZES: %s\n", strerror (errno));
