@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,8 @@ ar_unixconn_own_netns (const struct ar_spec *spec)
   return false;
 }
 
-/* connect(2), and sendto(2) with an address, -> user notification; a new
+/* connect(2), sendto(2) with an address, sendmsg(2) and sendmmsg(2) -> user
+ * notification; a new
  * listener of the caller's own is refused (its filter, loaded later, would
  * answer before ours for the same action: connects it lets through). All
  * else is allowed here (the container's own profile, a separate filter,
@@ -126,6 +128,10 @@ load_filter (int *listener, ar_error **err)
     return ar_err (err, -r, LABEL ": seccomp_rule_add connect");
   if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendto), 1, SCMP_A4 (SCMP_CMP_NE, 0))) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add sendto");
+  /* their address lies in memory, where seccomp cannot look */
+  if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendmsg), 0)) < 0
+      || (r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendmmsg), 0)) < 0)
+    return ar_err (err, -r, LABEL ": seccomp_rule_add sendmsg");
   if ((r = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (seccomp), 2,
                              SCMP_A0 (SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
                              SCMP_A1 (SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
@@ -168,26 +174,27 @@ send_handover (int sock, int listener, bool own_netns, int report, ar_error **er
   return 0;
 }
 
-/* Hand the listener over. With a report fd the supervisor answers there,
- * to `start` (which waits for it as for our execve), and we go on: its
+/* After the handover: with a report fd the supervisor answers there, to
+ * `start` (which waits for it as for our execve), and we go on: its
  * start-up runs beside ours. Without one, wait for its word. Either way a
  * supervisor that dies takes the listener with it: connect(2) then fails
  * with ENOSYS, never unchecked. */
 static int
-handover (int sock, int listener, bool own_netns, int report, ar_error **err)
+handover_result (int sock, int report, ar_error **sent, ar_error **err)
 {
   char msg[AR_START_REPORT_MAX];
   int fd = -1;
-  if (send_handover (sock, listener, own_netns, report, err) < 0)
+  if (*sent)
     {
       /* Gone before the handover: with a report fd it has said why there,
        * and `start` fails with that; a silent death leaves no one holding
        * the listener once we close it, so connect(2) fails with ENOSYS. */
-      if (report >= 0 && *err && ((*err)->errnum == EPIPE || (*err)->errnum == ECONNRESET))
+      if (report >= 0 && ((*sent)->errnum == EPIPE || (*sent)->errnum == ECONNRESET))
         {
-          ar_error_freep (err);
+          ar_error_freep (sent);
           return 0;
         }
+      *err = *sent;
       return ar_err_prefix (err, LABEL ": hand the listener to the connect supervisor");
     }
   if (report >= 0)
@@ -205,6 +212,26 @@ handover (int sock, int listener, bool own_netns, int report, ar_error **err)
   return 0;
 }
 
+/* The handover sends fds with sendmsg(2), which the filter hands to the
+ * supervisor: a thread that exists before the filter is loaded (filters
+ * are per thread) sends them, and is gone before we go on. */
+struct handover_thread {
+  int sock, listener, report, pipe[2];
+  bool own_netns;
+  ar_error *err;
+};
+
+static void *
+handover_main (void *arg)
+{
+  struct handover_thread *h = arg;
+  char go;
+  if (read (h->pipe[0], &go, 1) != 1 || go != 'L')
+    return NULL;               /* no filter, nothing to hand over */
+  send_handover (h->sock, h->listener, h->own_netns, h->report, &h->err);
+  return NULL;
+}
+
 int
 ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool own_netns, int report,
                    ar_error **err)
@@ -213,8 +240,27 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool
     return 0;
   if (sock < 0)
     return ar_err (err, EINVAL, LABEL ": no connect supervisor was started");
+  struct handover_thread h = { .sock = sock, .listener = -1, .report = report, .own_netns = own_netns };
+  pthread_t t;
+  if (pipe2 (h.pipe, O_CLOEXEC) < 0)
+    return ar_err (err, errno, LABEL ": pipe");
+  int r = pthread_create (&t, NULL, handover_main, &h);
+  if (r)
+    {
+      close (h.pipe[0]);
+      close (h.pipe[1]);
+      return ar_err (err, r, LABEL ": start the handover thread");
+    }
   cleanup_close int listener = -1;
-  if (load_filter (&listener, err) < 0)
+  int loaded = load_filter (&listener, err);
+  h.listener = listener;
+  /* the listener's number is in our shared fd table; the byte says go */
+  if (write (h.pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)
+    loaded = ar_err (err, errno, LABEL ": wake the handover thread");
+  pthread_join (t, NULL);
+  close (h.pipe[0]);
+  close (h.pipe[1]);
+  if (loaded < 0)
     return -1;
-  return handover (sock, listener, own_netns, report, err);
+  return handover_result (sock, report, &h.err, err);
 }

@@ -31,7 +31,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define AR_UNIXCONN_ANNOTATION "run.agentrun.unix-connect"
 
@@ -91,6 +94,28 @@ struct ar_unixconn_ctx {
   size_t n_allow;
 };
 __attribute__ ((noreturn)) void ar_unixconn_serve (const struct ar_unixconn_ctx *ctx);
+
+/* unixconn_msg.c: one message of sendto, sendmsg or sendmmsg, copied from
+ * the caller (its SCM_RIGHTS fds taken and renumbered ours). A sendto's or
+ * sendmsg's data beyond AR_UNIXCONN_SEND_MAX is refused for a datagram
+ * (EMSGSIZE) and cut for a stream (a short write). */
+#define AR_UNIXCONN_SEND_MAX (4U << 20)
+struct ar_unixconn_msg {
+  struct sockaddr_storage addr;
+  socklen_t addr_len;          /* 0: no address */
+  int path_fd;                 /* O_PATH of the checked socket, or -1 */
+  struct iovec data;
+  void *control;
+  size_t control_len;
+  int *fds;                    /* ours, closed with the message */
+  size_t n_fds;
+  uint64_t len_at;             /* sendmmsg: the caller's msg_len, else 0 */
+};
+int ar_unixconn_read_mem (pid_t tid, uint64_t addr, void *buf, size_t len);
+int ar_unixconn_read_data (pid_t tid, const struct iovec *remote, size_t n, int sock_type, struct ar_unixconn_msg *m);
+/* The struct msghdr at `at`; -errno. */
+int ar_unixconn_read_msghdr (pid_t tid, int pidfd, uint64_t at, int sock_type, struct ar_unixconn_msg *m);
+void ar_unixconn_msg_clear (struct ar_unixconn_msg *m);
 
 /* unixconn_diag.c: is (dev, ino) the file of a Unix socket bound in the
  * network namespace of the sock_diag socket diag? */

@@ -34,21 +34,20 @@
 #define X32_BIT 0x40000000U
 #define SOCKETCALL_CONNECT 3
 #define SOCKETCALL_SENDTO 11
-/* A sendto's data is copied: at most this much (a datagram larger than a
- * socket's send buffer fails anyway; a stream takes a short write). */
-#define SEND_MAX (4U << 20)
+/* sendmmsg: at most this many messages a call (the caller gets the count) */
+#define MMSG_MAX 64
+
+enum op { OP_CONNECT, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG };
 
 struct job {
   int listener;
   uint64_t id;
+  pid_t tid;
   int sock;                    /* the caller's socket, our duplicate */
-  int path_fd;                 /* O_PATH of an allowed socket, or -1 */
-  socklen_t len;
-  struct sockaddr_storage addr;
-  bool send;                   /* sendto, else connect */
+  enum op op;
   int flags;
-  size_t data_len;
-  void *data;
+  size_t n;                    /* messages (connect: the address in m[0]) */
+  struct ar_unixconn_msg m[];
 };
 
 static const struct ar_unixconn_ctx *C;
@@ -77,69 +76,93 @@ still_valid (int listener, uint64_t id)
   return ioctl (listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-static int
-read_mem (pid_t tid, uint64_t addr, void *buf, size_t len)
-{
-  struct iovec local = { .iov_base = buf, .iov_len = len };
-  struct iovec remote = { .iov_base = (void *) (uintptr_t) addr, .iov_len = len };
-  ssize_t n = process_vm_readv (tid, &local, 1, &remote, 1, 0);
-  if (n == (ssize_t) len)
-    return 0;
-  return n < 0 && errno != EFAULT ? -errno : -EFAULT;
-}
+#define read_mem ar_unixconn_read_mem
 
-/* The call's arguments, as connect(fd, addr, len) or sendto(fd, buf,
- * blen, flags, addr, len); socketcall's live in memory. */
+/* The call's arguments: connect(fd, addr, len), sendto(fd, buf, blen,
+ * flags, addr, len), sendmsg(fd, msg, flags), sendmmsg(fd, msg, vlen,
+ * flags); socketcall's live in memory. */
 struct call {
-  bool send;
+  enum op op;
   int fd, len, flags;
-  uint64_t addr, buf, blen;
+  uint64_t addr, buf, blen;    /* sendmsg, sendmmsg: buf is the msghdr, blen vlen */
 };
 
-/* -ENOSYS for a call that is neither connect nor sendto */
+#if defined(__x86_64__)
+/* 32-bit x86: socketcall(2) or the direct calls (connect and sendto only:
+ * a compat msghdr is refused, ENOSYS, never let through) */
+static int
+compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
+{
+  const struct seccomp_data *d = &req->data;
+  if (d->nr == 102)
+    {
+      uint32_t m[6];
+      if (d->args[0] != SOCKETCALL_CONNECT && d->args[0] != SOCKETCALL_SENDTO)
+        return -ENOSYS;
+      c->op = d->args[0] == SOCKETCALL_SENDTO ? OP_SENDTO : OP_CONNECT;
+      int r = read_mem ((pid_t) req->pid, d->args[1], m, (c->op == OP_SENDTO ? 6 : 3) * sizeof *m);
+      if (r < 0)
+        return r;
+      for (int i = 0; i < 6; i++)
+        a[i] = c->op == OP_SENDTO || i < 3 ? m[i] : 0;
+      return 0;
+    }
+  if (d->nr != 362 && d->nr != 369)   /* connect, sendto */
+    return -ENOSYS;
+  c->op = d->nr == 369 ? OP_SENDTO : OP_CONNECT;
+  for (int i = 0; i < 6; i++)
+    a[i] = (uint32_t) d->args[i];
+  return 0;
+}
+#endif
+
+/* -ENOSYS for a call we do not perform */
 static int
 call_args (const struct seccomp_notif *req, struct call *c)
 {
   const struct seccomp_data *d = &req->data;
   uint64_t a[6];
-  bool compat = false;
+  long nr = d->nr;
 #if defined(__x86_64__)
-  if (d->arch == AUDIT_ARCH_I386 && d->nr == 102)
+  if (d->arch == AUDIT_ARCH_I386)
     {
-      uint32_t m[6];
-      if (d->args[0] != SOCKETCALL_CONNECT && d->args[0] != SOCKETCALL_SENDTO)
-        return -ENOSYS;
-      c->send = d->args[0] == SOCKETCALL_SENDTO;
-      int r = read_mem ((pid_t) req->pid, d->args[1], m, (c->send ? 6 : 3) * sizeof *m);
+      int r = compat_args (req, c, a);
       if (r < 0)
         return r;
-      for (int i = 0; i < 6; i++)
-        a[i] = c->send || i < 3 ? m[i] : 0;
     }
-  else if (d->arch == AUDIT_ARCH_I386 && (d->nr == 362 || d->nr == 369))   /* connect, sendto */
+  else if (d->arch != AUDIT_ARCH_X86_64 || (nr & X32_BIT))
     {
-      compat = true;
-      c->send = d->nr == 369;
+      /* x32: connect and sendto are the native calls; its msghdr is compat */
+      if (d->arch != AUDIT_ARCH_X86_64 || ((nr & ~X32_BIT) != SYS_connect && (nr & ~X32_BIT) != SYS_sendto))
+        return -ENOSYS;
+      nr &= ~X32_BIT;
     }
-  else if (d->arch == AUDIT_ARCH_X86_64 && ((d->nr & ~X32_BIT) == SYS_connect || (d->nr & ~X32_BIT) == SYS_sendto))
-    c->send = (d->nr & ~X32_BIT) == SYS_sendto;
-  else
-    return -ENOSYS;
-#else
-  if (d->nr != SYS_connect && d->nr != SYS_sendto)
-    return -ENOSYS;
-  c->send = d->nr == SYS_sendto;
+  if (d->arch != AUDIT_ARCH_I386)
+#elif defined(__aarch64__)
+  if (d->arch != AUDIT_ARCH_AARCH64)
+    return -ENOSYS;            /* 32-bit ARM: other numbers, a compat msghdr */
 #endif
-  if (!(d->arch == AUDIT_ARCH_I386 && d->nr == 102))
-    for (int i = 0; i < 6; i++)
-      a[i] = compat ? (uint32_t) d->args[i] : d->args[i];
-  c->fd = (int) a[0];
-  if (c->send)
     {
-      c->buf = a[1], c->blen = a[2], c->flags = (int) a[3], c->addr = a[4], c->len = (int) (uint32_t) a[5];
-      if (compat)
-        c->blen = (uint32_t) c->blen;
+      if (nr == SYS_connect)
+        c->op = OP_CONNECT;
+      else if (nr == SYS_sendto)
+        c->op = OP_SENDTO;
+      else if (nr == SYS_sendmsg)
+        c->op = OP_SENDMSG;
+      else if (nr == SYS_sendmmsg)
+        c->op = OP_SENDMMSG;
+      else
+        return -ENOSYS;
+      for (int i = 0; i < 6; i++)
+        a[i] = d->args[i];
     }
+  c->fd = (int) a[0];
+  if (c->op == OP_SENDTO)
+    c->buf = a[1], c->blen = a[2], c->flags = (int) a[3], c->addr = a[4], c->len = (int) (uint32_t) a[5];
+  else if (c->op == OP_SENDMSG)
+    c->buf = a[1], c->flags = (int) a[2];
+  else if (c->op == OP_SENDMMSG)
+    c->buf = a[1], c->blen = (uint32_t) a[2], c->flags = (int) a[3];
   else
     c->addr = a[1], c->len = (int) (uint32_t) a[2];
   return 0;
@@ -219,25 +242,39 @@ open_allowed (pid_t tid, const char *path, int *out)
 /* A pathname Unix address becomes N of the checked inode, relative to our
  * current directory: /proc/self/fd of the host's /proc. */
 static int
-rewrite_unix (pid_t tid, struct job *j)
+rewrite_unix (pid_t tid, struct ar_unixconn_msg *m)
 {
-  struct sockaddr_un *un = (struct sockaddr_un *) &j->addr;
+  struct sockaddr_un *un = (struct sockaddr_un *) &m->addr;
   size_t off = offsetof (struct sockaddr_un, sun_path);
   char path[sizeof un->sun_path + 1];
 
-  if (j->len > sizeof *un)
+  if (m->addr_len < sizeof (sa_family_t) || m->addr.ss_family != AF_UNIX)
+    return 0;
+  if (m->addr_len > sizeof *un)
     return EINVAL;
-  if (j->len <= off || un->sun_path[0] == '\0')
+  if (m->addr_len <= off || un->sun_path[0] == '\0')
     return 0;                  /* unnamed, or abstract: the container's own network namespace */
-  memcpy (path, un->sun_path, j->len - off);
-  path[j->len - off] = '\0';
-  int e = open_allowed (tid, path, &j->path_fd);
+  memcpy (path, un->sun_path, m->addr_len - off);
+  path[m->addr_len - off] = '\0';
+  int e = open_allowed (tid, path, &m->path_fd);
   if (e)
     return e;
   memset (un->sun_path, 0, sizeof un->sun_path);
-  snprintf (un->sun_path, sizeof un->sun_path, "%d", j->path_fd);
-  j->len = (socklen_t) (off + strlen (un->sun_path) + 1);
+  snprintf (un->sun_path, sizeof un->sun_path, "%d", m->path_fd);
+  m->addr_len = (socklen_t) (off + strlen (un->sun_path) + 1);
   return 0;
+}
+
+static struct job *
+job_new (int listener, uint64_t id, pid_t tid, size_t n)
+{
+  struct job *j = calloc (1, sizeof *j + n * sizeof *j->m);
+  if (!j)
+    return NULL;
+  *j = (struct job){ .listener = listener, .id = id, .tid = tid, .sock = -1, .n = n };
+  for (size_t i = 0; i < n; i++)
+    j->m[i].path_fd = -1;
+  return j;
 }
 
 static void
@@ -245,9 +282,8 @@ job_free (struct job *j)
 {
   if (j->sock >= 0)
     close (j->sock);
-  if (j->path_fd >= 0)
-    close (j->path_fd);
-  free (j->data);
+  for (size_t i = 0; i < j->n; i++)
+    ar_unixconn_msg_clear (&j->m[i]);
   free (j);
 }
 
@@ -258,13 +294,27 @@ reply_val (int listener, uint64_t id, int64_t val)
   ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
+static ssize_t
+send_one (struct job *j, struct ar_unixconn_msg *m)
+{
+  struct msghdr h = { .msg_name = m->addr_len ? &m->addr : NULL, .msg_namelen = m->addr_len,
+                      .msg_iov = &m->data, .msg_iovlen = 1,
+                      .msg_control = m->control, .msg_controllen = m->control_len };
+  /* MSG_NOSIGNAL: a SIGPIPE would be ours, not the caller's */
+  return sendmsg (j->sock, &h, j->flags | MSG_NOSIGNAL);
+}
+
 static void
 finish (struct job *j)
 {
-  if (j->send)
+  if (j->op == OP_CONNECT)
     {
-      /* MSG_NOSIGNAL: a SIGPIPE would be ours, not the caller's */
-      ssize_t n = sendto (j->sock, j->data, j->data_len, j->flags | MSG_NOSIGNAL, (struct sockaddr *) &j->addr, j->len);
+      int r = connect (j->sock, (struct sockaddr *) &j->m[0].addr, j->m[0].addr_len);
+      reply (j->listener, j->id, r < 0 ? errno : 0);
+    }
+  else if (j->op != OP_SENDMMSG)
+    {
+      ssize_t n = send_one (j, &j->m[0]);
       if (n < 0)
         reply (j->listener, j->id, errno);
       else
@@ -272,8 +322,31 @@ finish (struct job *j)
     }
   else
     {
-      int r = connect (j->sock, (struct sockaddr *) &j->addr, j->len);
-      reply (j->listener, j->id, r < 0 ? errno : 0);
+      /* as the kernel does: the count sent, or the first error if none was */
+      size_t done = 0;
+      int e = 0;
+      for (; done < j->n; done++)
+        {
+          ssize_t n = send_one (j, &j->m[done]);
+          unsigned len = n < 0 ? 0 : (unsigned) n;
+          if (n < 0)
+            {
+              e = errno;
+              break;
+            }
+          struct iovec local = { .iov_base = &len, .iov_len = sizeof len };
+          struct iovec remote = { .iov_base = (void *) (uintptr_t) j->m[done].len_at, .iov_len = sizeof len };
+          if (process_vm_writev (j->tid, &local, 1, &remote, 1, 0) != (ssize_t) sizeof len)
+            {
+              e = EFAULT;
+              done++;
+              break;
+            }
+        }
+      if (done)
+        reply_val (j->listener, j->id, (int64_t) done);
+      else
+        reply (j->listener, j->id, e);
     }
   job_free (j);
 }
@@ -305,7 +378,7 @@ may_block (const struct job *j)
   socklen_t tl = sizeof type;
   if (fl < 0 || (fl & O_NONBLOCK))
     return false;
-  if (j->send)
+  if (j->op != OP_CONNECT)
     return !(j->flags & MSG_DONTWAIT);
   return getsockopt (j->sock, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && (type == SOCK_STREAM || type == SOCK_SEQPACKET);
 }
@@ -385,50 +458,57 @@ on_usr1 (int sig)
 
 /* 0 when the job is ready to connect, else the errno to answer (-1: no
  * answer, the caller is gone). */
-/* A sendto's data, copied once (at most SEND_MAX: a stream takes a short
- * write, a datagram that large could never be sent). */
 static int
-copy_data (pid_t tid, const struct call *c, struct job *j)
+sock_type (int sock)
 {
-  j->data_len = c->blen;
-  if (c->blen > SEND_MAX)
+  int type = 0;
+  socklen_t tl = sizeof type;
+  return getsockopt (sock, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ? -1 : type;
+}
+
+/* The messages, copied once: sendto's buffer and address, sendmsg's and
+ * sendmmsg's msghdrs with their data and fds. */
+static int
+read_msgs (pid_t tid, int pidfd, const struct call *c, struct job *j)
+{
+  int type = sock_type (j->sock), r = 0;
+  if (c->op == OP_CONNECT || c->op == OP_SENDTO)
     {
-      int type = 0;
-      socklen_t tl = sizeof type;
-      if (getsockopt (j->sock, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM)
-        return -EMSGSIZE;
-      j->data_len = SEND_MAX;
+      if (c->len < 0 || (size_t) c->len > sizeof j->m[0].addr)
+        return -EINVAL;
+      j->m[0].addr_len = (socklen_t) c->len;
+      r = read_mem (tid, c->addr, &j->m[0].addr, (size_t) c->len);
+      if (r == 0 && c->op == OP_SENDTO)
+        {
+          struct iovec remote = { .iov_base = (void *) (uintptr_t) c->buf, .iov_len = c->blen };
+          r = ar_unixconn_read_data (tid, &remote, 1, type, &j->m[0]);
+        }
+      return r;
     }
-  j->data = malloc (j->data_len ? j->data_len : 1);
-  if (!j->data)
-    return -ENOMEM;
-  return j->data_len ? read_mem (tid, c->buf, j->data, j->data_len) : 0;
+  for (size_t i = 0; r == 0 && i < j->n; i++)
+    {
+      uint64_t at = c->buf + i * sizeof (struct mmsghdr);
+      r = ar_unixconn_read_msghdr (tid, pidfd, at, type, &j->m[i]);
+      if (c->op == OP_SENDMMSG)
+        j->m[i].len_at = at + offsetof (struct mmsghdr, msg_len);
+    }
+  return r;
 }
 
 static int
-prepare (int listener, const struct seccomp_notif *req, struct job *j)
+prepare (int listener, const struct seccomp_notif *req, struct call *c, struct job *j)
 {
-  pid_t tid = (pid_t) req->pid;
-  struct call c = { 0 };
+  pid_t tid = j->tid;
   int r;
 
-  if (tid <= 0)
-    return EACCES;             /* a caller outside our pid namespace: cannot be resolved */
   int pidfd = open_target (tid);
   if (pidfd < 0)
     return still_valid (listener, req->id) ? EACCES : -1;
-  r = call_args (req, &c);
-  if (r == 0 && (c.len < 0 || (size_t) c.len > sizeof j->addr))
-    r = -EINVAL;
+  j->op = c->op;
+  j->flags = c->flags;
+  r = (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, c->fd, 0)) < 0 ? -errno : 0;
   if (r == 0)
-    r = read_mem (tid, c.addr, &j->addr, (size_t) c.len);
-  j->len = (socklen_t) c.len;
-  j->send = c.send;
-  j->flags = c.flags;
-  if (r == 0 && (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, c.fd, 0)) < 0)
-    r = -errno;
-  if (r == 0 && c.send)
-    r = copy_data (tid, &c, j);
+    r = read_msgs (tid, pidfd, c, j);
   close (pidfd);
   /* The tid, the memory read and the cwd below belong to the caller only
    * if the notification is still alive after them. */
@@ -439,22 +519,37 @@ prepare (int listener, const struct seccomp_notif *req, struct job *j)
   struct stat st;
   if (fstat (j->sock, &st) < 0 || !S_ISSOCK (st.st_mode))
     return ENOTSOCK;
-  if (c.len >= (int) sizeof (sa_family_t) && j->addr.ss_family == AF_UNIX && (r = rewrite_unix (tid, j)) != 0)
-    return r;
+  if (c->op == OP_SENDMMSG || c->op == OP_SENDMSG)
+    if (c->flags & MSG_ZEROCOPY)
+      return EOPNOTSUPP;       /* the pages would be ours, freed before the kernel is done */
+  for (size_t i = 0; i < j->n; i++)
+    if ((r = rewrite_unix (tid, &j->m[i])) != 0)
+      return r;
   return still_valid (listener, req->id) ? 0 : -1;
 }
 
 static void
 handle (int listener, const struct seccomp_notif *req)
 {
-  struct job *j = calloc (1, sizeof *j);
+  struct call c = { 0 };
+  pid_t tid = (pid_t) req->pid;
+  int e = tid <= 0 ? EACCES : 0;   /* a caller outside our pid namespace: cannot be resolved */
+  if (e == 0 && (e = -call_args (req, &c)) == 0 && c.op == OP_SENDMMSG && c.blen == 0)
+    e = -1, reply_val (listener, req->id, 0);
+  if (e)
+    {
+      if (e > 0)
+        reply (listener, req->id, e);
+      return;
+    }
+  size_t n = c.op == OP_SENDMMSG ? (c.blen < MMSG_MAX ? c.blen : MMSG_MAX) : 1;
+  struct job *j = job_new (listener, req->id, tid, n);
   if (!j)
     {
       reply (listener, req->id, ENOMEM);
       return;
     }
-  *j = (struct job){ .listener = listener, .id = req->id, .sock = -1, .path_fd = -1 };
-  int e = prepare (listener, req, j);
+  e = prepare (listener, req, &c, j);
   if (e == 0)
     {
       dispatch (j);

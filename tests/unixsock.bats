@@ -34,11 +34,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 
 # The host pids of the connect supervisors of container ID ("ar-unixconn ID").
 supervisors() {
-  local p
-  for p in /proc/[0-9]*; do
-    [ "$( (tr -d '\0' <"$p/cmdline") 2>/dev/null)" = "ar-unixconn $1" ] && echo "${p#/proc/}"
-  done
-  return 0
+  ps -eo pid=,args= | awk -v id="$1" '$2 == "ar-unixconn" && $3 == id && NF == 3 { print $1 }'
 }
 
 # The id of the one sandbox running in $ROOT.
@@ -221,15 +217,23 @@ echo "magic $(python3 -c "$MAGIC")"'
   track_pid $!
   wait_for test -S "$WS/host-dgram.sock"
   wait_for test -S "$WS/chosen-dgram.sock"
+  # sendto, sendmsg with msg_name, and sendmsg carrying an fd (SCM_RIGHTS)
   run sb --unix-socket "$WS/chosen-dgram.sock" -- sh -c '
     ./probe sendto host-dgram.sock to-host; ./probe sendto "$PWD/host-dgram.sock" to-host-abs
-    ./probe sendto chosen-dgram.sock to-chosen'
+    ./probe sendmsg host-dgram.sock msg-host; ./probe sendfd host-dgram.sock fd-host
+    ./probe sendto chosen-dgram.sock to-chosen; ./probe sendmsg chosen-dgram.sock msg-chosen
+    ./probe sendfd chosen-dgram.sock fd-chosen'
   echo "$output"
   [ "${lines[0]}" = "refused EACCES" ]
   [ "${lines[1]}" = "refused EACCES" ]
-  [ "${lines[2]}" = "sent" ]
-  wait_for test -s "$T/chosen.out"
-  [ "$(cat "$T/chosen.out")" = to-chosen ]
+  [ "${lines[2]}" = "refused EACCES" ]
+  [ "${lines[3]}" = "refused EACCES" ]
+  [ "${lines[4]}" = "sent" ]
+  [ "${lines[5]}" = "sent" ]
+  [ "${lines[6]}" = "sent" ]
+  wait_for grep -q fd-chosen "$T/chosen.out"
+  cat "$T/chosen.out"
+  [ "$(cat "$T/chosen.out")" = "$(printf '%s\n' to-chosen msg-chosen 'fd-chosen +fd')" ]
   [ ! -e "$T/host.out" ]
 }
 
@@ -398,8 +402,9 @@ echo "magic $(python3 -c "$MAGIC")"'
   local sbp=$! id pid
   track_pid $sbp
   id=$(sandbox_id)
-  wait_for grep -q "count the threads" "$T/out"
+  wait_for bash -c "ps -eo args= | grep -qx 'ar-unixconn $id'"
   pid=$(supervisors "$id")
+  wait_for grep -q "count the threads" "$T/out"
   cat "$T/out"
   grep Threads /proc/$pid/status
   # the child is gone: the thread that connected for it was interrupted
