@@ -90,6 +90,7 @@ struct ar_unixconn_ctx {
   int listener;
   int proc;                    /* the host's /proc (O_PATH): notifications name host pids */
   int diag;                    /* NETLINK_SOCK_DIAG in the container's own netns, or -1 */
+  bool abstract_refused;       /* no own netns, and Landlock scopes abstract sockets */
   const struct ar_unixconn_allow *allow;
   size_t n_allow;
 };

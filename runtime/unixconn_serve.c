@@ -252,6 +252,8 @@ rewrite_unix (pid_t tid, struct ar_unixconn_msg *m)
     return 0;
   if (m->addr_len > sizeof *un)
     return EINVAL;
+  if (m->addr_len > off && un->sun_path[0] == '\0' && C->abstract_refused)
+    return EPERM;              /* what the Landlock scope would say */
   if (m->addr_len <= off || un->sun_path[0] == '\0')
     return 0;                  /* unnamed, or abstract: the container's own network namespace */
   memcpy (path, un->sun_path, m->addr_len - off);

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "unixconn.h"
 #include "fault.h"
+#include "landlock.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -213,7 +214,7 @@ enter_container (const struct handover *h, int self_fd, ar_error **err)
  * process's identity, say ready (close the report fd, or an empty message
  * to the process waiting for it), serve. */
 __attribute__ ((noreturn)) static void
-supervisor (int sock, const char *id, const char *text, const struct ar_user *u)
+supervisor (int sock, const char *id, const char *text, bool scoped, const struct ar_user *u)
 {
   struct handover h = { -1, -1, -1, -1, -1, -1 };
   struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
@@ -261,7 +262,12 @@ supervisor (int sock, const char *id, const char *text, const struct ar_user *u)
   else if (ar_send_fd (sock, -1, "", 0, &err) < 0)
     _exit (1);
   close (sock);
-  struct ar_unixconn_ctx ctx = { .listener = h.listener, .proc = proc, .diag = h.diag, .allow = allow, .n_allow = n };
+  /* We are outside the container's Landlock domain, whose abstract scope
+   * the kernel checks against the connecting process: with a network
+   * namespace of the container's own, every abstract name in it is the
+   * container's; without one, names of the host's would be in reach. */
+  struct ar_unixconn_ctx ctx = { .listener = h.listener, .proc = proc, .diag = h.diag, .allow = allow, .n_allow = n,
+                                 .abstract_refused = scoped && h.diag < 0 };
   ar_unixconn_serve (&ctx);
 }
 
@@ -278,6 +284,10 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
   *sock = -1;
   if (!text)
     return 0;
+  bool scoped = false;
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    if (strcmp (spec->annotations[i].key, AR_LANDLOCK_ANNOTATION) == 0)
+      scoped = strstr (spec->annotations[i].value, "\"abstract-unix-socket\"") != NULL;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": socketpair");
   pid_t mid = fork ();
@@ -286,7 +296,7 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
       close (sv[1]);
       pid_t pid = fork ();
       if (pid == 0)
-        supervisor (sv[0], id, text, user);
+        supervisor (sv[0], id, text, scoped, user);
       _exit (pid < 0 ? 1 : 0);
     }
   int e = errno;

@@ -193,7 +193,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   two_servers
   sb --unix-socket "$WS/chosen.sock" -- sh -c './probe connect chosen.sock >"$PWD/before"
     while [ ! -e "$PWD/go" ]; do sleep 0.1; done
-    { ./probe connect chosen.sock; ./probe connect other.sock; echo end; } >"$PWD/after"' 3>&- &
+    { ./probe connect chosen.sock; ./probe connect other.sock; ./probe newlistener other.sock; echo end; } >"$PWD/after"' 3>&- &
   track_pid $!
   local id pid
   id=$(sandbox_id)
@@ -208,6 +208,33 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$(cat "$WS/before")" = "ok CHOSEN" ]
   [ "$(sed -n 1p "$WS/after")" = "refused ENOSYS" ]
   [ "$(sed -n 2p "$WS/after")" = "refused ENOSYS" ]
+  # the escape once the listener is gone: a listener of its own, refused
+  [ "$(sed -n 3p "$WS/after")" = "newlistener refused EPERM" ]
+  [ "$(sed -n 4p "$WS/after")" = "refused ENOSYS" ]
+}
+
+@test "unixsock: without a network namespace of its own, Landlock's abstract scope still holds and only chosen sockets connect" {
+  need_cmd socat
+  two_servers
+  local name=agentrun-unixsock-$$-$RANDOM
+  socat ABSTRACT-LISTEN:"$name",fork SYSTEM:'echo HOST-ABSTRACT' &
+  track_pid $!
+  wait_for socat -u ABSTRACT-CONNECT:"$name" - >/dev/null
+  env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/b" --workspace "$WS" \
+    --unix-socket "$WS/chosen.sock" -- sh -c "socat -u ABSTRACT-CONNECT:$name - 2>&1 | tail -n1
+      ./probe own /tmp; ./probe connect chosen.sock; true"
+  jq -e '.annotations["run.agentrun.landlock"] | fromjson | .scope | index("abstract-unix-socket")' "$T/b/config.json" \
+    >/dev/null || skip "no Landlock abstract scope on this kernel"
+  config_edit "$T/b" '.linux.namespaces |= map(select(.type != "network"))'
+  run ar run -b "$T/b" unixsock-hostnet
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # the supervisor is outside the Landlock domain: it refuses for it
+  [[ "${lines[0]}" == *"Operation not permitted"* ]]
+  [[ "$output" != *HOST-ABSTRACT* ]]
+  # sockets bound in a shared namespace cannot be told from the host's
+  [ "${lines[1]}" = "own-stream refused EACCES" ]
+  [ "${lines[3]}" = "ok CHOSEN" ]
 }
 
 @test "unixsock: datagrams with an address reach the --unix-socket one only" {
