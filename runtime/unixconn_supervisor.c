@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/sched.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,7 +26,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* The supervisor's identity: the process's user, CAP_SYS_PTRACE alone (in
@@ -271,15 +271,16 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
   ar_unixconn_serve (&ctx);
 }
 
-/* Fork twice: the supervisor is reparented at once (to a subreaper or the
- * host's init), so the runtime, which stays for `run` and `sandbox`, keeps
- * no child it does not wait for, and `create` may exit. */
+/* One fork, not waited for (a wait for a second fork's middle process
+ * would put its scheduling on every start): no exit signal, so a runtime
+ * that stays (`run`, `sandbox`, `exec`) is not woken by its end, and its
+ * zombie goes when the runtime does. */
 int
 ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
                      ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
-  int sv[2], st;
+  int sv[2];
 
   *sock = -1;
   if (!text)
@@ -290,32 +291,19 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
       scoped = strstr (spec->annotations[i].value, "\"abstract-unix-socket\"") != NULL;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": socketpair");
-  pid_t mid = fork ();
-  if (mid == 0)
+  struct clone_args a = { .exit_signal = 0 };
+  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  if (pid == 0)
     {
       close (sv[1]);
-      pid_t pid = fork ();
-      if (pid == 0)
-        supervisor (sv[0], id, text, scoped, user);
-      _exit (pid < 0 ? 1 : 0);
+      supervisor (sv[0], id, text, scoped, user);
     }
   int e = errno;
   close (sv[0]);
-  if (mid < 0)
+  if (pid < 0)
     {
       close (sv[1]);
       return ar_err (err, e, "annotation " AR_UNIXCONN_ANNOTATION ": fork the connect supervisor");
-    }
-  while (waitpid (mid, &st, 0) < 0)
-    if (errno != EINTR)
-      {
-        close (sv[1]);
-        return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": wait for the connect supervisor's parent");
-      }
-  if (!WIFEXITED (st) || WEXITSTATUS (st) != 0)
-    {
-      close (sv[1]);
-      return ar_err (err, EAGAIN, "annotation " AR_UNIXCONN_ANNOTATION ": fork the connect supervisor");
     }
   *sock = sv[1];
   return 0;
