@@ -201,7 +201,8 @@ echo "magic $(python3 -c "$MAGIC")"'
   pid=$(supervisors "$id")
   [ -n "$pid" ]
   kill -9 "$pid"
-  wait_for bash -c "! kill -0 $pid"
+  # dead (a zombie of the sandbox's runtime until it exits, not reaped by it)
+  wait_for bash -c "[ ! -e /proc/$pid ] || [ \"\$(cut -d' ' -f3 /proc/$pid/stat)\" = Z ]"
   touch "$WS/go"
   wait_for grep -q end "$WS/after"
   cat "$WS/before" "$WS/after"
