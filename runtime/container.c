@@ -455,6 +455,8 @@ init_ctx_free (struct ar_init_ctx *ic)
     close (ic->state_fd);
   if (ic->sock >= 0)
     close (ic->sock);
+  if (ic->unixconn_sock >= 0)
+    close (ic->unixconn_sock);
   if (ic->prog)
     ar_seccomp_prog_free (ic->prog);
   ar_hook_fds_close (&ic->cc_hooks);
@@ -536,7 +538,8 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
     return -1;
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, g->root, &ic->prog, err) < 0)
     return -1;
-  if (ar_unixconn_validate (c->spec, err) < 0)
+  if (ar_unixconn_validate (c->spec, err) < 0
+      || ar_unixconn_prepare (c->st.id, c->spec, &c->spec->process->user, &ic->unixconn_sock, err) < 0)
     return -1;
   if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)
@@ -601,6 +604,9 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   *(ic->direct ? &c->init : &c->child1) = first;
   close (ic->sock);
   ic->sock = -1;
+  /* the supervisor's end is the container's alone: its EOF says the init is gone */
+  if (ic->unixconn_sock >= 0)
+    close (ar_steal_fd (ic->unixconn_sock));
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
   if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
@@ -620,7 +626,7 @@ create_internal (struct ar_globals *g, const struct ar_create_opts *o, bool fore
                  ar_error **err)
 {
   cleanup_free char *config_abs = NULL;
-  struct ar_init_ctx ic = { .sock = -1, .state_fd = -1 };
+  struct ar_init_ctx ic = { .sock = -1, .state_fd = -1, .unixconn_sock = -1 };
   bool have_state = false;
   int r = -1;
 

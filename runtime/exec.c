@@ -114,6 +114,7 @@ struct exec_ctx {
   int sock;
   int pidfd;                     /* the container init */
   int rootfd;                    /* /proc/<init>/root */
+  int unixconn_sock;             /* to the connect supervisor, or -1 */
   unsigned long ns_flags;
 };
 
@@ -154,7 +155,8 @@ exec_process (struct exec_ctx *x)
   /* The same Landlock domain as the init: a process joining the container
    * must not get around the second wall. Before seccomp, like the init. */
   if (ar_landlock_apply_kv (x->spec->annotations, x->spec->n_annotations, x->p->no_new_privileges, &err) < 0
-      || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, &x->p->user, -1, &err) < 0)
+      || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, x->unixconn_sock,
+                            ar_unixconn_own_netns (x->spec), -1, &err) < 0)
     exec_fail (x, err);
   if (x->prog && !x->p->no_new_privileges)
     {
@@ -269,6 +271,9 @@ static int
 spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *ep, ar_error **err)
 {
   int sv[2];
+  if (ar_unixconn_prepare (x->o->id, x->spec, &x->p->user, &x->unixconn_sock, err) < 0)
+    return -1;
+  cleanup_close int uc = x->unixconn_sock;   /* the exec'd process's alone after the clone */
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "exec: socketpair");
   x->sock = sv[1];
@@ -286,6 +291,7 @@ spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *
       exec_child1 (x);
     }
   close (sv[1]);
+  close (ar_steal_fd (uc));
   cleanup_close int sock = sv[0];
   ar_fault_point ("exec-after-clone");
   if (st->cgroup_path && ar_cgroup_enter (st->cgroup_path, ep->child1, err) < 0)
@@ -317,7 +323,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
   struct ar_cstate st = { 0 };
   struct ar_spec *spec = NULL;
   struct exec_proc e = { 0 };
-  struct exec_ctx x = { .o = o, .sock = -1, .pidfd = -1, .rootfd = -1 };
+  struct exec_ctx x = { .o = o, .sock = -1, .pidfd = -1, .rootfd = -1, .unixconn_sock = -1 };
   struct exec_parent ep = { .pidfd = -1, .master = -1 };
   cleanup_free char *root = NULL;
   sigset_t old;

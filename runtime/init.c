@@ -295,10 +295,10 @@ init_main (struct ar_init_ctx *c)
    * hold our capabilities; before seccomp unless a listener loaded it early. */
   if (ar_landlock_apply (c->spec, &err) < 0)
     fail_late (err);
-  /* The connect supervisor shares that Landlock domain (abstract sockets
-   * stay scoped) and is forked before any filter of ours is loaded. It
+  /* The connect supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
-  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, &p->user, start_report_fd, &err) < 0)
+  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
+                         (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err) < 0)
     fail_late (err);
   /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
    * still have it, as runc does; with it, seccomp is the last step. */

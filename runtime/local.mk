@@ -33,7 +33,7 @@ libagentrun_a_SOURCES = \
 	runtime/lsm.c runtime/lsm.h runtime/passwd.c runtime/passwd.h \
 	runtime/rootless.c runtime/rootless.h \
 	runtime/landlock.c runtime/landlock.h \
-	runtime/unixconn.c runtime/unixconn.h runtime/unixconn_serve.c \
+	runtime/unixconn.c runtime/unixconn.h runtime/unixconn_serve.c runtime/unixconn_supervisor.c runtime/unixconn_diag.c runtime/unixconn_msg.c \
 	$(HOOKS_SOURCES) \
 	runtime/commands.h
 

@@ -70,6 +70,7 @@ struct ar_init_ctx {
   int preserve_fds;
   int sock;                          /* the child end */
   int state_fd;                      /* O_PATH of the state folder: exec.fifo */
+  int unixconn_sock;                 /* to the connect supervisor, or -1 (unixconn.h) */
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool direct;                       /* the init is cloned in its namespaces, no child1 */

@@ -43,7 +43,10 @@ ar_send_fd (int sock, int fd, const void *data, size_t len, ar_error **err)
     }
   for (;;)
     {
-      if (sendmsg (sock, &msg, MSG_NOSIGNAL) >= 0)
+      /* without an fd, send(2): under the connect filter (unixconn.h) a
+       * sendmsg(2) is the supervisor's to perform, and it cannot reach a
+       * process of ours that has not exec'd yet */
+      if ((fd >= 0 ? sendmsg (sock, &msg, MSG_NOSIGNAL) : send (sock, iov.iov_base, iov.iov_len, MSG_NOSIGNAL)) >= 0)
         return 0;
       if (errno != EINTR)
         return ar_err (err, errno, "sendmsg");

@@ -1,25 +1,28 @@
-/* Chosen Unix sockets: connect(2) under a supervisor.
+/* Chosen Unix sockets: connect(2) and sendto(2) under a supervisor.
  *
  * Seccomp cannot read the address connect(2) points at, and Landlock does
  * not govern connecting to pathname sockets, so with the annotation
- * AR_UNIXCONN_ANNOTATION every connect(2) of the container's processes is a
- * seccomp user notification, answered by a supervisor process that lives
- * in the container (its mount, pid and network namespaces, its root and
- * Landlock domain) but outside every seccomp filter. The annotation is a
- * JSON array of paths inside the container, the only pathname sockets that
- * may be connected:
+ * AR_UNIXCONN_ANNOTATION every connect(2) of the container's processes, and
+ * every sendto(2) that names an address, is a seccomp user notification,
+ * answered by a supervisor process outside every seccomp filter. The
+ * annotation is a JSON array of paths inside the container, the pathname
+ * sockets that may be reached besides the container's own:
  *     "run.agentrun.unix-connect": "[\"/run/user/1000/ssh-agent.sock\"]"
+ * A socket bound in the container's own network namespace (one it made,
+ * not joined) was made inside and may be reached too.
  *
- * The supervisor never answers CONTINUE (the kernel would read the address
- * and the fd again, after a racing thread could have changed them): it
- * copies the address once, takes the caller's socket with pidfd_getfd and
- * connects that same open file itself, answering with the result. A
- * pathname is opened O_PATH as the caller would resolve it (its cwd, the
- * container's root, no magic links) and connected through /proc/self/fd/N
- * only when the inode is one of the allowed sockets; else EACCES. Other
- * families (TCP, UDP, abstract Unix names, which live in the container's
- * own network namespace) are connected as asked. If the supervisor dies,
- * connect(2) fails with ENOSYS: never an unchecked connect. */
+ * The supervisor lives outside the container's pid namespace (forked by
+ * the runtime before the container's process), so nothing inside can
+ * signal, ptrace or outlive-replace it; it joins the container's user
+ * namespace and root and runs as the process's user with CAP_SYS_PTRACE
+ * alone. It never answers CONTINUE (the kernel would read the address and
+ * the fd again, after a racing thread could have changed them): it copies
+ * the address (and a sendto's data) once, takes the caller's socket with
+ * pidfd_getfd and performs the call on that same open file, answering with
+ * the result. A pathname is opened O_PATH as the caller would resolve it
+ * and reached through the supervisor's /proc/self/fd/N only when the inode
+ * is an allowed socket; else EACCES. If the supervisor dies, connect(2)
+ * fails with ENOSYS: never an unchecked connect. */
 #ifndef AR_UNIXCONN_H
 #define AR_UNIXCONN_H
 
@@ -28,7 +31,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define AR_UNIXCONN_ANNOTATION "run.agentrun.unix-connect"
 
@@ -38,31 +44,82 @@
 #define AR_UNIXCONN_MAX_ALLOW 64
 #define AR_UNIXCONN_MAX_BLOCKING 64
 
+struct ar_unixconn_allow {
+  dev_t dev;
+  ino_t ino;
+};
+
 /* The annotation's value, or NULL. */
 const char *ar_unixconn_annotation (const struct ar_kv *annotations, size_t n);
+
+/* The annotation's paths; with allow, each one's inode (it must be a
+ * socket, seen from the calling process's root). */
+int ar_unixconn_parse (const char *text, struct ar_unixconn_allow *allow, size_t *n, ar_error **err);
 
 /* Check the annotation's text without touching the system (create, before
  * anything is made): a JSON array of absolute paths, and no
  * linux.seccomp.listenerPath (the supervisor would be under that filter). */
 int ar_unixconn_validate (const struct ar_spec *spec, ar_error **err);
 
+/* Does the container make a network namespace of its own (whose bound
+ * sockets were all made inside)? */
+bool ar_unixconn_own_netns (const struct ar_spec *spec);
+
+/* On the host, before the container's process is cloned: fork the
+ * supervisor (it waits for the handover, non-dumpable, in no session) and
+ * set *sock to the end the container's process inherits (-1 without the
+ * annotation); `ps` on the host shows it as "ar-unixconn ID". It runs as `user` once it has the listener, and exits when
+ * every process under the filter is gone, or at EOF before the handover. */
+int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
+                         ar_error **err);
+
 /* In the container, after pivot_root and Landlock, while the capabilities
- * are still held, before process.user is taken: start the supervisor (as
- * `user`, with CAP_SYS_PTRACE alone in the user namespace, non-dumpable,
- * reparented to the pid namespace's init) and load the connect filter into
- * the calling process. No-op without the annotation. report >= 0 (the
- * init's exec.fifo, read by `start` until EOF): the supervisor keeps it
- * until it is ready and writes AR_START_REPORT_HELPER and its failure
- * there (sync.h), and this returns without waiting for it; -1: wait here
- * for its word. */
-int ar_unixconn_start (const struct ar_kv *annotations, size_t n, const struct ar_user *user, int report,
+ * are still held, before process.user is taken: load the connect filter
+ * into the calling process and hand the supervisor (over sock, from
+ * ar_unixconn_prepare) its listener, the root, the user namespace, stderr
+ * and, with own_netns, a sock_diag socket of this network namespace.
+ * No-op without the annotation. report >= 0 (the init's exec.fifo, read by
+ * `start` until EOF): the supervisor keeps it until it is ready and writes
+ * AR_START_REPORT_HELPER and its failure there (sync.h), and this returns
+ * without waiting for it; -1: wait here for its word. */
+int ar_unixconn_start (const struct ar_kv *annotations, size_t n, int sock, bool own_netns, int report,
                        ar_error **err);
 
 /* unixconn_serve.c: the supervisor's loop (does not return). */
-struct ar_unixconn_allow {
-  dev_t dev;
-  ino_t ino;
+struct ar_unixconn_ctx {
+  int listener;
+  int proc;                    /* the host's /proc (O_PATH): notifications name host pids */
+  int diag;                    /* NETLINK_SOCK_DIAG in the container's own netns, or -1 */
+  bool abstract_refused;       /* no own netns, and Landlock scopes abstract sockets */
+  const struct ar_unixconn_allow *allow;
+  size_t n_allow;
 };
-__attribute__ ((noreturn)) void ar_unixconn_serve (int listener, const struct ar_unixconn_allow *allow, size_t n);
+__attribute__ ((noreturn)) void ar_unixconn_serve (const struct ar_unixconn_ctx *ctx);
+
+/* unixconn_msg.c: one message of sendto, sendmsg or sendmmsg, copied from
+ * the caller (its SCM_RIGHTS fds taken and renumbered ours). A sendto's or
+ * sendmsg's data beyond AR_UNIXCONN_SEND_MAX is refused for a datagram
+ * (EMSGSIZE) and cut for a stream (a short write). */
+#define AR_UNIXCONN_SEND_MAX (4U << 20)
+struct ar_unixconn_msg {
+  struct sockaddr_storage addr;
+  socklen_t addr_len;          /* 0: no address */
+  int path_fd;                 /* O_PATH of the checked socket, or -1 */
+  struct iovec data;
+  void *control;
+  size_t control_len;
+  int *fds;                    /* ours, closed with the message */
+  size_t n_fds;
+  uint64_t len_at;             /* sendmmsg: the caller's msg_len, else 0 */
+};
+int ar_unixconn_read_mem (pid_t tid, uint64_t addr, void *buf, size_t len);
+int ar_unixconn_read_data (pid_t tid, const struct iovec *remote, size_t n, int sock_type, struct ar_unixconn_msg *m);
+/* The struct msghdr at `at`; -errno. */
+int ar_unixconn_read_msghdr (pid_t tid, int pidfd, uint64_t at, int sock_type, struct ar_unixconn_msg *m);
+void ar_unixconn_msg_clear (struct ar_unixconn_msg *m);
+
+/* unixconn_diag.c: is (dev, ino) the file of a Unix socket bound in the
+ * network namespace of the sock_diag socket diag? */
+bool ar_unixconn_bound_inside (int diag, dev_t dev, ino_t ino);
 
 #endif

@@ -1,7 +1,8 @@
 /* The connect supervisor (unixconn.h): one notification at a time from the
- * listener; each connect is performed here, on the caller's own open file
- * (pidfd_getfd), with the address copied once, and answered with its
- * result. Never SECCOMP_USER_NOTIF_FLAG_CONTINUE. */
+ * listener; each connect, or sendto with an address, is performed here, on
+ * the caller's own open file (pidfd_getfd), with the address and data
+ * copied once, and answered with its result. Never
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE. */
 #include "config.h"
 #include "unixconn.h"
 
@@ -32,18 +33,24 @@
 #endif
 #define X32_BIT 0x40000000U
 #define SOCKETCALL_CONNECT 3
+#define SOCKETCALL_SENDTO 11
+/* sendmmsg: at most this many messages a call (the caller gets the count) */
+#define MMSG_MAX 64
+
+enum op { OP_CONNECT, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG };
 
 struct job {
   int listener;
   uint64_t id;
+  pid_t tid;
   int sock;                    /* the caller's socket, our duplicate */
-  int path_fd;                 /* O_PATH of an allowed socket, or -1 */
-  socklen_t len;
-  struct sockaddr_storage addr;
+  enum op op;
+  int flags;
+  size_t n;                    /* messages (connect: the address in m[0]) */
+  struct ar_unixconn_msg m[];
 };
 
-static const struct ar_unixconn_allow *allowed;
-static size_t n_allowed;
+static const struct ar_unixconn_ctx *C;
 /* Connects waiting in a thread of their own, by notification id: when the
  * caller is gone (or interrupted by a signal, and will ask again) the
  * thread's connect is interrupted too, as the kernel's own would be. */
@@ -69,51 +76,95 @@ still_valid (int listener, uint64_t id)
   return ioctl (listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
-static int
-read_mem (pid_t tid, uint64_t addr, void *buf, size_t len)
-{
-  struct iovec local = { .iov_base = buf, .iov_len = len };
-  struct iovec remote = { .iov_base = (void *) (uintptr_t) addr, .iov_len = len };
-  ssize_t n = process_vm_readv (tid, &local, 1, &remote, 1, 0);
-  if (n == (ssize_t) len)
-    return 0;
-  return n < 0 && errno != EFAULT ? -errno : -EFAULT;
-}
+#define read_mem ar_unixconn_read_mem
 
-static bool
-is_connect (const struct seccomp_data *d)
-{
+/* The call's arguments: connect(fd, addr, len), sendto(fd, buf, blen,
+ * flags, addr, len), sendmsg(fd, msg, flags), sendmmsg(fd, msg, vlen,
+ * flags); socketcall's live in memory. */
+struct call {
+  enum op op;
+  int fd, len, flags;
+  uint64_t addr, buf, blen;    /* sendmsg, sendmmsg: buf is the msghdr, blen vlen */
+};
+
 #if defined(__x86_64__)
-  if (d->arch == AUDIT_ARCH_X86_64)
-    return (d->nr & ~X32_BIT) == SYS_connect;
-  if (d->arch == AUDIT_ARCH_I386)
-    return d->nr == 362 || d->nr == 102;   /* connect, socketcall(SYS_CONNECT) */
-  return false;
-#else
-  return d->nr == SYS_connect;
-#endif
-}
-
-/* fd, address and length of the call; socketcall's live in memory. */
+/* 32-bit x86: socketcall(2) or the direct calls (connect and sendto only:
+ * a compat msghdr is refused, ENOSYS, never let through) */
 static int
-call_args (const struct seccomp_notif *req, int *fd, uint64_t *addr, int *len)
+compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
 {
   const struct seccomp_data *d = &req->data;
-  if (d->arch == AUDIT_ARCH_I386 && d->nr == 102)
+  if (d->nr == 102)
     {
-      uint32_t a[3];
-      if (d->args[0] != SOCKETCALL_CONNECT)
+      uint32_t m[6];
+      if (d->args[0] != SOCKETCALL_CONNECT && d->args[0] != SOCKETCALL_SENDTO)
         return -ENOSYS;
-      int r = read_mem ((pid_t) req->pid, d->args[1], a, sizeof a);
+      c->op = d->args[0] == SOCKETCALL_SENDTO ? OP_SENDTO : OP_CONNECT;
+      int r = read_mem ((pid_t) req->pid, d->args[1], m, (c->op == OP_SENDTO ? 6 : 3) * sizeof *m);
       if (r < 0)
         return r;
-      *fd = (int) a[0], *addr = a[1], *len = (int) a[2];
+      for (int i = 0; i < 6; i++)
+        a[i] = c->op == OP_SENDTO || i < 3 ? m[i] : 0;
       return 0;
     }
-  bool compat = d->arch == AUDIT_ARCH_I386;
-  *fd = (int) d->args[0];
-  *addr = compat ? (uint32_t) d->args[1] : d->args[1];
-  *len = (int) (uint32_t) d->args[2];
+  if (d->nr != 362 && d->nr != 369)   /* connect, sendto */
+    return -ENOSYS;
+  c->op = d->nr == 369 ? OP_SENDTO : OP_CONNECT;
+  for (int i = 0; i < 6; i++)
+    a[i] = (uint32_t) d->args[i];
+  return 0;
+}
+#endif
+
+/* -ENOSYS for a call we do not perform */
+static int
+call_args (const struct seccomp_notif *req, struct call *c)
+{
+  const struct seccomp_data *d = &req->data;
+  uint64_t a[6];
+  long nr = d->nr;
+#if defined(__x86_64__)
+  if (d->arch == AUDIT_ARCH_I386)
+    {
+      int r = compat_args (req, c, a);
+      if (r < 0)
+        return r;
+    }
+  else if (d->arch != AUDIT_ARCH_X86_64 || (nr & X32_BIT))
+    {
+      /* x32: connect and sendto are the native calls; its msghdr is compat */
+      if (d->arch != AUDIT_ARCH_X86_64 || ((nr & ~X32_BIT) != SYS_connect && (nr & ~X32_BIT) != SYS_sendto))
+        return -ENOSYS;
+      nr &= ~X32_BIT;
+    }
+  if (d->arch != AUDIT_ARCH_I386)
+#elif defined(__aarch64__)
+  if (d->arch != AUDIT_ARCH_AARCH64)
+    return -ENOSYS;            /* 32-bit ARM: other numbers, a compat msghdr */
+#endif
+    {
+      if (nr == SYS_connect)
+        c->op = OP_CONNECT;
+      else if (nr == SYS_sendto)
+        c->op = OP_SENDTO;
+      else if (nr == SYS_sendmsg)
+        c->op = OP_SENDMSG;
+      else if (nr == SYS_sendmmsg)
+        c->op = OP_SENDMMSG;
+      else
+        return -ENOSYS;
+      for (int i = 0; i < 6; i++)
+        a[i] = d->args[i];
+    }
+  c->fd = (int) a[0];
+  if (c->op == OP_SENDTO)
+    c->buf = a[1], c->blen = a[2], c->flags = (int) a[3], c->addr = a[4], c->len = (int) (uint32_t) a[5];
+  else if (c->op == OP_SENDMSG)
+    c->buf = a[1], c->flags = (int) a[2];
+  else if (c->op == OP_SENDMMSG)
+    c->buf = a[1], c->blen = (uint32_t) a[2], c->flags = (int) a[3];
+  else
+    c->addr = a[1], c->len = (int) (uint32_t) a[2];
   return 0;
 }
 
@@ -128,8 +179,9 @@ open_target (pid_t tid)
    * thread unshared it (then the fd number may name another socket, which
    * is connected under the same rules) */
   char path[64], line[128];
-  snprintf (path, sizeof path, "/proc/%d/status", (int) tid);
-  FILE *f = fopen (path, "re");
+  snprintf (path, sizeof path, "%d/status", (int) tid);
+  int sfd = openat (C->proc, path, O_RDONLY | O_CLOEXEC);
+  FILE *f = sfd < 0 ? NULL : fdopen (sfd, "re");
   int tgid = -1;
   while (f && fgets (line, sizeof line, f))
     if (sscanf (line, "Tgid: %d", &tgid) == 1)
@@ -137,6 +189,16 @@ open_target (pid_t tid)
   if (f)
     fclose (f);
   return tgid > 0 ? (int) syscall (SYS_pidfd_open, tgid, 0) : -1;
+}
+
+static bool
+is_allowed (const struct stat *st)
+{
+  for (size_t i = 0; i < C->n_allow; i++)
+    if (C->allow[i].dev == st->st_dev && C->allow[i].ino == st->st_ino)
+      return true;
+  /* bound in the container's own network namespace: made inside */
+  return C->diag >= 0 && ar_unixconn_bound_inside (C->diag, st->st_dev, st->st_ino);
 }
 
 /* A pathname as the caller resolves it: relative to its cwd, absolute from
@@ -152,8 +214,8 @@ open_allowed (pid_t tid, const char *path, int *out)
 
   if (path[0] != '/')
     {
-      snprintf (cwd, sizeof cwd, "/proc/%d/cwd", (int) tid);
-      if ((dir = open (cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+      snprintf (cwd, sizeof cwd, "%d/cwd", (int) tid);
+      if ((dir = openat (C->proc, cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
         return EACCES;
     }
   fd = (int) syscall (SYS_openat2, dir, path, &how, sizeof how);
@@ -168,48 +230,127 @@ open_allowed (pid_t tid, const char *path, int *out)
       close (fd);
       return ECONNREFUSED;    /* what the kernel says of a file that is no socket */
     }
-  for (size_t i = 0; i < n_allowed; i++)
-    if (allowed[i].dev == st.st_dev && allowed[i].ino == st.st_ino)
-      {
-        *out = fd;
-        return 0;
-      }
+  if (is_allowed (&st))
+    {
+      *out = fd;
+      return 0;
+    }
   close (fd);
   return EACCES;
 }
 
-/* A pathname Unix address becomes /proc/self/fd/N of the checked inode. */
+/* A pathname Unix address becomes N of the checked inode, relative to our
+ * current directory: /proc/self/fd of the host's /proc. */
 static int
-rewrite_unix (pid_t tid, struct job *j)
+rewrite_unix (pid_t tid, struct ar_unixconn_msg *m)
 {
-  struct sockaddr_un *un = (struct sockaddr_un *) &j->addr;
+  struct sockaddr_un *un = (struct sockaddr_un *) &m->addr;
   size_t off = offsetof (struct sockaddr_un, sun_path);
   char path[sizeof un->sun_path + 1];
 
-  if (j->len > sizeof *un)
+  if (m->addr_len < sizeof (sa_family_t) || m->addr.ss_family != AF_UNIX)
+    return 0;
+  if (m->addr_len > sizeof *un)
     return EINVAL;
-  if (j->len <= off || un->sun_path[0] == '\0')
+  if (m->addr_len > off && un->sun_path[0] == '\0' && C->abstract_refused)
+    return EPERM;              /* what the Landlock scope would say */
+  if (m->addr_len <= off || un->sun_path[0] == '\0')
     return 0;                  /* unnamed, or abstract: the container's own network namespace */
-  memcpy (path, un->sun_path, j->len - off);
-  path[j->len - off] = '\0';
-  int e = open_allowed (tid, path, &j->path_fd);
+  memcpy (path, un->sun_path, m->addr_len - off);
+  path[m->addr_len - off] = '\0';
+  int e = open_allowed (tid, path, &m->path_fd);
   if (e)
     return e;
   memset (un->sun_path, 0, sizeof un->sun_path);
-  snprintf (un->sun_path, sizeof un->sun_path, "/proc/self/fd/%d", j->path_fd);
-  j->len = (socklen_t) (off + strlen (un->sun_path) + 1);
+  snprintf (un->sun_path, sizeof un->sun_path, "%d", m->path_fd);
+  m->addr_len = (socklen_t) (off + strlen (un->sun_path) + 1);
   return 0;
+}
+
+static struct job *
+job_new (int listener, uint64_t id, pid_t tid, size_t n)
+{
+  struct job *j = calloc (1, sizeof *j + n * sizeof *j->m);
+  if (!j)
+    return NULL;
+  *j = (struct job){ .listener = listener, .id = id, .tid = tid, .sock = -1, .n = n };
+  for (size_t i = 0; i < n; i++)
+    j->m[i].path_fd = -1;
+  return j;
+}
+
+static void
+job_free (struct job *j)
+{
+  if (j->sock >= 0)
+    close (j->sock);
+  for (size_t i = 0; i < j->n; i++)
+    ar_unixconn_msg_clear (&j->m[i]);
+  free (j);
+}
+
+static void
+reply_val (int listener, uint64_t id, int64_t val)
+{
+  struct seccomp_notif_resp resp = { .id = id, .val = val };
+  ioctl (listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+static ssize_t
+send_one (struct job *j, struct ar_unixconn_msg *m)
+{
+  struct msghdr h = { .msg_name = m->addr_len ? &m->addr : NULL, .msg_namelen = m->addr_len,
+                      .msg_iov = &m->data, .msg_iovlen = 1,
+                      .msg_control = m->control, .msg_controllen = m->control_len };
+  /* MSG_NOSIGNAL: a SIGPIPE would be ours, not the caller's */
+  return sendmsg (j->sock, &h, j->flags | MSG_NOSIGNAL);
 }
 
 static void
 finish (struct job *j)
 {
-  int r = connect (j->sock, (struct sockaddr *) &j->addr, j->len);
-  reply (j->listener, j->id, r < 0 ? errno : 0);
-  close (j->sock);
-  if (j->path_fd >= 0)
-    close (j->path_fd);
-  free (j);
+  if (j->op == OP_CONNECT)
+    {
+      int r = connect (j->sock, (struct sockaddr *) &j->m[0].addr, j->m[0].addr_len);
+      reply (j->listener, j->id, r < 0 ? errno : 0);
+    }
+  else if (j->op != OP_SENDMMSG)
+    {
+      ssize_t n = send_one (j, &j->m[0]);
+      if (n < 0)
+        reply (j->listener, j->id, errno);
+      else
+        reply_val (j->listener, j->id, n);
+    }
+  else
+    {
+      /* as the kernel does: the count sent, or the first error if none was */
+      size_t done = 0;
+      int e = 0;
+      for (; done < j->n; done++)
+        {
+          ssize_t n = send_one (j, &j->m[done]);
+          unsigned len = n < 0 ? 0 : (unsigned) n;
+          if (n < 0)
+            {
+              e = errno;
+              break;
+            }
+          struct iovec local = { .iov_base = &len, .iov_len = sizeof len };
+          struct iovec remote = { .iov_base = (void *) (uintptr_t) j->m[done].len_at, .iov_len = sizeof len };
+          if (process_vm_writev (j->tid, &local, 1, &remote, 1, 0) != (ssize_t) sizeof len)
+            {
+              e = EFAULT;
+              done++;
+              break;
+            }
+        }
+      if (done)
+        reply_val (j->listener, j->id, (int64_t) done);
+      else
+        reply (j->listener, j->id, e);
+    }
+  job_free (j);
 }
 
 struct work {
@@ -229,26 +370,26 @@ worker (void *arg)
   return NULL;
 }
 
-/* A connect that may wait (a blocking stream socket: a Unix listener with
- * a full backlog, a TCP SYN that gets no answer) gets its own thread. */
+/* A call that may wait gets its own thread: a connect on a blocking stream
+ * socket (a Unix listener with a full backlog, a TCP SYN that gets no
+ * answer), a blocking send (a receiver's full queue). */
 static bool
-may_block (int sock)
+may_block (const struct job *j)
 {
-  int type = 0, fl = fcntl (sock, F_GETFL);
+  int type = 0, fl = fcntl (j->sock, F_GETFL);
   socklen_t tl = sizeof type;
   if (fl < 0 || (fl & O_NONBLOCK))
     return false;
-  return getsockopt (sock, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && (type == SOCK_STREAM || type == SOCK_SEQPACKET);
+  if (j->op != OP_CONNECT)
+    return !(j->flags & MSG_DONTWAIT);
+  return getsockopt (j->sock, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && (type == SOCK_STREAM || type == SOCK_SEQPACKET);
 }
 
 static void
 drop (struct job *j, int error)
 {
   reply (j->listener, j->id, error);
-  close (j->sock);
-  if (j->path_fd >= 0)
-    close (j->path_fd);
-  free (j);
+  job_free (j);
 }
 
 static void
@@ -256,7 +397,7 @@ dispatch (struct job *j)
 {
   pthread_attr_t a;
   size_t i;
-  if (!may_block (j->sock))
+  if (!may_block (j))
     {
       finish (j);
       return;
@@ -320,27 +461,56 @@ on_usr1 (int sig)
 /* 0 when the job is ready to connect, else the errno to answer (-1: no
  * answer, the caller is gone). */
 static int
-prepare (int listener, const struct seccomp_notif *req, struct job *j)
+sock_type (int sock)
 {
-  pid_t tid = (pid_t) req->pid;
-  uint64_t addr = 0;
-  int fd = -1, len = 0, r;
+  int type = 0;
+  socklen_t tl = sizeof type;
+  return getsockopt (sock, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ? -1 : type;
+}
 
-  if (!is_connect (&req->data))
-    return ENOSYS;
-  if (tid <= 0)
-    return EACCES;             /* a caller outside our pid namespace: cannot be resolved */
+/* The messages, copied once: sendto's buffer and address, sendmsg's and
+ * sendmmsg's msghdrs with their data and fds. */
+static int
+read_msgs (pid_t tid, int pidfd, const struct call *c, struct job *j)
+{
+  int type = sock_type (j->sock), r = 0;
+  if (c->op == OP_CONNECT || c->op == OP_SENDTO)
+    {
+      if (c->len < 0 || (size_t) c->len > sizeof j->m[0].addr)
+        return -EINVAL;
+      j->m[0].addr_len = (socklen_t) c->len;
+      r = read_mem (tid, c->addr, &j->m[0].addr, (size_t) c->len);
+      if (r == 0 && c->op == OP_SENDTO)
+        {
+          struct iovec remote = { .iov_base = (void *) (uintptr_t) c->buf, .iov_len = c->blen };
+          r = ar_unixconn_read_data (tid, &remote, 1, type, &j->m[0]);
+        }
+      return r;
+    }
+  for (size_t i = 0; r == 0 && i < j->n; i++)
+    {
+      uint64_t at = c->buf + i * sizeof (struct mmsghdr);
+      r = ar_unixconn_read_msghdr (tid, pidfd, at, type, &j->m[i]);
+      if (c->op == OP_SENDMMSG)
+        j->m[i].len_at = at + offsetof (struct mmsghdr, msg_len);
+    }
+  return r;
+}
+
+static int
+prepare (int listener, const struct seccomp_notif *req, struct call *c, struct job *j)
+{
+  pid_t tid = j->tid;
+  int r;
+
   int pidfd = open_target (tid);
   if (pidfd < 0)
     return still_valid (listener, req->id) ? EACCES : -1;
-  r = call_args (req, &fd, &addr, &len);
-  if (r == 0 && (len < 0 || (size_t) len > sizeof j->addr))
-    r = -EINVAL;
+  j->op = c->op;
+  j->flags = c->flags;
+  r = (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, c->fd, 0)) < 0 ? -errno : 0;
   if (r == 0)
-    r = read_mem (tid, addr, &j->addr, (size_t) len);
-  j->len = (socklen_t) len;
-  if (r == 0 && (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, fd, 0)) < 0)
-    r = -errno;
+    r = read_msgs (tid, pidfd, c, j);
   close (pidfd);
   /* The tid, the memory read and the cwd below belong to the caller only
    * if the notification is still alive after them. */
@@ -351,22 +521,37 @@ prepare (int listener, const struct seccomp_notif *req, struct job *j)
   struct stat st;
   if (fstat (j->sock, &st) < 0 || !S_ISSOCK (st.st_mode))
     return ENOTSOCK;
-  if (len >= (int) sizeof (sa_family_t) && j->addr.ss_family == AF_UNIX && (r = rewrite_unix (tid, j)) != 0)
-    return r;
+  if (c->op == OP_SENDMMSG || c->op == OP_SENDMSG)
+    if (c->flags & MSG_ZEROCOPY)
+      return EOPNOTSUPP;       /* the pages would be ours, freed before the kernel is done */
+  for (size_t i = 0; i < j->n; i++)
+    if ((r = rewrite_unix (tid, &j->m[i])) != 0)
+      return r;
   return still_valid (listener, req->id) ? 0 : -1;
 }
 
 static void
 handle (int listener, const struct seccomp_notif *req)
 {
-  struct job *j = calloc (1, sizeof *j);
+  struct call c = { 0 };
+  pid_t tid = (pid_t) req->pid;
+  int e = tid <= 0 ? EACCES : 0;   /* a caller outside our pid namespace: cannot be resolved */
+  if (e == 0 && (e = -call_args (req, &c)) == 0 && c.op == OP_SENDMMSG && c.blen == 0)
+    e = -1, reply_val (listener, req->id, 0);
+  if (e)
+    {
+      if (e > 0)
+        reply (listener, req->id, e);
+      return;
+    }
+  size_t n = c.op == OP_SENDMMSG ? (c.blen < MMSG_MAX ? c.blen : MMSG_MAX) : 1;
+  struct job *j = job_new (listener, req->id, tid, n);
   if (!j)
     {
       reply (listener, req->id, ENOMEM);
       return;
     }
-  *j = (struct job){ .listener = listener, .id = req->id, .sock = -1, .path_fd = -1 };
-  int e = prepare (listener, req, j);
+  e = prepare (listener, req, &c, j);
   if (e == 0)
     {
       dispatch (j);
@@ -374,19 +559,15 @@ handle (int listener, const struct seccomp_notif *req)
     }
   if (e > 0)
     reply (listener, req->id, e);
-  if (j->sock >= 0)
-    close (j->sock);
-  if (j->path_fd >= 0)
-    close (j->path_fd);
-  free (j);
+  job_free (j);
 }
 
 void
-ar_unixconn_serve (int listener, const struct ar_unixconn_allow *allow, size_t n)
+ar_unixconn_serve (const struct ar_unixconn_ctx *ctx)
 {
   struct seccomp_notif_sizes sizes;
-  allowed = allow;
-  n_allowed = n;
+  int listener = ctx->listener;
+  C = ctx;
   if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
     {
       dprintf (2, "agentrun: connect supervisor: SECCOMP_GET_NOTIF_SIZES: %s\n", strerror (errno));

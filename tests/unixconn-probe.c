@@ -11,11 +11,29 @@
  *   unixconn-probe serve PATH LINE      listen on PATH (mode 0777), answer LINE to each connection
  *   unixconn-probe hold PATH            listen on PATH with a backlog of 1, never accept
  *   unixconn-probe stall FULL OK        a child fills FULL's backlog until its blocking connect hangs;
- *       then connect OK: prints "ok-while-stalled MS" and whether the child is still blocked
- *   unixconn-probe tcp HOST PORT        a TCP connect, "ok" or "refused ERRNO" */
+ *       then connect OK: prints "ok-while-stalled MS" and whether the child is still blocked;
+ *       3 s after the child is killed, "count the threads", and 3 s more before the exit
+ *   unixconn-probe tcp HOST PORT        a TCP connect, "ok" or "refused ERRNO"
+ *   unixconn-probe newlistener PATH     the escape: a filter of our own with a new listener, whose
+ *       thread answers CONTINUE to every connect; prints "newlistener refused ERRNO" or, with a
+ *       listener, connects PATH (exit 2 on "escaped")
+ *   unixconn-probe allowfilter PATH     a filter of our own allowing everything, then connect PATH
+ *   unixconn-probe sendto PATH MSG      a datagram with an address: "sent" or "refused ERRNO"
+ *   unixconn-probe sendmsg PATH MSG     the same through sendmsg(2) with msg_name
+ *   unixconn-probe sendfd PATH MSG      the same with an fd (SCM_RIGHTS) of /etc/hostname
+ *   unixconn-probe dgram-serve PATH OUT bind a datagram socket on PATH (mode 0777), append each
+ *       message (and " +fd" when one came with it) as a line to OUT
+ *   unixconn-probe own DIR              bind a stream and a datagram socket in DIR, reach each:
+ *       "own-stream ok|refused ERRNO", "own-dgram ok|refused ERRNO" */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -188,31 +206,6 @@ do_hold (const char *path)
     pause ();
 }
 
-/* Threads of the process named ar-unixconn (our pid namespace has one
- * supervisor per filter: the sandbox's). */
-static int
-supervisor_threads (void)
-{
-  char path[64], line[256];
-  for (int pid = 1; pid < 4096; pid++)
-    {
-      snprintf (path, sizeof path, "/proc/%d/status", pid);
-      FILE *f = fopen (path, "re");
-      int threads = -1;
-      bool it = false;
-      while (f && fgets (line, sizeof line, f))
-        if (strcmp (line, "Name:\tar-unixconn\n") == 0)
-          it = true;
-        else
-          sscanf (line, "Threads: %d", &threads);
-      if (f)
-        fclose (f);
-      if (it)
-        return threads;
-    }
-  return -1;
-}
-
 static int
 do_stall (const char *full, const char *ok)
 {
@@ -238,9 +231,11 @@ do_stall (const char *full, const char *ok)
     printf ("ok-while-stalled %.0f\n", ms);
   printf ("child %s\n", blocked ? "still-blocked" : "not-blocked");
   /* the child is gone: the supervisor's thread that connected for it must
-   * be interrupted within its one-second look */
+   * be interrupted within its one-second look; the test counts its threads
+   * from the host meanwhile */
   sleep (3);
-  printf ("supervisor threads %d\n", supervisor_threads ());
+  printf ("count the threads\n");
+  sleep (3);
   return s < 0 || !blocked;
 }
 
@@ -261,6 +256,178 @@ do_serve (const char *path, const char *line)
       dprintf (c, "%s\n", line);
       close (c);
     }
+}
+
+/* A filter of the agent's own: every connect(2) a user notification */
+static int listener_fd = -1;
+static atomic_int listener_ready;
+
+static void *
+answer_continue (void *arg)
+{
+  (void) arg;
+  while (!atomic_load (&listener_ready))
+    usleep (1000);
+  for (;;)
+    {
+      struct seccomp_notif req;
+      memset (&req, 0, sizeof req);
+      if (ioctl (listener_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+        continue;
+      struct seccomp_notif_resp resp = { .id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+      ioctl (listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    }
+  return NULL;
+}
+
+static int
+own_filter (unsigned ret, unsigned flags)
+{
+  struct sock_filter f[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_connect, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, ret),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { .len = sizeof f / sizeof *f, .filter = f };
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return -1;
+  return (int) syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+}
+
+static int
+do_newlistener (const char *path)
+{
+  pthread_t t;
+  /* the answering thread exists before the filter: it is not under it */
+  pthread_create (&t, NULL, answer_continue, NULL);
+  listener_fd = own_filter (SECCOMP_RET_USER_NOTIF, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+  if (listener_fd < 0)
+    {
+      printf ("newlistener refused %s\n", strerrorname_np (errno));
+      return do_connect (path);
+    }
+  atomic_store (&listener_ready, 1);
+  int s = unix_connect (path);
+  if (s >= 0)
+    {
+      printf ("escaped\n");
+      return 2;
+    }
+  printf ("newlistener held %s\n", strerrorname_np (errno));
+  return 0;
+}
+
+static int
+do_allowfilter (const char *path)
+{
+  if (own_filter (SECCOMP_RET_ALLOW, 0) < 0)
+    return perror ("seccomp"), 1;
+  return do_connect (path);
+}
+
+static socklen_t
+unix_addr (struct sockaddr_un *a, const char *path)
+{
+  memset (a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  snprintf (a->sun_path, sizeof a->sun_path, "%s", path);
+  return (socklen_t) (offsetof (struct sockaddr_un, sun_path) + strlen (a->sun_path) + 1);
+}
+
+/* how: 0 sendto, 1 sendmsg, 2 sendmsg with an fd */
+static int
+do_send (const char *path, const char *msg, int how)
+{
+  struct sockaddr_un a;
+  socklen_t len = unix_addr (&a, path);
+  int s = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ssize_t n;
+  if (how == 0)
+    n = sendto (s, msg, strlen (msg), 0, (struct sockaddr *) &a, len);
+  else
+    {
+      struct iovec v = { .iov_base = (void *) msg, .iov_len = strlen (msg) };
+      char cbuf[CMSG_SPACE (sizeof (int))];
+      struct msghdr m = { .msg_name = &a, .msg_namelen = len, .msg_iov = &v, .msg_iovlen = 1 };
+      int fd = open ("/etc/hostname", O_RDONLY | O_CLOEXEC);
+      if (how == 2)
+        {
+          memset (cbuf, 0, sizeof cbuf);
+          m.msg_control = cbuf;
+          m.msg_controllen = sizeof cbuf;
+          struct cmsghdr *c = CMSG_FIRSTHDR (&m);
+          c->cmsg_level = SOL_SOCKET;
+          c->cmsg_type = SCM_RIGHTS;
+          c->cmsg_len = CMSG_LEN (sizeof (int));
+          memcpy (CMSG_DATA (c), &fd, sizeof fd);
+        }
+      n = sendmsg (s, &m, 0);
+    }
+  if (n < 0)
+    {
+      printf ("refused %s\n", strerrorname_np (errno));
+      return 1;
+    }
+  printf ("sent\n");
+  return 0;
+}
+
+static int
+do_dgram_serve (const char *path, const char *out)
+{
+  struct sockaddr_un a;
+  socklen_t len = unix_addr (&a, path);
+  int s = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0 || bind (s, (struct sockaddr *) &a, len) < 0 || chmod (path, 0777) < 0)
+    return perror (path), 1;
+  for (;;)
+    {
+      char buf[512], cbuf[CMSG_SPACE (4 * sizeof (int))];
+      struct iovec v = { .iov_base = buf, .iov_len = sizeof buf - 1 };
+      struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+      ssize_t n = recvmsg (s, &m, MSG_CMSG_CLOEXEC);
+      if (n < 0)
+        continue;
+      buf[n] = '\0';
+      bool fd = false;
+      for (struct cmsghdr *c = CMSG_FIRSTHDR (&m); c; c = CMSG_NXTHDR (&m, c))
+        fd |= c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS;
+      int o = open (out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+      dprintf (o, "%s%s\n", buf, fd ? " +fd" : "");
+      close (o);
+    }
+}
+
+/* Sockets bound inside, reached from inside. */
+static int
+do_own (const char *dir)
+{
+  char sp[256], dp[256];
+  struct sockaddr_un a;
+  snprintf (sp, sizeof sp, "%s/own-stream.sock", dir);
+  snprintf (dp, sizeof dp, "%s/own-dgram.sock", dir);
+  unlink (sp);
+  unlink (dp);
+  socklen_t len = unix_addr (&a, sp);
+  int l = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l < 0 || bind (l, (struct sockaddr *) &a, len) < 0 || listen (l, 4) < 0)
+    return perror (sp), 1;
+  int c = unix_connect (sp);
+  printf ("own-stream %s%s\n", c >= 0 ? "ok" : "refused ", c >= 0 ? "" : strerrorname_np (errno));
+  len = unix_addr (&a, dp);
+  int d = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (d < 0 || bind (d, (struct sockaddr *) &a, len) < 0)
+    return perror (dp), 1;
+  int e = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  char buf[8] = "";
+  bool ok = sendto (e, "hi", 2, 0, (struct sockaddr *) &a, len) == 2;
+  int err = errno;
+  ok = ok && recv (d, buf, sizeof buf, MSG_DONTWAIT) == 2;
+  printf ("own-dgram %s%s\n", ok ? "ok" : "refused ", ok ? "" : strerrorname_np (err));
+  unlink (sp);
+  unlink (dp);
+  return c < 0 || !ok;
 }
 
 int
@@ -289,6 +456,20 @@ main (int argc, char **argv)
     return do_serve (argv[2], argv[3]);
   if (argc == 4 && strcmp (argv[1], "tcp") == 0)
     return do_tcp (argv[2], atoi (argv[3]));
+  if (argc == 3 && strcmp (argv[1], "newlistener") == 0)
+    return do_newlistener (argv[2]);
+  if (argc == 3 && strcmp (argv[1], "allowfilter") == 0)
+    return do_allowfilter (argv[2]);
+  if (argc == 4 && strcmp (argv[1], "sendto") == 0)
+    return do_send (argv[2], argv[3], 0);
+  if (argc == 4 && strcmp (argv[1], "sendmsg") == 0)
+    return do_send (argv[2], argv[3], 1);
+  if (argc == 4 && strcmp (argv[1], "sendfd") == 0)
+    return do_send (argv[2], argv[3], 2);
+  if (argc == 4 && strcmp (argv[1], "dgram-serve") == 0)
+    return do_dgram_serve (argv[2], argv[3]);
+  if (argc == 3 && strcmp (argv[1], "own") == 0)
+    return do_own (argv[2]);
   fprintf (stderr, "usage: see tests/unixconn-probe.c\n");
   return 64;
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
-# run.agentrun.unix-connect: connect(2) under the supervisor. The sandbox
-# can see a host socket inside its workspace; only the --unix-socket one may
-# be connected, by absolute or relative path, by a non-dumpable client, and
-# whatever a second thread does to the address. TCP through the netproxy
-# (the control) still connects; a dead supervisor means ENOSYS, never an
+# run.agentrun.unix-connect: connect(2) and sendto(2) under the supervisor.
+# The sandbox can see a host socket inside its workspace; only the
+# --unix-socket one may be connected, by absolute or relative path, by a
+# non-dumpable client, and whatever a second thread does to the address;
+# sockets bound inside the sandbox connect. TCP through the netproxy (the
+# control) still connects; the supervisor lives outside the sandbox's pid
+# namespace, out of its reach; a dead supervisor means ENOSYS, never an
 # unchecked connect. As root (the agent runs as nobody) and as agentrun-test.
 
 load helpers
@@ -29,6 +31,17 @@ teardown() {
 }
 
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+# The host pids of the connect supervisors of container ID ("ar-unixconn ID").
+supervisors() {
+  ps -eo pid=,args= | awk -v id="$1" '$2 == "ar-unixconn" && $3 == id && NF == 3 { print $1 }'
+}
+
+# The id of the one sandbox running in $ROOT.
+sandbox_id() {
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'" || return 1
+  ls "$ROOT" | grep '^sandbox-'
+}
 
 # A host server on PATH answering LINE to each connection.
 serve() {
@@ -133,23 +146,147 @@ echo "magic $(python3 -c "$MAGIC")"'
   [[ "$output" == *ABSTRACT-OWN* ]]
 }
 
-@test "unixsock: with the supervisor gone, connect fails with ENOSYS" {
+@test "unixsock: the supervisor is out of the agent's reach, and its own filter cannot take connect over" {
   two_servers
-  # The agent runs as the supervisor's uid and may kill it (by pid, found in
-  # the sandbox's own pid namespace); that only takes connect(2) away.
+  # The escape: a filter of the agent's own with a new listener, whose
+  # thread answers CONTINUE, would take precedence over ours for connect.
+  # seccomp(2) refuses the listener; a filter of its own allowing connect
+  # does not override the notification. The supervisor is in no pid
+  # namespace of the sandbox: not in its /proc, nothing to signal or ptrace.
   run sb --unix-socket "$WS/chosen.sock" -- bash -c '
-    ./probe connect chosen.sock
-    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && tr -d "\\0" <$p/cmdline && echo && kill -9 "${p#/proc/}" && echo killed; done
-    sleep 0.2
-    ./probe connect chosen.sock; ./probe connect other.sock; echo end'
+    ./probe newlistener other.sock; ./probe allowfilter other.sock; ./probe connect chosen.sock
+    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && echo "visible ${p#/proc/}"; done
+    echo end'
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = "ok CHOSEN" ]
-  # its command line is blanked: not the runtime's options and paths
-  [ "${lines[1]}" = ar-unixconn ]
-  [ "${lines[2]}" = killed ]
-  [ "${lines[3]}" = "refused ENOSYS" ]
-  [ "${lines[4]}" = "refused ENOSYS" ]
+  [ "${lines[0]}" = "newlistener refused EPERM" ]
+  [ "${lines[1]}" = "refused EACCES" ]
+  [ "${lines[2]}" = "refused EACCES" ]
+  [ "${lines[3]}" = "ok CHOSEN" ]
+  [[ "$output" != *visible* ]]
+  [[ "$output" != *escaped* ]]
+  [ "${lines[4]}" = end ]
+}
+
+@test "unixsock: the supervisor lives on the host as the agent's uid, and dies with the sandbox" {
+  two_servers
+  sb --unix-socket "$WS/chosen.sock" -- sh -c './probe connect chosen.sock >"$PWD/first"
+    while [ ! -e "$PWD/go" ]; do sleep 0.1; done' 3>&- &
+  local sbp=$! id pid
+  track_pid $sbp
+  id=$(sandbox_id)
+  wait_for test -s "$WS/first"
+  pid=$(supervisors "$id")
+  echo "id $id supervisor $pid"
+  [ -n "$pid" ]
+  [ "$(cat "$WS/first")" = "ok CHOSEN" ]
+  # the host's pid namespace, the agent's uid, nothing to gain
+  [ "$(readlink /proc/$pid/ns/pid)" = "$(readlink /proc/self/ns/pid)" ]
+  grep -q "^Uid:[[:space:]]*$AGENT_UID[[:space:]]" /proc/$pid/status
+  grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$pid/status
+  touch "$WS/go"
+  wait $sbp
+  wait_for bash -c "! kill -0 $pid"
+}
+
+@test "unixsock: with the supervisor gone, connect fails with ENOSYS" {
+  two_servers
+  sb --unix-socket "$WS/chosen.sock" -- sh -c './probe connect chosen.sock >"$PWD/before"
+    while [ ! -e "$PWD/go" ]; do sleep 0.1; done
+    { ./probe connect chosen.sock; ./probe connect other.sock; ./probe newlistener other.sock; echo end; } >"$PWD/after"' 3>&- &
+  track_pid $!
+  local id pid
+  id=$(sandbox_id)
+  wait_for test -s "$WS/before"
+  pid=$(supervisors "$id")
+  [ -n "$pid" ]
+  kill -9 "$pid"
+  # dead (a zombie of the sandbox's runtime until it exits, not reaped by it)
+  wait_for bash -c "[ ! -e /proc/$pid ] || [ \"\$(cut -d' ' -f3 /proc/$pid/stat)\" = Z ]"
+  touch "$WS/go"
+  wait_for grep -q end "$WS/after"
+  cat "$WS/before" "$WS/after"
+  [ "$(cat "$WS/before")" = "ok CHOSEN" ]
+  [ "$(sed -n 1p "$WS/after")" = "refused ENOSYS" ]
+  [ "$(sed -n 2p "$WS/after")" = "refused ENOSYS" ]
+  # the escape once the listener is gone: a listener of its own, refused
+  [ "$(sed -n 3p "$WS/after")" = "newlistener refused EPERM" ]
+  [ "$(sed -n 4p "$WS/after")" = "refused ENOSYS" ]
+}
+
+@test "unixsock: without a network namespace of its own, Landlock's abstract scope still holds and only chosen sockets connect" {
+  need_cmd socat
+  two_servers
+  local name=agentrun-unixsock-$$-$RANDOM
+  socat ABSTRACT-LISTEN:"$name",fork SYSTEM:'echo HOST-ABSTRACT' &
+  track_pid $!
+  wait_for socat -u ABSTRACT-CONNECT:"$name" - >/dev/null
+  env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/b" --workspace "$WS" \
+    --unix-socket "$WS/chosen.sock" -- sh -c "socat -u ABSTRACT-CONNECT:$name - 2>&1 | tail -n1
+      ./probe own /tmp; ./probe connect chosen.sock; true"
+  jq -e '.annotations["run.agentrun.landlock"] | fromjson | .scope | index("abstract-unix-socket")' "$T/b/config.json" \
+    >/dev/null || skip "no Landlock abstract scope on this kernel"
+  # the host's network namespace: its sysctls are not the container's to set
+  config_edit "$T/b" '.linux.namespaces |= map(select(.type != "network"))
+    | .linux.sysctl |= with_entries(select(.key | startswith("net.") | not))'
+  run ar run -b "$T/b" unixsock-hostnet
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # the supervisor is outside the Landlock domain: it refuses for it
+  [[ "${lines[0]}" == *"Operation not permitted"* ]]
+  [[ "$output" != *HOST-ABSTRACT* ]]
+  # sockets bound in a shared namespace cannot be told from the host's
+  [ "${lines[1]}" = "own-stream refused EACCES" ]
+  [ "${lines[3]}" = "ok CHOSEN" ]
+}
+
+@test "unixsock: datagrams with an address reach the --unix-socket one only" {
+  "$WS/probe" dgram-serve "$WS/host-dgram.sock" "$T/host.out" &
+  track_pid $!
+  "$WS/probe" dgram-serve "$WS/chosen-dgram.sock" "$T/chosen.out" &
+  track_pid $!
+  wait_for test -S "$WS/host-dgram.sock"
+  wait_for test -S "$WS/chosen-dgram.sock"
+  # sendto, sendmsg with msg_name, and sendmsg carrying an fd (SCM_RIGHTS)
+  run sb --unix-socket "$WS/chosen-dgram.sock" -- sh -c '
+    ./probe sendto host-dgram.sock to-host; ./probe sendto "$PWD/host-dgram.sock" to-host-abs
+    ./probe sendmsg host-dgram.sock msg-host; ./probe sendfd host-dgram.sock fd-host
+    ./probe sendto chosen-dgram.sock to-chosen; ./probe sendmsg chosen-dgram.sock msg-chosen
+    ./probe sendfd chosen-dgram.sock fd-chosen'
+  echo "$output"
+  [ "${lines[0]}" = "refused EACCES" ]
+  [ "${lines[1]}" = "refused EACCES" ]
+  [ "${lines[2]}" = "refused EACCES" ]
+  [ "${lines[3]}" = "refused EACCES" ]
+  [ "${lines[4]}" = "sent" ]
+  [ "${lines[5]}" = "sent" ]
+  [ "${lines[6]}" = "sent" ]
+  wait_for grep -q fd-chosen "$T/chosen.out"
+  cat "$T/chosen.out"
+  [ "$(cat "$T/chosen.out")" = "$(printf '%s\n' to-chosen msg-chosen 'fd-chosen +fd')" ]
+  [ ! -e "$T/host.out" ]
+}
+
+@test "unixsock: sockets bound inside the sandbox connect, in the workspace, /tmp and HOME" {
+  two_servers
+  run sb -- sh -c './probe own "$PWD"; ./probe own /tmp; ./probe own "$HOME"; ./probe connect other.sock; true'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | grep -c '^own-stream ok$')" -eq 3 ]
+  [ "$(echo "$output" | grep -c '^own-dgram ok$')" -eq 3 ]
+  # a host socket in the same folder stays refused
+  [ "${lines[6]}" = "refused EACCES" ]
+}
+
+@test "unixsock: tmux and Python's multiprocessing.Manager work inside" {
+  need_cmd tmux python3
+  run sb -- sh -c '
+    python3 -c "import multiprocessing; m = multiprocessing.Manager(); d = m.dict(); d[1] = 2; print(\"manager\", d[1]); m.shutdown()"
+    tmux -L t new-session -d "sleep 30" && tmux -L t list-sessions -F "tmux #{session_windows}" && tmux -L t kill-server'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"manager 2"* ]]
+  [[ "$output" == *"tmux 1"* ]]
 }
 
 @test "unixsock: a supervisor killed as it starts leaves connect failing with ENOSYS" {
@@ -210,20 +347,26 @@ echo "magic $(python3 -c "$MAGIC")"'
   [[ "$output" == "held "* ]]
 }
 
-@test "unixsock: a process joining with exec is under its own supervisor, not a child of the one it runs" {
+@test "unixsock: a process joining with exec is under its own supervisor, on the host" {
   two_servers
   env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/b" --workspace "$WS" \
     --unix-socket "$WS/chosen.sock" -- sleep 60
   ar run -d -b "$T/b" unixsock-exec </dev/null >/dev/null 2>&1 3>&-
+  [ "$(supervisors unixsock-exec | wc -l)" -eq 1 ]
   run ar exec --cwd "$WS" unixsock-exec bash -c './probe connect chosen.sock; ./probe connect other.sock
-    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && echo "supervisor ppid $(cut -d" " -f4 $p/stat)"; done'
+    ./probe own /tmp
+    for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && echo visible; done; sleep 1'
   echo "$output"
-  ar delete -f unixsock-exec
   [ "${lines[0]}" = "ok CHOSEN" ]
   [ "${lines[1]}" = "refused EACCES" ]
-  # the init's supervisor and the exec's, both children of the container's
-  # init: none is a child of the bash that exec started
-  [ "$(echo "$output" | grep -c '^supervisor ppid 1$')" -eq 2 ]
+  [ "${lines[2]}" = "own-stream ok" ]
+  [ "${lines[3]}" = "own-dgram ok" ]
+  [[ "$output" != *visible* ]]
+  # the exec's own supervisor is gone with its process; the init's stays
+  export -f supervisors
+  wait_for bash -c '[ "$(supervisors unixsock-exec | wc -l)" -eq 1 ]'
+  ar delete -f unixsock-exec
+  wait_for bash -c '[ -z "$(supervisors unixsock-exec)" ]' 
 }
 
 # sshd as agentrun-test: an unprivileged sshd needs no privilege separation
@@ -284,12 +427,21 @@ echo "magic $(python3 -c "$MAGIC")"'
   track_pid $!
   serve "$WS/chosen.sock" CHOSEN
   for i in $(seq 50); do [ -S "$WS/full.sock" ] && break; sleep 0.1; done
-  run sb --unix-socket "$WS/full.sock" --unix-socket "$WS/chosen.sock" -- ./probe stall "$WS/full.sock" "$WS/chosen.sock"
-  echo "$output"
-  [ "$status" -eq 0 ]
+  sb --unix-socket "$WS/full.sock" --unix-socket "$WS/chosen.sock" -- ./probe stall "$WS/full.sock" "$WS/chosen.sock" \
+    >"$T/out" 2>&1 3>&- &
+  local sbp=$! id pid
+  track_pid $sbp
+  id=$(sandbox_id)
+  wait_for bash -c "ps -eo args= | grep -qx 'ar-unixconn $id'"
+  pid=$(supervisors "$id")
+  wait_for grep -q "count the threads" "$T/out"
+  cat "$T/out"
+  grep Threads /proc/$pid/status
+  # the child is gone: the thread that connected for it was interrupted
+  grep -q '^Threads:[[:space:]]*1$' /proc/$pid/status
+  wait $sbp
+  mapfile -t lines <"$T/out"
   [ "${lines[1]}" = "child still-blocked" ]
   [[ "${lines[0]}" == "ok-while-stalled "* ]]
   [ "${lines[0]#ok-while-stalled }" -lt 1000 ]
-  # the child is gone: the thread that connected for it was interrupted
-  [ "${lines[2]}" = "supervisor threads 1" ]
 }

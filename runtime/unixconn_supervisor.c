@@ -1,0 +1,310 @@
+/* The connect supervisor's start (unixconn.h): forked by the runtime on
+ * the host, before the container's process exists, so it is in no pid
+ * namespace of the container's (nothing inside can name it to signal or
+ * ptrace it); it waits for the handover, then joins the container's user
+ * namespace and root, takes the process's identity and serves. */
+#include "config.h"
+#include "unixconn.h"
+#include "fault.h"
+#include "landlock.h"
+#include "sync.h"
+#include "terminal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The supervisor's identity: the process's user, CAP_SYS_PTRACE alone (in
+ * the container's user namespace: pidfd_getfd and process_vm_readv on a
+ * target that made itself non-dumpable, as ssh does), nothing to gain. */
+static int
+drop_to (const struct ar_user *u, ar_error **err)
+{
+  unsigned max = cap_max_bits ();
+  for (unsigned cap = 0; cap < max; cap++)
+    if (cap != CAP_SYS_PTRACE && prctl (PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+      return ar_err (err, errno, "drop capability %u from the bounding set", cap);
+  /* the process's groups: paths and sockets are checked as for the caller */
+  gid_t gids[64];
+  size_t ng = u->n_additional_gids < 64 ? u->n_additional_gids : 64;
+  for (size_t i = 0; i < ng; i++)
+    gids[i] = u->additional_gids[i];
+  if (setgroups (ng, gids) < 0 && (ng || errno != EPERM))
+    return ar_err (err, errno, "setgroups");
+  if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setresgid (u->gid, u->gid, u->gid) < 0
+      || setresuid (u->uid, u->uid, u->uid) < 0)
+    return ar_err (err, errno, "take uid %u gid %u", u->uid, u->gid);
+  cap_t caps = cap_init ();
+  cap_value_t keep = CAP_SYS_PTRACE;
+  int r = caps ? 0 : -1;
+  if (r == 0)
+    r = cap_set_flag (caps, CAP_PERMITTED, 1, &keep, CAP_SET) | cap_set_flag (caps, CAP_EFFECTIVE, 1, &keep, CAP_SET);
+  if (r == 0)
+    r = cap_set_proc (caps);
+  int e = errno;
+  cap_free (caps);
+  if (r < 0)
+    return ar_err (err, e, "keep CAP_SYS_PTRACE alone");
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return ar_err (err, errno, "clear the ambient capabilities");
+  /* after the uid change, which resets it: nothing may ptrace us or read our fds */
+  if (prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0
+      || prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl");
+  return 0;
+}
+
+/* Close every fd from 3 on but a and b (-1: none). */
+static int
+close_all_but (int a, int b)
+{
+  int keep[2] = { a < b ? a : b, a < b ? b : a }, from = 3;
+  for (int i = 0; i < 2; i++)
+    {
+      if (keep[i] < from)
+        continue;
+      if (keep[i] > from && syscall (SYS_close_range, from, keep[i] - 1, 0) < 0)
+        return -1;
+      from = keep[i] + 1;
+    }
+  return (int) syscall (SYS_close_range, from, ~0U, 0);
+}
+
+/* Before the handover only the socket to the container stays open: the
+ * caller's stdio and every other fd of the runtime's (lock, state folder)
+ * must not be held by a process that outlives it; a caller reading
+ * create's output to EOF would wait for the container's end. */
+static int
+supervisor_fds (int sock, ar_error **err)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0)
+    return ar_err (err, errno, "open /dev/null");
+  if (dup2 (null, 0) < 0 || dup2 (null, 1) < 0 || dup2 (null, 2) < 0)
+    return ar_err (err, errno, "dup2 /dev/null");
+  close (null);
+  if (close_all_but (sock, -1) < 0)
+    return ar_err (err, errno, "close_range");
+  return 0;
+}
+
+/* `ps` on the host would show the runtime's command line, which we
+ * inherited, for the container's whole life: name us and the container. Fields
+ * 48 and 49 of /proc/self/stat are where it lies in our memory. */
+static void
+blank_cmdline (const char *id)
+{
+  char buf[2048], *save = NULL;
+  unsigned long start = 0, end = 0;
+  int fd = open ("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof buf - 1);
+  if (fd >= 0)
+    close (fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  char *p = strrchr (buf, ')');
+  int field = 2;    /* the comm, which may hold spaces, ends the second field */
+  for (char *t = p ? strtok_r (p + 1, " ", &save) : NULL; t && field < 49; t = strtok_r (NULL, " ", &save))
+    if (++field == 48)
+      start = strtoul (t, NULL, 10);
+    else if (field == 49)
+      end = strtoul (t, NULL, 10);
+  if (!start || end <= start + sizeof "ar-unixconn")
+    return;
+  memset ((void *) start, 0, end - start);
+  snprintf ((char *) start, end - start, "ar-unixconn %s", id);
+}
+
+/* The supervisor cannot serve: say why where someone waits for it. With a
+ * report fd (the init's exec.fifo), `start` fails with the text and kills
+ * the container; else the init waiting in handover fails with it. */
+static void
+report_failure (int sock, int report, const char *msg)
+{
+  char buf[AR_START_REPORT_MAX];
+  int len = snprintf (buf, sizeof buf, "%s%s", report >= 0 ? AR_START_REPORT_HELPER : "", msg);
+  size_t n = len < 0 ? 0 : ((size_t) len < sizeof buf ? (size_t) len : sizeof buf - 1) + (report >= 0);
+  if (report >= 0 ? write (report, buf, n) != (ssize_t) n : ar_send_fd (sock, -1, buf, n, NULL) < 0)
+    dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
+}
+
+
+/* What the container's process hands over (unixconn.c send_handover). */
+struct handover {
+  int listener, root, userns, err, diag, report;
+};
+
+static void
+handover_close (struct handover *h)
+{
+  int *fds[] = { &h->listener, &h->root, &h->userns, &h->err, &h->diag, &h->report };
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+}
+
+/* 1 with every fd, 0 at EOF (the container's process failed before, and
+ * says why itself), -1 on error. */
+static int
+recv_handover (int sock, struct handover *h, ar_error **err)
+{
+  for (;;)
+    {
+      char tag = 0;
+      int fd = -1;
+      ssize_t r = ar_recv_fd (sock, &fd, &tag, 1, err);
+      if (r <= 0)
+        {
+          handover_close (h);
+          return (int) r;
+        }
+      int *slot = tag == 'L' ? &h->listener : tag == 'R' ? &h->root : tag == 'U' ? &h->userns
+                  : tag == 'E' ? &h->err : tag == 'D' ? &h->diag : tag == 'F' ? &h->report : NULL;
+      if (tag == '.' && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
+        return 1;
+      if (!slot || fd < 0 || *slot >= 0)
+        {
+          if (fd >= 0)
+            close (fd);
+          handover_close (h);
+          return ar_err (err, EPROTO, "the handover: unexpected message '%c'", tag);
+        }
+      *slot = fd;
+    }
+}
+
+/* The container's user namespace (when it has one of its own) and root:
+ * ids, capabilities and paths are then the container's. The current
+ * directory stays /proc/self/fd of the host's /proc, where the checked
+ * sockets are reached by number. */
+static int
+enter_container (const struct handover *h, int self_fd, ar_error **err)
+{
+  struct stat mine, theirs;
+  if (stat ("/proc/self/ns/user", &mine) < 0 || fstat (h->userns, &theirs) < 0)
+    return ar_err (err, errno, "stat the user namespaces");
+  if ((mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino) && setns (h->userns, CLONE_NEWUSER) < 0)
+    return ar_err (err, errno, "join the container's user namespace");
+  if (fchdir (h->root) < 0 || chroot (".") < 0)
+    return ar_err (err, errno, "enter the container's root");
+  if (fchdir (self_fd) < 0)
+    return ar_err (err, errno, "enter /proc/self/fd");
+  return 0;
+}
+
+/* The supervisor: wait for the handover, enter the container, drop to the
+ * process's identity, say ready (close the report fd, or an empty message
+ * to the process waiting for it), serve. */
+__attribute__ ((noreturn)) static void
+supervisor (int sock, const char *id, const char *text, bool scoped, const struct ar_user *u)
+{
+  struct handover h = { -1, -1, -1, -1, -1, -1 };
+  struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
+  ar_error *err = NULL;
+  size_t n = 0;
+
+  prctl (PR_SET_NAME, "ar-unixconn", 0, 0, 0);
+  blank_cmdline (id);
+  signal (SIGPIPE, SIG_IGN);
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGPIPE && s != SIGKILL && s != SIGSTOP)
+      signal (s, SIG_DFL);
+  /* the runtime's mask (a foreground run blocks what its signalfd reads)
+   * would keep the interrupt of a waiting connect from us */
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  /* no terminal can signal us, nothing of the caller's can read our fds */
+  if (setsid () < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || supervisor_fds (sock, &err) < 0)
+    _exit (1);
+  int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int self_fd = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int r = recv_handover (sock, &h, &err);
+  if (r <= 0)
+    _exit (r == 0 ? 0 : 1);
+  dup2 (h.err, STDERR_FILENO);
+  ar_fault_point ("unixconn-supervisor-start");
+  if (ar_fault_fails ("unixconn-supervisor-error"))
+    ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
+  if (!err && (proc < 0 || self_fd < 0))
+    ar_err (&err, errno, "open the host's /proc");
+  if (err || enter_container (&h, self_fd, &err) < 0 || ar_unixconn_parse (text, allow, &n, &err) < 0
+      || drop_to (u, &err) < 0)
+    {
+      ar_err_prefix (&err, "connect supervisor");
+      report_failure (sock, h.report, err->msg);
+      _exit (1);
+    }
+  close (self_fd);
+  close (h.root);
+  close (h.userns);
+  close (h.err);
+  if (h.report >= 0)
+    close (h.report);
+  else if (ar_send_fd (sock, -1, "", 0, &err) < 0)
+    _exit (1);
+  close (sock);
+  /* We are outside the container's Landlock domain, whose abstract scope
+   * the kernel checks against the connecting process: with a network
+   * namespace of the container's own, every abstract name in it is the
+   * container's; without one, names of the host's would be in reach. */
+  struct ar_unixconn_ctx ctx = { .listener = h.listener, .proc = proc, .diag = h.diag, .allow = allow, .n_allow = n,
+                                 .abstract_refused = scoped && h.diag < 0 };
+  ar_unixconn_serve (&ctx);
+}
+
+/* One fork, not waited for (a wait for a second fork's middle process
+ * would put its scheduling on every start): no exit signal, so a runtime
+ * that stays (`run`, `sandbox`, `exec`) is not woken by its end, and its
+ * zombie goes when the runtime does. */
+int
+ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
+                     ar_error **err)
+{
+  const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
+  int sv[2];
+
+  *sock = -1;
+  if (!text)
+    return 0;
+  bool scoped = false;
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    if (strcmp (spec->annotations[i].key, AR_LANDLOCK_ANNOTATION) == 0)
+      scoped = strstr (spec->annotations[i].value, "\"abstract-unix-socket\"") != NULL;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": socketpair");
+  struct clone_args a = { .exit_signal = 0 };
+  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  if (pid == 0)
+    {
+      close (sv[1]);
+      supervisor (sv[0], id, text, scoped, user);
+    }
+  int e = errno;
+  close (sv[0]);
+  if (pid < 0)
+    {
+      close (sv[1]);
+      return ar_err (err, e, "annotation " AR_UNIXCONN_ANNOTATION ": fork the connect supervisor");
+    }
+  *sock = sv[1];
+  return 0;
+}
