@@ -9,6 +9,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "landlock.h"
+#include "pid1.h"
 #include "process.h"
 #include "rootfs.h"
 #include "rootless.h"
@@ -283,7 +284,9 @@ init_main (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_COMMIT, &m);
-  close (c->sock);
+  bool pid1 = ar_pid1_wanted (c->spec);
+  if (!pid1)
+    close (c->sock);   /* our pid 1 keeps it, to tell a foreground run of stops */
   wait_for_start (c);
 
   cleanup_free char *st = hook_state (c, host_pid, "running");
@@ -295,6 +298,14 @@ init_main (struct ar_init_ctx *c)
    * hold our capabilities; before seccomp unless a listener loaded it early. */
   if (ar_landlock_apply (c->spec, &err) < 0)
     fail_late (err);
+  /* Our own pid 1 stays here, with the Landlock domain; the command's
+   * final steps, from the connect filter to seccomp, are its child's. */
+  struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
+                        .die_with_parent = c->die_with_parent };
+  if (pid1 && ar_pid1_fork (&p1, &err) < 0)
+    fail_late (err);
+  if (pid1)
+    c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
   /* The connect supervisor shares that Landlock domain (abstract sockets
    * stay scoped) and is forked before any filter of ours is loaded. It
    * reports to `start` through the fifo, so we need not wait for it. */
