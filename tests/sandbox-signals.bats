@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# agentrun sandbox: its pid 1 (agentrun's own init: out of the agent's reach,
+# reaps, forwards signals), the end of a run by signal or by agentrun's
+# death, the caller's terminal (a pty only for a person at a terminal, never
+# a terminal fd of the caller handed in) and job control at that terminal.
+# Run as root, the agent runs as nobody (65534). Everything lives under
+# $BATS_TEST_TMPDIR.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the agent's uid is made nobody)"
+  need_cmd python3 jq
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  write_helpers
+}
+
+teardown() {
+  [ -z "${TMUX_SOCK:-}" ] || tmux -S "$TMUX_SOCK" kill-server 2>/dev/null || true
+  kill_tracked
+  cleanup_containers
+  [ -z "${LEFT_TMPDIR:-}" ] || rm -rf "$LEFT_TMPDIR"
+}
+
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+write_helpers() {
+  # ptrace pid 1 as its child would, and read what only a tracer may
+  cat >"$WS/probe.py" <<'EOF'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(0x4206, 1, 0, 0)  # PTRACE_SEIZE
+print("ptrace:", "attached" if r == 0 else os.strerror(ctypes.get_errno()))
+for f in ("environ", "mem"):
+    try:
+        open("/proc/1/" + f, "rb").read(1)
+        print(f + ": read")
+    except OSError as e:
+        print(f + ":", e.strerror)
+EOF
+  # ptyrun.py OUT CMD...: CMD with a terminal as stdin and stderr, stdout
+  # to the file OUT; prints what reached the terminal
+  cat >"$T/ptyrun.py" <<'EOF'
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+with open(sys.argv[1], "wb") as out:
+    p = subprocess.Popen(sys.argv[2:], stdin=s, stdout=out, stderr=s, start_new_session=True)
+os.close(s)
+seen = b""
+while True:
+    try:
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    seen += d
+sys.stdout.write(seen.decode(errors="replace"))
+sys.exit(p.wait())
+EOF
+  chmod 0644 "$WS/probe.py"
+}
+
+# Start `sandbox -- CMD...` in the background (stderr in $T/err) and wait
+# until CMD runs: SB is agentrun's pid, ID the container, INIT its pid 1
+# and CMD the command's pid, as the host sees them. NAME: CMD's process name.
+start_cmd() {
+  NAME=$1; shift
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@" 2>"$T/err" &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  ID=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$ID/state.json"
+  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
+  wait_for cmd_running
+}
+cmd_running() {
+  CMD=$(cut -d' ' -f1 "/proc/$INIT/task/$INIT/children")
+  [ -n "$CMD" ] && grep -q "^Name:.*$NAME" "/proc/$CMD/status"
+}
+gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
+
+@test "pid 1: agentrun's own init, no capabilities, not dumpable; the command cannot ptrace it" {
+  run sb -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status; echo "me=$$"; python3 probe.py'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx 'Name:[[:space:]]*agentrun-init'
+  for c in CapPrm CapEff CapBnd; do echo "$output" | grep -qx "$c:[[:space:]]*0000000000000000"; done
+  echo "$output" | grep -qx 'NoNewPrivs:[[:space:]]*1'
+  echo "$output" | grep -qx 'me=2'
+  echo "$output" | grep -qx 'ptrace: Operation not permitted'
+  echo "$output" | grep -qx 'environ: Permission denied'
+  echo "$output" | grep -qx 'mem: Permission denied'
+}
+
+@test "pid 1: SIGKILL of agentrun takes the command, its pid 1 and the netproxy server with it" {
+  need_cmd socat
+  start_cmd sleep --allow "echo.test:443=127.0.0.1:9" -- sleep 1000
+  track_pid "$INIT"
+  track_pid "$CMD"
+  ns=$(stat -L -c %i "/proc/$INIT/ns/net")
+  in_netns() {
+    local p
+    for p in /proc/[0-9]*; do [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"; done
+    return 0
+  }
+  # pid 1, the command, the connect supervisor and the netproxy server
+  [ "$(in_netns | wc -l)" -ge 4 ]
+  LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
+  kill -KILL "$SB"
+  wait "$SB" || true
+  wait_for gone "$INIT"
+  wait_for gone "$CMD"
+  wait_for test -z "$(in_netns)"
+  "$AGENTRUN" --root "$ROOT" delete --force "$ID"
+}
+
+@test "signals: a command without handlers ends at once on SIGTERM, SIGINT, SIGHUP, with 128+N" {
+  local sig num st t0
+  for sig in TERM INT HUP; do
+    start_cmd sleep -- sleep 1000
+    num=$(kill -l "$sig")
+    t0=$(date +%s%N)
+    kill -"$sig" "$SB"
+    st=0
+    wait "$SB" || st=$?
+    echo "$sig: status $st in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    [ "$st" -eq $((128 + num)) ]
+    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1500 ]
+    ! grep -q "did not stop" "$T/err"
+    wait_for gone "$CMD"
+    [ -z "$(ls "$ROOT" | grep "^$ID")" ]
+  done
+}
+
+@test "signals: a command's own handler runs, and its exit status is the sandbox's" {
+  start_cmd sh -- sh -c 'trap "echo got-term >&2; exit 7" TERM; while :; do sleep 0.1; done'
+  kill -TERM "$SB"
+  st=0
+  wait "$SB" || st=$?
+  [ "$st" -eq 7 ]
+  grep -qx got-term "$T/err"
+}
+
+@test "pid 1: orphans are reaped: 60 short-lived orphans under --pids 64 all fork" {
+  run sb --pids 64 -- sh -c 'i=0; ok=0
+    while [ $i -lt 60 ]; do (true &) && ok=$((ok + 1)); i=$((i + 1)); sleep 0.01; done
+    sleep 0.3
+    echo "ok=$ok"
+    z=0; for s in /proc/[0-9]*/status; do grep -q "^State:.*Z" "$s" 2>/dev/null && z=$((z + 1)); done
+    echo "zombies=$z"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx 'ok=60'
+  echo "$output" | grep -qx 'zombies=0'
+  ! echo "$output" | grep -qi 'fork'
+}
+
+@test "terminal: with stdin a terminal and stdout a file, the output is byte-exact and no terminal is handed in" {
+  run python3 "$T/ptyrun.py" "$T/out" env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" \
+    sandbox --workspace "$WS" -- sh -c 'printf "{\"a\": 1}\n"; printf "line2\n"; echo to-stderr >&2
+      for fd in 0 1 2; do [ -t $fd ] && echo "fd$fd=tty" >&2; echo "fd$fd=$(readlink /proc/self/fd/$fd | cut -d: -f1)" >&2; done
+      python3 -c "
+import fcntl, termios
+for fd in (0, 1, 2):
+    try:
+        fcntl.ioctl(fd, termios.TIOCSTI, b\"x\"); print(\"tiocsti fd\", fd, \"injected\")
+    except OSError as e:
+        print(\"tiocsti fd\", fd, e.strerror)
+" >&2'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  printf '{"a": 1}\nline2\n' | cmp - "$T/out"
+  echo "$output" | grep -q to-stderr
+  ! echo "$output" | grep -q '=tty'
+  echo "$output" | grep -q 'fd0=pipe'
+  echo "$output" | grep -q 'fd2=pipe'
+  ! echo "$output" | grep -q injected
+  [ "$(echo "$output" | grep -c '^tiocsti fd ')" -eq 3 ]
+}
+
+@test "terminal: stdin read through the pipe that stands for the caller's terminal; a pty with -t, none with --no-tty" {
+  need_cmd script
+  # stdin and stdout terminals: a pty, as before
+  run script -qec "env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --workspace '$WS' -- sh -c '[ -t 0 ] && [ -t 1 ] && echo both-tty'" /dev/null
+  echo "$output"
+  [[ "$output" == *both-tty* ]]
+  # --no-tty: none, though both are terminals
+  run script -qec "env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --no-tty --workspace '$WS' -- sh -c '[ -t 0 ] || [ -t 1 ] || echo no-tty'" /dev/null
+  echo "$output"
+  [[ "$output" == *no-tty* ]]
+  # -t: a pty though stdout is a pipe
+  run bash -c "echo | env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -t --workspace '$WS' -- sh -c '[ -t 0 ] && [ -t 1 ] && echo forced-tty' | cat"
+  echo "$output"
+  [[ "$output" == *forced-tty* ]]
+  # typed input reaches the command through the pipe; ^D ends it
+  run python3 -c '
+import os, pty, subprocess, sys, time
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=subprocess.PIPE, stderr=s, start_new_session=True)
+os.close(s)
+time.sleep(1.5)
+os.write(m, b"typed-line\n")
+time.sleep(0.3)
+os.write(m, b"\x04")
+print(p.communicate(timeout=20)[0].decode(), end="")
+sys.exit(p.returncode)' env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sh -c 'cat; echo eof'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "typed-line
+eof" ]
+}
+
+@test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it" {
+  need_cmd tmux
+  TMUX_SOCK=$T/tmux.sock
+  cat >"$WS/ticker.sh" <<'EOF'
+i=0; while :; do i=$((i + 1)); echo "tick $i" >>ticks; sleep 0.1; done
+EOF
+  chmod 0644 "$WS/ticker.sh"
+  tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' bash --norc --noprofile"
+  tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- sh ticker.sh" Enter
+  wait_for test -s "$WS/ticks"
+  sleep 0.5
+  tmux -S "$TMUX_SOCK" send-keys C-z
+  wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
+  # the shell has the terminal: it runs a command of its own
+  tmux -S "$TMUX_SOCK" send-keys "echo shell-is-back" Enter
+  wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'shell-is-back'"
+  # and the command is stopped: no tick for a while
+  n1=$(wc -l <"$WS/ticks")
+  sleep 1
+  n2=$(wc -l <"$WS/ticks")
+  [ "$n1" -eq "$n2" ]
+  tmux -S "$TMUX_SOCK" send-keys "fg" Enter
+  wait_for bash -c "[ \$(wc -l <'$WS/ticks') -gt $n2 ]"
+  tmux -S "$TMUX_SOCK" send-keys C-c
+  tmux -S "$TMUX_SOCK" send-keys 'echo "rc=$?"' Enter
+  wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'rc=130'"
+}
