@@ -7,6 +7,7 @@
 #include "cgroups.h"
 #include "clock.h"
 #include "container.h"
+#include "janitor.h"
 #include "log.h"
 #include "rootless.h"
 #include "selfexe.h"
@@ -469,6 +470,21 @@ cleanup (struct ar_globals *g, struct ar_sandbox *sb)
     }
 }
 
+/* In the janitor, after our death: the same removal, with its copy of
+ * what we knew (the relay is gone by its parent-death signal). */
+struct undo {
+  struct ar_globals *g;
+  struct ar_sandbox *sb;
+};
+
+static void
+undo_after_death (void *data)
+{
+  struct undo *u = data;
+  u->sb->relay_pid = -1;
+  cleanup (u->g, u->sb);
+}
+
 static int
 pending_stop (const sigset_t *set)
 {
@@ -510,13 +526,15 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
     return ar_err (err, errno, "sigprocmask");
   cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   cleanup_free char *bundle = NULL, *relay_dir = NULL;
+  struct ar_janitor janitor = { .fd = -1 };
+  struct undo undo = { .g = g, .sb = sb };
   int r = -1, sig;
   if (sfd < 0)
     {
       ar_err (err, errno, "signalfd");
       goto out;
     }
-  if (make_tmpdir (sb, err) < 0)
+  if (make_tmpdir (sb, err) < 0 || ar_janitor_start (&janitor, undo_after_death, &undo, err) < 0)
     goto out;
   if (!run_g.root && make_private_root (sb, err) < 0)
     goto out;
@@ -553,6 +571,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   ar_asker_summary (&sb->asker, sb);
 out:
   cleanup (g, sb);
+  ar_janitor_dismiss (&janitor);
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;
 }

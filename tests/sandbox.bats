@@ -256,9 +256,8 @@ sleeper_runs() {
   # gone or a zombie (its reaper is the host's init now): it was killed
   wait_for bash -c "[ ! -e /proc/$INIT ] || grep -q '^State:.*Z' /proc/$INIT/status"
   wait_for bash -c "[ ! -e /proc/$CMD ] || grep -q '^State:.*Z' /proc/$CMD/status"
-  # a SIGKILL leaves no chance to clean up: the state goes as a user would
-  # remove it (and the folder in teardown)
-  "$AGENTRUN" --root "$ROOT" delete --force "$ID"
+  # a SIGKILL leaves agentrun no chance to clean up: its janitor does
+  wait_for bash -c "[ ! -e '$tmpdir' ] && [ ! -e '$ROOT/$ID' ]"
 }
 
 @test "sandbox: --pids without --memory/--cpus is RLIMIT_NPROC, bites, and no cgroup is made" {
