@@ -48,12 +48,16 @@ fail (const struct ar_pid1 *p, ar_error *err)
   _exit (1);
 }
 
-/* To the command's process group, as a terminal sends them; to the child
- * alone until it has made that group. */
+/* A stop, a continue or a new window size is for the command's whole
+ * process group, as a terminal sends them (to the child alone until it has
+ * made that group); the rest is for the command, as `kill PID` on the host:
+ * it decides what its children get, and helpers forked beside it in the
+ * group (the connect supervisor) are not killed under it. */
 static void
 forward (int sig)
 {
-  pid_t g = getpgid (child);
+  bool job = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT || sig == SIGWINCH;
+  pid_t g = job ? getpgid (child) : -1;
   if (kill (g == child ? -child : child, sig) < 0 && errno != ESRCH)
     dprintf (STDERR_FILENO, "agentrun: init: forward signal %d: %s\n", sig, strerror (errno));
 }

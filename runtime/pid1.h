@@ -4,7 +4,8 @@
  * group of its own; the init stays as pid 1, without capabilities, not
  * dumpable (so nothing in the container can ptrace it, read its memory or
  * clear its parent-death signal), reaping every orphan, forwarding signals
- * to the command's group, and exiting with the command's status. */
+ * to the command (job control's to its process group), and exiting with the
+ * command's status. */
 #ifndef AR_PID1_H
 #define AR_PID1_H
 

@@ -240,35 +240,44 @@ eof" ]
 # the shell's prompt ends the screen: the job has ended or stopped
 prompt_back() { tmux -S "$TMUX_SOCK" capture-pane -p | grep -v '^$' | tail -n 1 | grep -q '[$]$'; }
 
-@test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it" {
+@test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it (pty, and pipes)" {
   need_cmd tmux
   TMUX_SOCK=$T/tmux.sock
   cat >"$WS/ticker.sh" <<'EOF'
+trap 'echo winch >>winch' WINCH
 i=0; while :; do i=$((i + 1)); echo "tick $i" >>ticks; sleep 0.1; done
 EOF
   chmod 0644 "$WS/ticker.sh"
-  tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' bash --norc --noprofile"
-  tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- sh ticker.sh" Enter
-  wait_for test -s "$WS/ticks"
-  sleep 0.5
-  tmux -S "$TMUX_SOCK" send-keys C-z
-  wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
-  # the shell has the terminal: it runs a command of its own
-  tmux -S "$TMUX_SOCK" send-keys "echo shell-is-back" Enter
-  wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'shell-is-back'"
-  # and the command is stopped: no tick for a while
-  n1=$(wc -l <"$WS/ticks")
-  sleep 1
-  n2=$(wc -l <"$WS/ticks")
-  [ "$n1" -eq "$n2" ]
-  tmux -S "$TMUX_SOCK" send-keys "fg" Enter
-  wait_for bash -c "[ \$(wc -l <'$WS/ticks') -gt $n2 ]"
-  tmux -S "$TMUX_SOCK" send-keys C-c
-  # typed before agentrun has gone, a line would be the command's input
-  wait_for prompt_back
-  tmux -S "$TMUX_SOCK" send-keys 'echo "rc=$?"' Enter
-  wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'rc=130'" || {
-    tmux -S "$TMUX_SOCK" capture-pane -p
-    false
-  }
+  local redir
+  # stdout a file: no pty, the ^Z is a SIGTSTP to agentrun, forwarded
+  for redir in "" ">out.txt"; do
+    rm -f "$WS/ticks" "$WS/winch"
+    tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' bash --norc --noprofile"
+    tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- sh ticker.sh $redir" Enter
+    wait_for test -s "$WS/ticks"
+    sleep 0.5
+    tmux -S "$TMUX_SOCK" send-keys C-z
+    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
+    # the shell has the terminal: it runs a command of its own
+    tmux -S "$TMUX_SOCK" send-keys "echo shell-is-back" Enter
+    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'shell-is-back'"
+    # and the command is stopped: no tick for a while
+    n1=$(wc -l <"$WS/ticks")
+    sleep 1
+    n2=$(wc -l <"$WS/ticks")
+    [ "$n1" -eq "$n2" ]
+    tmux -S "$TMUX_SOCK" send-keys "fg" Enter
+    wait_for bash -c "[ \$(wc -l <'$WS/ticks') -gt $n2 ]"
+    # on a pty, it is told to redraw
+    [ -n "$redir" ] || wait_for test -s "$WS/winch"
+    tmux -S "$TMUX_SOCK" send-keys C-c
+    # typed before agentrun has gone, a line would be the command's input
+    wait_for prompt_back
+    tmux -S "$TMUX_SOCK" send-keys 'echo "rc=$?"' Enter
+    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'rc=130'" || {
+      tmux -S "$TMUX_SOCK" capture-pane -p
+      false
+    }
+    tmux -S "$TMUX_SOCK" kill-server
+  done
 }
