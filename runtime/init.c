@@ -301,7 +301,7 @@ init_main (struct ar_init_ctx *c)
   /* Our own pid 1 stays here, with the Landlock domain; the command's
    * final steps, from the connect filter to seccomp, are its child's. */
   struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
-                        .die_with_parent = c->die_with_parent };
+                        .die_with_parent = c->die_with_parent, .uid = p->user.uid, .gid = p->user.gid };
   if (pid1 && ar_pid1_fork (&p1, &err) < 0)
     fail_late (err);
   if (pid1)

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,6 +57,8 @@ fail (const struct ar_pid1 *p, ar_error *err)
 static void
 forward (int sig)
 {
+  if (sig == SIGPIPE)
+    return;   /* about our own writes (stderr), not the command's */
   bool job = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT || sig == SIGWINCH;
   pid_t g = job ? getpgid (child) : -1;
   if (kill (g == child ? -child : child, sig) < 0 && errno != ESRCH)
@@ -107,14 +110,23 @@ keep_fds (const struct ar_pid1 *p, ar_error **err)
   return 0;
 }
 
-/* No capability, no privilege to gain, not dumpable, the parent-death
- * signal: the same for the last three as for the command, which cannot
- * undo ours since it cannot reach us. */
+/* The command's ids (so that it may signal it without CAP_KILL), no
+ * capability, no privilege to gain, not dumpable, the parent-death signal
+ * last (a change of ids clears it): the command cannot undo any of it,
+ * since it cannot reach us. The bounding set first: that needs
+ * CAP_SETPCAP, which a change to a non-zero uid takes away. */
 static int
 harden (const struct ar_pid1 *p, ar_error **err)
 {
   prctl (PR_SET_NAME, "agentrun-init", 0, 0, 0);
-  if (ar_caps_drop_bounding (NULL, err) < 0 || ar_caps_apply (NULL, err) < 0)
+  if (ar_caps_drop_bounding (NULL, err) < 0)
+    return -1;
+  /* setgroups is denied where a user namespace has setgroups=deny */
+  if (setgroups (0, NULL) < 0 && errno != EPERM)
+    return ar_err (err, errno, "setgroups");
+  if (setresgid (p->gid, p->gid, p->gid) < 0 || setresuid (p->uid, p->uid, p->uid) < 0)
+    return ar_err (err, errno, "take the command's uid %u gid %u", p->uid, p->gid);
+  if (ar_caps_apply (NULL, err) < 0)
     return -1;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     return ar_err (err, errno, "prctl");

@@ -10,6 +10,7 @@
 #define AR_PID1_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include "error.h"
 #include "model.h"
 
@@ -23,6 +24,8 @@ struct ar_pid1 {
   int report_fd;         /* exec.fifo's write side: our failures go there (sync.h) */
   bool terminal;         /* stdin is the container's pty: the command's group becomes its foreground */
   bool die_with_parent;  /* PR_SET_PDEATHSIG: the container dies with that agentrun */
+  uid_t uid;             /* the command's ids, which pid 1 takes too: signals need no capability */
+  gid_t gid;
 };
 
 /* Fork the command's process. Returns 0 in the child, -1 with *err when

@@ -281,3 +281,21 @@ EOF
     tmux -S "$TMUX_SOCK" kill-server
   done
 }
+
+@test "pid 1: the run.agentrun.init annotation gives an OCI container the same pid 1, under the process's user" {
+  command -v busybox >/dev/null || skip "needs busybox"
+  make_bundle "$T/b" sh -c 'trap "echo got-term; exit 3" TERM; echo "pid=$$"; grep "^Uid:" /proc/1/status; while :; do sleep 0.1; done'
+  config_edit "$T/b" '.annotations["run.agentrun.init"] = "true" | .process.user = {uid: 1000, gid: 1000}'
+  timeout 20 "$AGENTRUN" --root "$ROOT" run -b "$T/b" oci2 >"$T/out" 2>&1 &
+  SB=$!
+  track_pid $SB
+  wait_for grep -q '^Uid:' "$T/out"
+  ar kill oci2 TERM
+  st=0
+  wait "$SB" || st=$?
+  cat "$T/out"
+  [ "$st" -eq 3 ]
+  grep -qx 'pid=2' "$T/out"
+  grep -q '^Uid:[[:space:]]*1000[[:space:]]' "$T/out"
+  grep -qx 'got-term' "$T/out"
+}
