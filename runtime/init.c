@@ -305,7 +305,10 @@ init_main (struct ar_init_ctx *c)
   if (pid1 && ar_pid1_fork (&p1, &err) < 0)
     fail_late (err);
   if (pid1)
-    c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
+    {
+      close (c->sock);              /* pid 1's, not the command's */
+      c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
+    }
   /* The connect supervisor shares that Landlock domain (abstract sockets
    * stay scoped) and is forked before any filter of ours is loaded. It
    * reports to `start` through the fifo, so we need not wait for it. */
