@@ -298,8 +298,15 @@ init_main (struct ar_init_ctx *c)
    * hold our capabilities; before seccomp unless a listener loaded it early. */
   if (ar_landlock_apply (c->spec, &err) < 0)
     fail_late (err);
-  /* Our own pid 1 stays here, with the Landlock domain; the command's
-   * final steps, from the connect filter to seccomp, are its child's. */
+  /* The connect supervisor shares that Landlock domain (abstract sockets
+   * stay scoped) and is forked before any filter of ours is loaded. It
+   * reports to `start` through the fifo, so we need not wait for it. */
+  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, &p->user, start_report_fd, &err) < 0)
+    fail_late (err);
+  /* Our own pid 1 stays here, with the Landlock domain and the connect
+   * filter (which it never meets: it connects nowhere), the supervisor its
+   * child and not in the command's process group; the command's final
+   * steps, from seccomp to execve, are its child's. */
   struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
                         .die_with_parent = c->die_with_parent, .uid = p->user.uid, .gid = p->user.gid };
   if (pid1 && ar_pid1_fork (&p1, &err) < 0)
@@ -309,11 +316,6 @@ init_main (struct ar_init_ctx *c)
       close (c->sock);              /* pid 1's, not the command's */
       c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
     }
-  /* The connect supervisor shares that Landlock domain (abstract sockets
-   * stay scoped) and is forked before any filter of ours is loaded. It
-   * reports to `start` through the fifo, so we need not wait for it. */
-  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, &p->user, start_report_fd, &err) < 0)
-    fail_late (err);
   /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
    * still have it, as runc does; with it, seccomp is the last step. */
   if (c->prog && !seccomp_loaded && !p->no_new_privileges)

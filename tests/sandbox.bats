@@ -227,8 +227,11 @@ start_sleeper() {
   wait_for sleeper_runs
 }
 sleeper_runs() {
-  CMD=$(cut -d' ' -f1 "/proc/$INIT/task/$INIT/children")
-  [ -n "$CMD" ] && grep -q '^Name:.*sleep' "/proc/$CMD/status"
+  local c
+  for c in $(cat "/proc/$INIT/task/$INIT/children"); do
+    grep -q '^Name:.*sleep' "/proc/$c/status" && CMD=$c && return 0
+  done
+  return 1
 }
 
 @test "sandbox: a command that ignores SIGTERM is killed after the grace time, and everything is removed" {
