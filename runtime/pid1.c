@@ -51,9 +51,8 @@ fail (const struct ar_pid1 *p, ar_error *err)
 
 /* A stop, a continue or a new window size is for the command's whole
  * process group, as a terminal sends them (to the child alone until it has
- * made that group); the rest is for the command, as `kill PID` on the host:
- * it decides what its children get, and helpers forked beside it in the
- * group (the connect supervisor) are not killed under it. */
+ * made that group); the rest is for the command, as `kill PID` on the host
+ * (and bubblewrap) do it: the command decides what its children get. */
 static void
 forward (int sig)
 {
