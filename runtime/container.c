@@ -370,8 +370,11 @@ converse (struct parent_io *io, ar_error **err)
     {
       struct ar_sync_msg m;
       int fd = -1, r = ar_sync_recv (io->sock, &m, &fd, err);
+      /* an init that failed and exited with a message of ours unread
+       * resets the socket, and the kernel reports that before the report
+       * it queued: read on for it */
       if (r < 0)
-        return -1;
+        return *err && (*err)->errnum == ECONNRESET ? prefer_init_error (io, err) : -1;
       if (r == 0)
         return ar_err (err, 0, "container init exited during create");
       if (fd >= 0 && m.type != SYNC_PTY && m.type != SYNC_SECCOMP_FD)
