@@ -133,9 +133,10 @@ harden (const struct ar_pid1 *p, ar_error **err)
     return 0;
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     return ar_err (err, errno, "prctl PR_SET_PDEATHSIG");
-  /* that parent reads exec.fifo: no reader left, it died before we asked */
-  struct pollfd pf = { .fd = p->report_fd, .events = POLLOUT };
-  if (p->report_fd >= 0 && poll (&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+  /* that parent holds the socket's other end, or reads exec.fifo: a
+   * hangup, or no reader left, and it died before we asked */
+  struct pollfd pf = { .fd = p->sock >= 0 ? p->sock : p->report_fd, .events = p->sock >= 0 ? 0 : POLLOUT };
+  if (pf.fd >= 0 && poll (&pf, 1, 0) == 1 && (pf.revents & (POLLERR | POLLHUP)))
     return ar_err (err, ESRCH, "the agentrun that runs the container is gone");
   return 0;
 }
@@ -144,8 +145,15 @@ __attribute__ ((noreturn)) static void
 pid1_main (struct ar_pid1 me, const sigset_t *set)
 {
   ar_error *err = NULL;
-  /* the report fd closes last: `start` waits for its EOF, so a failure
-   * before is the error start fails with */
+  /* `start` waits for exec.fifo's EOF: with the socket to agentrun for the
+   * check in harden, ours closes at once (pid 1 is then off the start's
+   * path), and a failure after is told on stderr, the container's status
+   * then 1; else it closes last, so that a failure is start's error */
+  if (me.report_fd >= 0 && (me.sock >= 0 || !me.die_with_parent))
+    {
+      close (me.report_fd);
+      me.report_fd = -1;
+    }
   if (harden (&me, &err) < 0 || keep_fds (&me, &err) < 0)
     fail (&me, err);
   me.report_fd = -1;
