@@ -7,6 +7,7 @@
 #include "cgroups.h"
 #include "clock.h"
 #include "container.h"
+#include "janitor.h"
 #include "log.h"
 #include "rootless.h"
 #include "selfexe.h"
@@ -388,6 +389,39 @@ restore_fd (int saved, int to)
   close (saved);
 }
 
+/* Without a pty, a terminal among our stdio is not handed in (the command
+ * could read the person's keystrokes from it, change its settings, push
+ * input with TIOCSTI): a pipe stands for it, copied by the foreground wait.
+ * Files and pipes go in as they are. stdio[i]: the container's end. */
+static int
+terminal_pipes (int stdio[3], struct ar_fg_pipes *fp, ar_error **err)
+{
+  int *ours[3] = { &fp->in, &fp->out, &fp->err };
+  for (int i = 0; i < 3; i++)
+    {
+      int p[2];
+      if (!isatty (i))
+        continue;
+      if (pipe2 (p, O_CLOEXEC) < 0)
+        return ar_err (err, errno, "a pipe for the terminal on fd %d", i);
+      stdio[i] = p[i == 0 ? 0 : 1];
+      *ours[i] = p[i == 0 ? 1 : 0];
+    }
+  return 0;
+}
+
+static void
+close_pipes (int stdio[3], struct ar_fg_pipes *fp)
+{
+  int *fds[6] = { &stdio[0], &stdio[1], &stdio[2], &fp->in, &fp->out, &fp->err };
+  for (int i = 0; i < 6; i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+}
+
 /* Create, start, wait and delete in this process: no runtime child (a
  * fork and an exit fewer at every start). */
 static int
@@ -395,14 +429,19 @@ run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, 
                ar_error **err)
 {
   struct supervision v = { .g = g, .sb = sb, .sfd = sfd };
+  struct ar_fg_pipes pipes = { -1, -1, -1 };
+  int stdio[3] = { -1, -1, -1 };
   struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1, .readable = sup_readable,
-                           .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v };
+                           .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v,
+                           .pipes = &pipes };
   struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true,
-                           .exec_env = sb->pass_env, .n_exec_env = sb->n_pass_env };
+                               .exec_env = sb->pass_env, .n_exec_env = sb->n_pass_env, .stdio = stdio };
   int out = -1, in = -1, r = -1;
   if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0
-      && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0)
+      && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0
+      && (sb->prof.terminal || terminal_pipes (stdio, &pipes, err) == 0))
     r = ar_container_run (g, &co, status, err);
+  close_pipes (stdio, &pipes);
   restore_fd (out, STDOUT_FILENO);
   restore_fd (in, STDIN_FILENO);
   if (r == 0)
@@ -429,6 +468,21 @@ cleanup (struct ar_globals *g, struct ar_sandbox *sb)
       if (ar_sandbox_rmtree (sb->tmpdir, &rerr) < 0)
         ar_warn ("sandbox %s", rerr->msg);
     }
+}
+
+/* In the janitor, after our death: the same removal, with its copy of
+ * what we knew (the relay is gone by its parent-death signal). */
+struct undo {
+  struct ar_globals *g;
+  struct ar_sandbox *sb;
+};
+
+static void
+undo_after_death (void *data)
+{
+  struct undo *u = data;
+  u->sb->relay_pid = -1;
+  cleanup (u->g, u->sb);
 }
 
 static int
@@ -472,13 +526,15 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
     return ar_err (err, errno, "sigprocmask");
   cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   cleanup_free char *bundle = NULL, *relay_dir = NULL;
+  struct ar_janitor janitor = { .fd = -1 };
+  struct undo undo = { .g = g, .sb = sb };
   int r = -1, sig;
   if (sfd < 0)
     {
       ar_err (err, errno, "signalfd");
       goto out;
     }
-  if (make_tmpdir (sb, err) < 0)
+  if (make_tmpdir (sb, err) < 0 || ar_janitor_start (&janitor, undo_after_death, &undo, err) < 0)
     goto out;
   if (!run_g.root && make_private_root (sb, err) < 0)
     goto out;
@@ -515,13 +571,14 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   ar_asker_summary (&sb->asker, sb);
 out:
   cleanup (g, sb);
+  ar_janitor_dismiss (&janitor);
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;
 }
 
 /* ---- commands ---- */
 
-enum { O_HELP = AR_SBC_HELP, O_PROFILE = AR_SBC_PROFILE, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
+enum { O_HELP = AR_SBC_HELP, O_TTY, O_NO_TTY, O_PROFILE = AR_SBC_PROFILE, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
 
 /* The command's own options, then the sandbox's but drop_id (0: none). */
 static const struct ar_opt *
@@ -596,6 +653,23 @@ ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int arg
   return 0;
 }
 
+static const char sandbox_tty_help[] =
+  "  -t, --tty             a pty for the command even when stdin or stdout is\n"
+  "                        redirected (default: only when both are terminals;\n"
+  "                        otherwise files and pipes are handed in as they are,\n"
+  "                        and a terminal among them is replaced by a pipe)\n"
+  "  --no-tty              never a pty\n";
+
+/* sandbox's own options: -t/--tty, --no-tty */
+static int
+sandbox_own_opt (void *data, int id, const char *arg, ar_error **err)
+{
+  (void) arg;
+  (void) err;
+  ((struct ar_sandbox *) data)->tty = id == O_TTY ? 1 : -1;
+  return 0;
+}
+
 static void
 sandbox_usage (FILE *f)
 {
@@ -603,8 +677,8 @@ sandbox_usage (FILE *f)
               "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
               "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
               "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
-              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s",
-           ar_sandbox_opts_help, ar_profile_opts_help, ar_asker_opts_help);
+              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s%s",
+           sandbox_tty_help, ar_sandbox_opts_help, ar_profile_opts_help, ar_asker_opts_help);
 }
 
 /* Whether uid:gid may write into dir, asked the kernel as that uid (mode
@@ -676,12 +750,14 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
 {
   static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
                                        { "settings", 0, true, O_SETTINGS }, { "ask", 0, false, O_ASK },
-                                       { "save-profile", 0, true, O_SAVE_PROFILE } };
+                                       { "save-profile", 0, true, O_SAVE_PROFILE }, { "tty", 't', false, O_TTY },
+                                       { "no-tty", 0, false, O_NO_TTY } };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r, status = SANDBOX_FAILED;
   ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .name = "sandbox", .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage };
+  const struct ar_sb_cmd c = { .name = "sandbox", .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage,
+                               .own_opt = sandbox_own_opt, .data = &sb };
   r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
     {

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "container.h"
 #include "lsm.h"
+#include "pid1.h"
 #include "cgroups.h"
 #include "caps.h"
 #include "hooks.h"
@@ -41,13 +42,14 @@ struct created {
   pid_t init;
   int init_pidfd;
   int master;                 /* pty master kept for a foreground run */
+  int init_sock;              /* a foreground run's line to our pid 1 (pid1.h), or -1 */
 };
 
 static void
 created_init (struct created *c)
 {
   memset (c, 0, sizeof *c);
-  c->lockfd = c->init_pidfd = c->master = -1;
+  c->lockfd = c->init_pidfd = c->master = c->init_sock = -1;
 }
 
 static void
@@ -62,6 +64,8 @@ created_free (struct created *c)
     close (c->init_pidfd);
   if (c->master >= 0)
     close (c->master);
+  if (c->init_sock >= 0)
+    close (c->init_sock);
   created_init (c);
 }
 
@@ -366,8 +370,11 @@ converse (struct parent_io *io, ar_error **err)
     {
       struct ar_sync_msg m;
       int fd = -1, r = ar_sync_recv (io->sock, &m, &fd, err);
+      /* an init that failed and exited with a message of ours unread
+       * resets the socket, and the kernel reports that before the report
+       * it queued: read on for it */
       if (r < 0)
-        return -1;
+        return *err && (*err)->errnum == ECONNRESET ? prefer_init_error (io, err) : -1;
       if (r == 0)
         return ar_err (err, 0, "container init exited during create");
       if (fd >= 0 && m.type != SYNC_PTY && m.type != SYNC_SECCOMP_FD)
@@ -569,6 +576,18 @@ record_pending_cgroup (struct ar_globals *g, struct created *c, bool *has_cgroup
   return 0;
 }
 
+/* In the first child: the stdio the caller chose for the container. */
+static void
+take_stdio (const int *stdio, int sock)
+{
+  for (int i = 0; stdio && i < 3; i++)
+    if (stdio[i] >= 0 && dup2 (stdio[i], i) < 0)
+      {
+        ar_sync_send (sock, SYNC_ERROR, errno, -1, "set the container's stdio", NULL);
+        _exit (1);
+      }
+}
+
 static int
 spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
        bool foreground, ar_error **err)
@@ -596,6 +615,7 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
     {
       close (sv[0]);
       close (c->lockfd);  /* the lock must not outlive create in the container */
+      take_stdio (o->stdio, ic->sock);
       if (ic->direct)
         ar_init_direct (ic);
       ar_init_child1 (ic);
@@ -618,7 +638,12 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;
-  return converse (&io, err);
+  if (converse (&io, err) < 0)
+    return -1;
+  /* our pid 1 tells a foreground run when the command stops */
+  if (foreground && ar_pid1_wanted (c->spec))
+    c->init_sock = ar_steal_fd (sock);
+  return 0;
 }
 
 static int
@@ -823,7 +848,7 @@ ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *sta
   /* The lock is for commands; others may now kill or inspect us. */
   close (c.lockfd);
   c.lockfd = -1;
-  r = ar_foreground_wait (c.init, c.init_pidfd, c.master, o->fg_ops, status, err);
+  r = ar_foreground_wait (c.init, c.init_pidfd, c.master, c.init_sock, o->fg_ops, status, err);
   if (!o->keep)
     {
       cleanup_error ar_error *derr = NULL;

@@ -26,6 +26,7 @@ struct ar_create_opts {
   char *const *exec_env;       /* NAME=VALUE set in the command's environment at exec, never
                                   written anywhere (the sandbox's pass-through variables) */
   size_t n_exec_env;
+  const int *stdio;            /* [3]: fds the container gets as 0, 1, 2 (-1: ours); NULL: ours */
 };
 
 /* Everything create judges before it touches the system, also run by

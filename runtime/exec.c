@@ -391,7 +391,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
   if (o->detach)
     r = 0;
   else
-    r = ar_foreground_wait (ep.pid, ep.pidfd, ep.master, NULL, status, err);
+    r = ar_foreground_wait (ep.pid, ep.pidfd, ep.master, -1, NULL, status, err);
 out:
   if (blocked)
     sigprocmask (SIG_SETMASK, &old, NULL);

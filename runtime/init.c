@@ -9,6 +9,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "landlock.h"
+#include "pid1.h"
 #include "process.h"
 #include "rootfs.h"
 #include "rootless.h"
@@ -283,7 +284,9 @@ init_main (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     fail (c, err);
   expect (c, SYNC_COMMIT, &m);
-  close (c->sock);
+  bool pid1 = ar_pid1_wanted (c->spec);
+  if (!pid1)
+    close (c->sock);   /* our pid 1 keeps it, to tell a foreground run of stops */
   wait_for_start (c);
 
   cleanup_free char *st = hook_state (c, host_pid, "running");
@@ -300,6 +303,19 @@ init_main (struct ar_init_ctx *c)
   if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
                          (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err) < 0)
     fail_late (err);
+  /* Our own pid 1 stays here, with the Landlock domain and the connect
+   * filter (which it never meets: it connects nowhere), the supervisor its
+   * child and not in the command's process group; the command's final
+   * steps, from seccomp to execve, are its child's. */
+  struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
+                        .die_with_parent = c->die_with_parent, .uid = p->user.uid, .gid = p->user.gid };
+  if (pid1 && ar_pid1_fork (&p1, &err) < 0)
+    fail_late (err);
+  if (pid1)
+    {
+      close (c->sock);              /* pid 1's, not the command's */
+      c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
+    }
   /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
    * still have it, as runc does; with it, seccomp is the last step. */
   if (c->prog && !seccomp_loaded && !p->no_new_privileges)

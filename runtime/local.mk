@@ -8,7 +8,7 @@ libagentrun_a_SOURCES = \
 	runtime/cli.c runtime/cli.h \
 	runtime/state.c runtime/state.h runtime/namespaces.c runtime/namespaces.h runtime/kfile.c runtime/kfile.h runtime/caps.c runtime/caps.h \
 	runtime/process.c runtime/process.h runtime/terminal.c runtime/terminal.h runtime/signals.c runtime/signals.h \
-	runtime/selfexe.c runtime/selfexe.h runtime/sync.h runtime/init.c runtime/container.c runtime/container.h \
+	runtime/selfexe.c runtime/selfexe.h runtime/sync.h runtime/init.c runtime/pid1.c runtime/pid1.h runtime/janitor.c runtime/janitor.h runtime/container.c runtime/container.h \
 	runtime/delete.c runtime/exec.c runtime/exec.h runtime/cmd_common.h runtime/cmd_create.c runtime/cmd_run.c \
 	runtime/cmd_start.c runtime/cmd_state.c runtime/cmd_kill.c runtime/cmd_delete.c runtime/cmd_list.c \
 	runtime/cmd_ps.c runtime/cmd_exec.c \

@@ -824,7 +824,9 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
     return -1;
   if (ar_places_check (o, sb->allow_home, sb->allow_system_path, err) < 0 || ar_budgets_fill (o, err) < 0)
     return -1;
-  if (!sb->no_terminal && sb->stdin_fd < 0 && isatty (STDIN_FILENO))
+  /* a pty only for a person at a terminal: anything redirected stays as it is */
+  if (!sb->no_terminal && sb->stdin_fd < 0 && sb->stdout_fd < 0 && sb->tty >= 0
+      && (sb->tty > 0 || (isatty (STDIN_FILENO) && isatty (STDOUT_FILENO))))
     o->terminal = true;
   if (scan_sys_dirs (sb, err) < 0 || load_seccomp (o, err) < 0)
     return -1;

@@ -69,6 +69,8 @@ struct ar_sandbox {
   int stdout_fd;                        /* >= 0: the container's stdout goes there (check) */
   int stdin_fd;                         /* >= 0: the container's stdin comes from there */
   bool no_terminal;                     /* never a pty, even when stdin is a terminal (check) */
+  int tty;                              /* 1: a pty (-t), -1: none (--no-tty), 0: when stdin and
+                                           stdout are both terminals */
   bool runtime_validates;               /* the bundle goes straight to the runtime, which parses
                                            and validates it: no need to do it twice */
   bool ask;                             /* --ask: new names are asked about (asker.h) */

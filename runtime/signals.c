@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "strio.h"
 #include "log.h"
+#include "sync.h"
 #include "terminal.h"
 #include "util.h"
 
@@ -55,11 +56,13 @@ ar_signals_reset (void)
 struct relay {
   int master;
   int in;             /* stdin, or a non-blocking reopening of it when it is a tty */
+  int in_to;          /* where stdin goes: the master, the command's stdin pipe, or -1 */
   bool in_open;       /* stdin still readable */
-  bool out_open;      /* master still readable */
+  int out[2];         /* to our stdout and stderr: the master alone, or the command's pipes */
   bool raw;
   struct termios saved;
   char last_in;       /* last byte relayed from stdin (0: none yet) */
+  struct ar_fg_pipes *pipes;
 };
 
 static void
@@ -72,40 +75,60 @@ copy_winsize (int master)
 }
 
 static void
-relay_start (struct relay *r, int master)
+make_raw (struct relay *r)
+{
+  if (r->master < 0 || !isatty (STDIN_FILENO) || tcgetattr (STDIN_FILENO, &r->saved) < 0)
+    return;
+  struct termios t = r->saved;
+  cfmakeraw (&t);
+  if (tcsetattr (STDIN_FILENO, TCSANOW, &t) == 0)
+    r->raw = true;
+}
+
+static void
+relay_start (struct relay *r, int master, struct ar_fg_pipes *pipes)
 {
   memset (r, 0, sizeof *r);
   r->master = master;
   r->in = STDIN_FILENO;
-  if (master < 0)
-    return;
-  r->in_open = r->out_open = true;
+  r->in_to = r->out[0] = r->out[1] = -1;
+  r->pipes = pipes;
+  if (master >= 0)
+    r->in_to = r->out[0] = master;
+  else if (pipes)
+    {
+      r->in_to = pipes->in;
+      r->out[0] = pipes->out;
+      r->out[1] = pipes->err;
+    }
+  r->in_open = r->in_to >= 0;
   /* Someone else may read the same terminal between our poll and our read
    * (sandbox --ask stops us, asks, and reads the answer): a blocking read
    * would then wait for the next keystroke with the container's output
    * unrelayed. A fresh open file description of our own can be made
    * non-blocking without touching the caller's (the shell's) stdin. */
-  if (isatty (STDIN_FILENO))
+  if (r->in_open && isatty (STDIN_FILENO))
     {
       int fd = open ("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
       if (fd >= 0)
         r->in = fd;
     }
-  if (isatty (STDIN_FILENO) && tcgetattr (STDIN_FILENO, &r->saved) == 0)
-    {
-      struct termios t = r->saved;
-      cfmakeraw (&t);
-      if (tcsetattr (STDIN_FILENO, TCSANOW, &t) == 0)
-        r->raw = true;
-    }
+  make_raw (r);
   copy_winsize (master);
+}
+
+static void
+restore_mode (struct relay *r)
+{
+  if (r->raw)
+    tcsetattr (STDIN_FILENO, TCSANOW, &r->saved);
+  r->raw = false;
 }
 
 static void
 relay_stop (struct relay *r)
 {
-  if (r->raw)
-    tcsetattr (STDIN_FILENO, TCSANOW, &r->saved);
+  restore_mode (r);
   if (r->in != STDIN_FILENO)
     close (r->in);
   r->in = STDIN_FILENO;
@@ -129,31 +152,79 @@ pump (int from, int to, char *last)
 
 /* End of our stdin. From a pipe or a file, the process on the pty would
  * never learn of it (the master stays open for its output): send ^D, as a
- * user would type it. A tty's end is a hangup, not input: left alone. */
+ * user would type it. A tty's end is a hangup, not input: left alone. The
+ * command's stdin pipe is closed: its end of input. */
 static void
 stdin_ended (struct relay *r)
 {
   r->in_open = false;
   cleanup_error ar_error *err = NULL;
-  if (!isatty (STDIN_FILENO)
-      && ar_pty_send_eof (r->master, r->last_in != 0 && r->last_in != '\n', &err) < 0)
+  if (r->master < 0)
+    {
+      close (r->in_to);
+      r->pipes->in = r->in_to = -1;
+    }
+  else if (!isatty (STDIN_FILENO)
+           && ar_pty_send_eof (r->master, r->last_in != 0 && r->last_in != '\n', &err) < 0)
     ar_warn ("terminal: %s", err->msg);
 }
 
+/* What the command wrote before it ended; its writers are gone, so what is
+ * there is all there is. */
 static void
-drain_master (struct relay *r)
+drain (struct relay *r)
 {
-  if (r->master < 0 || !r->out_open)
-    return;
-  int fl = fcntl (r->master, F_GETFL);
-  if (fl >= 0)
-    fcntl (r->master, F_SETFL, fl | O_NONBLOCK);
-  while (pump (r->master, STDOUT_FILENO, NULL))
+  for (int i = 0; i < 2; i++)
     {
-      struct pollfd p = { .fd = r->master, .events = POLLIN };
-      if (poll (&p, 1, 0) <= 0)
-        break;
+      if (r->out[i] < 0)
+        continue;
+      int fl = fcntl (r->out[i], F_GETFL);
+      if (fl >= 0)
+        fcntl (r->out[i], F_SETFL, fl | O_NONBLOCK);
+      while (pump (r->out[i], i + 1, NULL))
+        {
+          struct pollfd p = { .fd = r->out[i], .events = POLLIN };
+          if (poll (&p, 1, 0) <= 0)
+            break;
+        }
     }
+}
+
+/* The command stopped (our pid 1 said so): give the terminal back and stop
+ * as ^Z stops a job, so that the person's shell has it again. Continued
+ * (or at once, in an orphaned process group, where the kernel discards
+ * SIGTSTP), take the terminal again and resume the command; SIGWINCH makes
+ * a full-screen program redraw. */
+static void
+job_stop (struct relay *r, int pidfd)
+{
+  sigset_t tstp;
+  sigemptyset (&tstp);
+  sigaddset (&tstp, SIGTSTP);
+  restore_mode (r);
+  if (kill (getpid (), SIGTSTP) < 0 || sigprocmask (SIG_UNBLOCK, &tstp, NULL) < 0
+      || sigprocmask (SIG_BLOCK, &tstp, NULL) < 0)
+    ar_warn ("job control: stop: %s", strerror (errno));
+  make_raw (r);
+  copy_winsize (r->master);
+  if (syscall (SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0) < 0
+      || (r->master >= 0 && syscall (SYS_pidfd_send_signal, pidfd, SIGWINCH, NULL, 0) < 0))
+    kill (getpid (), 0); /* gone already: the pidfd will tell */
+}
+
+/* A word from our pid 1; false once it has none left to say. */
+static bool
+init_said (struct relay *r, int sock, int pidfd)
+{
+  struct ar_sync_msg m;
+  int fd = -1;
+  cleanup_error ar_error *err = NULL;
+  int n = ar_sync_recv (sock, &m, &fd, &err);
+  if (fd >= 0)
+    close (fd);
+  if (n > 0 && m.type == SYNC_STOPPED)
+    job_stop (r, pidfd);
+  return n > 0;
 }
 
 static int
@@ -202,7 +273,8 @@ timeout_for (const struct ar_fg_ops *ops)
 }
 
 int
-ar_foreground_wait (pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops, int *status, ar_error **err)
+ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struct ar_fg_ops *ops, int *status,
+                    ar_error **err)
 {
   sigset_t set;
   struct relay r;
@@ -212,17 +284,19 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, const struct ar_fg_ops *op
   sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0)
     return ar_err (err, errno, "signalfd");
-  relay_start (&r, master);
+  relay_start (&r, master, ops ? ops->pipes : NULL);
   for (;;)
     {
-      struct pollfd p[5] = {
+      struct pollfd p[7] = {
         { .fd = pidfd, .events = POLLIN },
         { .fd = sfd, .events = POLLIN },
         { .fd = r.in_open ? r.in : -1, .events = POLLIN },
-        { .fd = r.out_open ? master : -1, .events = POLLIN },
+        { .fd = r.out[0], .events = POLLIN },
         { .fd = ops ? ops->fd : -1, .events = POLLIN },
+        { .fd = r.out[1], .events = POLLIN },
+        { .fd = init_sock, .events = POLLIN },
       };
-      int n = poll (p, 5, timeout_for (ops));
+      int n = poll (p, 7, timeout_for (ops));
       if (n < 0)
         {
           if (errno == EINTR)
@@ -236,14 +310,17 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, const struct ar_fg_ops *op
         forward (sfd, pid, pidfd, master, ops);
       if ((p[4].revents & POLLIN) && ops->readable)
         ops->readable (ops->data);
-      if (p[2].revents && !pump (r.in, master, &r.last_in))
+      if (p[2].revents && !pump (r.in, r.in_to, &r.last_in))
         stdin_ended (&r);
-      if (p[3].revents && !pump (master, STDOUT_FILENO, NULL))
-        r.out_open = false;
+      for (int i = 0; i < 2; i++)
+        if (p[3 + 2 * i].revents && !pump (r.out[i], i + 1, NULL))
+          r.out[i] = -1;
+      if (p[6].revents && !init_said (&r, init_sock, pidfd))
+        init_sock = -1;
       if (p[0].revents)
         break;
     }
-  drain_master (&r);
+  drain (&r);
   relay_stop (&r);
   return exit_status (pid, status, err);
 }

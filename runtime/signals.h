@@ -12,9 +12,17 @@
 int ar_signals_block (sigset_t *old, ar_error **err);
 /* In a child: back to the default dispositions and an empty mask. */
 void ar_signals_reset (void);
+/* Pipes standing in for the caller's terminals when the container has no
+ * pty (-1: none): our stdin is copied into `in` (which the wait closes at
+ * the end of our stdin), `out` and `err` to our stdout and stderr. */
+struct ar_fg_pipes {
+  int in, out, err;
+};
+
 /* What a caller (sandbox) adds to the wait: one more fd to watch, a look
  * at each signal after it was forwarded, and a deadline. Any may be unset. */
 struct ar_fg_ops {
+  struct ar_fg_pipes *pipes;                     /* NULL: none */
   int fd;                                        /* -1: none */
   void (*readable) (void *data);                 /* fd has input */
   void (*signalled) (void *data, int signo);
@@ -24,8 +32,11 @@ struct ar_fg_ops {
 };
 
 /* Wait for pid (our child, pinned by pidfd) to exit, forwarding signals to it
- * and relaying stdio <-> pty master when master >= 0. *status: exit code, or
- * 128+N when killed by signal N. ops may be NULL. */
-int ar_foreground_wait (pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops, int *status, ar_error **err);
+ * and relaying stdio <-> pty master when master >= 0. With init_sock >= 0
+ * (the container's pid 1 is ours, pid1.h), a stop of the command stops us
+ * too, the terminal given back, and our SIGCONT resumes it. *status: exit
+ * code, or 128+N when killed by signal N. ops may be NULL. */
+int ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struct ar_fg_ops *ops, int *status,
+                        ar_error **err);
 
 #endif

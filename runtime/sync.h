@@ -26,6 +26,7 @@ enum ar_sync_type {
   SYNC_READY,         /* init -> parent: waiting for start is all that is left */
   SYNC_COMMIT,        /* parent -> init: state written, wait on the fifo */
   SYNC_ERROR,         /* init -> parent: text says what failed */
+  SYNC_STOPPED,       /* pid1 -> foreground parent: the command stopped (value: the signal) */
 };
 
 struct ar_sync_msg {

@@ -803,6 +803,8 @@ g_annotations (struct gen *G, const struct ar_agent_opts *o)
    * planted after the sandbox checked it */
   g_kstr (G, "run.agentrun.bind-nofollow", "true");
   g_kstr (G, "run.agentrun.unix-connect", uc);
+  /* pid 1 is agentrun's own (runtime/pid1.h), not the agent's command */
+  g_kstr (G, "run.agentrun.init", "true");
   g_close (G, true);
 }
 

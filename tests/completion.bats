@@ -39,7 +39,7 @@ comp() { complete_with _agentrun "$AGENTRUN" "$@"; }
     got=$(comp $c -- | grep '^--' | sort)
     [ "$want" = "$got" ] || { echo "$c: table: $want / completion: $got"; return 1; }
   done
-  run comp sandbox --no-
+  run comp sandbox --no-n
   [ "$output" = "--no-network" ]
   run comp sandbox -w
   [ "$output" = "-w" ]

@@ -28,7 +28,7 @@ teardown() {
 # of the real one is involved.
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
-# A command that stops on SIGTERM (as pid 1 of its namespace, sleep would not).
+# A command that stops on SIGTERM.
 LOOP=(sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done')
 
 start_echo() {
@@ -212,23 +212,31 @@ except OSError:
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
 }
 
-# Start `sandbox -- sleep 1000` in the background (stderr in $T/err) and wait
-# until the command runs: SB is agentrun's pid, ID the container, INIT the
-# command's pid on the host.
+# Start `sandbox -- sleep 1000` (or CMD...) in the background (stderr in
+# $T/err) and wait until a sleep runs: SB is agentrun's pid, ID the
+# container, INIT its pid 1 and CMD the command, as the host sees them.
 start_sleeper() {
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep 1000 2>"$T/err" &
+  [ $# -gt 0 ] || set -- sleep 1000
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- "$@" 2>"$T/err" &
   SB=$!
   track_pid $SB
   wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
   ID=$(ls "$ROOT" | grep '^sandbox-')
   wait_for test -s "$ROOT/$ID/state.json"
   INIT=$(jq -r .pid "$ROOT/$ID/state.json")
-  wait_for grep -q '^Name:.*sleep' "/proc/$INIT/status"
+  wait_for sleeper_runs
+}
+sleeper_runs() {
+  local c
+  for c in $(cat "/proc/$INIT/task/$INIT/children"); do
+    grep -q '^Name:.*sleep' "/proc/$c/status" && CMD=$c && return 0
+  done
+  return 1
 }
 
 @test "sandbox: a command that ignores SIGTERM is killed after the grace time, and everything is removed" {
-  # sleep as pid 1 of its namespace has no handler: SIGTERM does nothing to it
-  start_sleeper
+  # SIGTERM ignored, also by the sleep it execs
+  start_sleeper sh -c 'trap "" TERM INT HUP; exec sleep 1000'
   local t0=$SECONDS st=0
   kill -TERM "$SB"
   wait "$SB" || st=$?
@@ -242,6 +250,7 @@ start_sleeper() {
 @test "sandbox: the command dies with agentrun, even by SIGKILL" {
   start_sleeper
   track_pid "$INIT"
+  track_pid "$CMD"
   tmpdir=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
   case $(basename "$tmpdir") in agentrun-"$ID"-*) ;; *) false ;; esac
   LEFT_TMPDIR=$tmpdir
@@ -249,9 +258,9 @@ start_sleeper() {
   wait "$SB" || true
   # gone or a zombie (its reaper is the host's init now): it was killed
   wait_for bash -c "[ ! -e /proc/$INIT ] || grep -q '^State:.*Z' /proc/$INIT/status"
-  # a SIGKILL leaves no chance to clean up: the state goes as a user would
-  # remove it (and the folder in teardown)
-  "$AGENTRUN" --root "$ROOT" delete --force "$ID"
+  wait_for bash -c "[ ! -e /proc/$CMD ] || grep -q '^State:.*Z' /proc/$CMD/status"
+  # a SIGKILL leaves agentrun no chance to clean up: its janitor does
+  wait_for bash -c "[ ! -e '$tmpdir' ] && [ ! -e '$ROOT/$ID' ]"
 }
 
 @test "sandbox: --pids without --memory/--cpus is RLIMIT_NPROC, bites, and no cgroup is made" {

@@ -1,0 +1,305 @@
+#!/usr/bin/env bats
+# agentrun sandbox: its pid 1 (agentrun's own init: out of the agent's reach,
+# reaps, forwards signals), the end of a run by signal or by agentrun's
+# death, the caller's terminal (a pty only for a person at a terminal, never
+# a terminal fd of the caller handed in) and job control at that terminal.
+# Run as root, the agent runs as nobody (65534). Everything lives under
+# $BATS_TEST_TMPDIR.
+
+load helpers
+
+AGENT_UID=65534
+
+setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root (the agent's uid is made nobody)"
+  need_cmd python3 jq
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  write_helpers
+}
+
+teardown() {
+  [ -z "${TMUX_SOCK:-}" ] || tmux -S "$TMUX_SOCK" kill-server 2>/dev/null || true
+  kill_tracked
+  cleanup_containers
+  [ -z "${LEFT_TMPDIR:-}" ] || rm -rf "$LEFT_TMPDIR"
+}
+
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+write_helpers() {
+  # ptrace pid 1 as its child would, and read what only a tracer may
+  cat >"$WS/probe.py" <<'EOF'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(0x4206, 1, 0, 0)  # PTRACE_SEIZE
+print("ptrace:", "attached" if r == 0 else os.strerror(ctypes.get_errno()))
+for f in ("environ", "mem"):
+    try:
+        open("/proc/1/" + f, "rb").read(1)
+        print(f + ": read")
+    except OSError as e:
+        print(f + ":", e.strerror)
+EOF
+  # ptyrun.py OUT CMD...: CMD with a terminal as stdin and stderr, stdout
+  # to the file OUT; prints what reached the terminal
+  cat >"$T/ptyrun.py" <<'EOF'
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+with open(sys.argv[1], "wb") as out:
+    p = subprocess.Popen(sys.argv[2:], stdin=s, stdout=out, stderr=s, start_new_session=True)
+os.close(s)
+seen = b""
+while True:
+    try:
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    seen += d
+sys.stdout.write(seen.decode(errors="replace"))
+sys.exit(p.wait())
+EOF
+  chmod 0644 "$WS/probe.py"
+}
+
+# Start `sandbox -- CMD...` in the background (stderr in $T/err) and wait
+# until CMD runs: SB is agentrun's pid, ID the container, INIT its pid 1
+# and CMD the command's pid, as the host sees them. NAME: CMD's process name.
+start_cmd() {
+  NAME=$1; shift
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@" 2>"$T/err" &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  ID=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$ID/state.json"
+  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
+  wait_for cmd_running
+}
+cmd_running() {
+  local c
+  for c in $(cat "/proc/$INIT/task/$INIT/children"); do
+    grep -q "^Name:.*$NAME" "/proc/$c/status" && CMD=$c && return 0
+  done
+  return 1
+}
+gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
+
+@test "pid 1: agentrun's own init, no capabilities, not dumpable; the command cannot ptrace it" {
+  run sb -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status; echo "me=$$ parent=$PPID"; python3 probe.py'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx 'Name:[[:space:]]*agentrun-init'
+  for c in CapPrm CapEff CapBnd; do echo "$output" | grep -qx "$c:[[:space:]]*0000000000000000"; done
+  echo "$output" | grep -qx 'NoNewPrivs:[[:space:]]*1'
+  echo "$output" | grep -Eqx 'me=[0-9]+ parent=1'
+  ! echo "$output" | grep -q 'me=1 '
+  echo "$output" | grep -qx 'ptrace: Operation not permitted'
+  echo "$output" | grep -qx 'environ: Permission denied'
+  echo "$output" | grep -qx 'mem: Permission denied'
+}
+
+@test "pid 1: SIGKILL of agentrun takes the command, its pid 1, the netproxy server, bundle and state with it" {
+  need_cmd socat
+  start_cmd sleep --allow "echo.test:443=127.0.0.1:9" -- sleep 1000
+  track_pid "$INIT"
+  track_pid "$CMD"
+  ns=$(stat -L -c %i "/proc/$INIT/ns/net")
+  in_netns() {
+    local p
+    for p in /proc/[0-9]*; do [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"; done
+    return 0
+  }
+  # pid 1, the command, the connect supervisor and the netproxy server
+  [ "$(in_netns | wc -l)" -ge 4 ]
+  LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
+  kill -KILL "$SB"
+  wait "$SB" || true
+  wait_for gone "$INIT"
+  wait_for gone "$CMD"
+  wait_for test -z "$(in_netns)"
+  wait_for bash -c "[ ! -e '$LEFT_TMPDIR' ] && [ ! -e '$ROOT/$ID' ]"
+  wait_for bash -c "! pgrep -f -- '--containe[r] $ID' >/dev/null"
+}
+
+@test "signals: a command without handlers ends at once on SIGTERM, SIGINT, SIGHUP, with 128+N" {
+  local sig num st t0
+  for sig in TERM INT HUP; do
+    start_cmd sleep -- sleep 1000
+    num=$(kill -l "$sig")
+    t0=$(date +%s%N)
+    kill -"$sig" "$SB"
+    st=0
+    wait "$SB" || st=$?
+    echo "$sig: status $st in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    [ "$st" -eq $((128 + num)) ]
+    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 2000 ]   # the grace would be 10 s
+    ! grep -q "did not stop" "$T/err"
+    wait_for gone "$CMD"
+    [ -z "$(ls "$ROOT" | grep "^$ID")" ]
+  done
+}
+
+@test "signals: a command's own handler runs, and its exit status is the sandbox's" {
+  start_cmd sh -- sh -c 'trap "echo got-term >&2; exit 7" TERM; while :; do sleep 0.1; done'
+  kill -TERM "$SB"
+  st=0
+  wait "$SB" || st=$?
+  [ "$st" -eq 7 ]
+  grep -qx got-term "$T/err"
+}
+
+@test "pid 1: orphans are reaped: 60 short-lived orphans under --pids 64 all fork" {
+  # the command reaps only its own children (a shell would reap all): the
+  # orphans, `true`s whose shell has exited, are pid 1's to reap
+  cat >"$WS/orphans.py" <<'EOF'
+import os, subprocess, time
+ok = 0
+for i in range(60):
+    try:
+        subprocess.run(["sh", "-c", "true &"], check=True)
+        ok += 1
+    except Exception as e:
+        print("failed:", e)
+    time.sleep(0.01)
+time.sleep(0.3)
+z = 0
+for d in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        z += "\nState:\tZ" in open("/proc/%s/status" % d).read()
+    except OSError:
+        pass
+print("ok=%d" % ok)
+print("zombies=%d" % z)
+EOF
+  chmod 0644 "$WS/orphans.py"
+  run sb --pids 64 -- python3 orphans.py
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx 'ok=60'
+  echo "$output" | grep -qx 'zombies=0'
+  ! echo "$output" | grep -q 'failed'
+}
+
+@test "terminal: with stdin a terminal and stdout a file, the output is byte-exact and no terminal is handed in" {
+  run python3 "$T/ptyrun.py" "$T/out" env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" \
+    sandbox --workspace "$WS" -- sh -c 'printf "{\"a\": 1}\n"; printf "line2\n"; echo to-stderr >&2
+      for fd in 0 1 2; do [ -t $fd ] && echo "fd$fd=tty" >&2; echo "fd$fd=$(readlink /proc/self/fd/$fd | cut -d: -f1)" >&2; done
+      python3 -c "
+import fcntl, termios
+for fd in (0, 1, 2):
+    try:
+        fcntl.ioctl(fd, termios.TIOCSTI, b\"x\"); print(\"tiocsti fd\", fd, \"injected\")
+    except OSError as e:
+        print(\"tiocsti fd\", fd, e.strerror)
+" >&2'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  printf '{"a": 1}\nline2\n' | cmp - "$T/out"
+  echo "$output" | grep -q to-stderr
+  ! echo "$output" | grep -q '=tty'
+  echo "$output" | grep -q 'fd0=pipe'
+  echo "$output" | grep -q 'fd2=pipe'
+  ! echo "$output" | grep -q injected
+  [ "$(echo "$output" | grep -c '^tiocsti fd ')" -eq 3 ]
+}
+
+@test "terminal: stdin read through the pipe that stands for the caller's terminal; a pty with -t, none with --no-tty" {
+  need_cmd script
+  # stdin and stdout terminals: a pty, as before
+  run script -qec "env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --workspace '$WS' -- sh -c '[ -t 0 ] && [ -t 1 ] && echo both-tty'" /dev/null
+  echo "$output"
+  [[ "$output" == *both-tty* ]]
+  # --no-tty: none, though both are terminals
+  run script -qec "env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --no-tty --workspace '$WS' -- sh -c '[ -t 0 ] || [ -t 1 ] || echo no-tty'" /dev/null
+  echo "$output"
+  [[ "$output" == *no-tty* ]]
+  # -t: a pty though stdout is a pipe
+  run bash -c "echo | env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -t --workspace '$WS' -- sh -c '[ -t 0 ] && [ -t 1 ] && echo forced-tty' | cat"
+  echo "$output"
+  [[ "$output" == *forced-tty* ]]
+  # typed input reaches the command through the pipe; ^D ends it
+  run python3 -c '
+import os, pty, subprocess, sys, time
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=subprocess.PIPE, stderr=s, start_new_session=True)
+os.close(s)
+time.sleep(1.5)
+os.write(m, b"typed-line\n")
+time.sleep(0.3)
+os.write(m, b"\x04")
+print(p.communicate(timeout=20)[0].decode(), end="")
+sys.exit(p.returncode)' env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sh -c 'cat; echo eof'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "typed-line
+eof" ]
+}
+
+# the shell's prompt ends the screen: the job has ended or stopped
+prompt_back() { tmux -S "$TMUX_SOCK" capture-pane -p | grep -v '^$' | tail -n 1 | grep -q '[$]$'; }
+
+@test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it (pty, and pipes)" {
+  need_cmd tmux
+  TMUX_SOCK=$T/tmux.sock
+  cat >"$WS/ticker.sh" <<'EOF'
+trap 'echo winch >>winch' WINCH
+i=0; while :; do i=$((i + 1)); echo "tick $i" >>ticks; sleep 0.1; done
+EOF
+  chmod 0644 "$WS/ticker.sh"
+  local redir
+  # stdout a file: no pty, the ^Z is a SIGTSTP to agentrun, forwarded
+  for redir in "" ">out.txt"; do
+    rm -f "$WS/ticks" "$WS/winch"
+    tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' bash --norc --noprofile"
+    tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- sh ticker.sh $redir" Enter
+    wait_for test -s "$WS/ticks"
+    sleep 0.5
+    tmux -S "$TMUX_SOCK" send-keys C-z
+    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
+    # the shell has the terminal: it runs a command of its own
+    tmux -S "$TMUX_SOCK" send-keys "echo shell-is-back" Enter
+    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'shell-is-back'"
+    # and the command is stopped: no tick for a while
+    n1=$(wc -l <"$WS/ticks")
+    sleep 1
+    n2=$(wc -l <"$WS/ticks")
+    [ "$n1" -eq "$n2" ]
+    tmux -S "$TMUX_SOCK" send-keys "fg" Enter
+    wait_for bash -c "[ \$(wc -l <'$WS/ticks') -gt $n2 ]"
+    # on a pty, it is told to redraw
+    [ -n "$redir" ] || wait_for test -s "$WS/winch"
+    tmux -S "$TMUX_SOCK" send-keys C-c
+    # typed before agentrun has gone, a line would be the command's input
+    wait_for prompt_back
+    tmux -S "$TMUX_SOCK" send-keys 'echo "rc=$?"' Enter
+    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'rc=130'" || {
+      tmux -S "$TMUX_SOCK" capture-pane -p
+      false
+    }
+    tmux -S "$TMUX_SOCK" kill-server
+  done
+}
+
+@test "pid 1: the run.agentrun.init annotation gives an OCI container the same pid 1, under the process's user" {
+  command -v busybox >/dev/null || skip "needs busybox"
+  make_bundle "$T/b" sh -c 'trap "echo got-term; exit 3" TERM; echo "pid=$$"; grep "^Uid:" /proc/1/status; while :; do sleep 0.1; done'
+  config_edit "$T/b" '.annotations["run.agentrun.init"] = "true" | .process.user = {uid: 1000, gid: 1000}'
+  timeout 20 "$AGENTRUN" --root "$ROOT" run -b "$T/b" oci2 >"$T/out" 2>&1 &
+  SB=$!
+  track_pid $SB
+  wait_for grep -q '^Uid:' "$T/out"
+  ar kill oci2 TERM
+  st=0
+  wait "$SB" || st=$?
+  cat "$T/out"
+  [ "$st" -eq 3 ]
+  grep -qx 'pid=2' "$T/out"
+  grep -q '^Uid:[[:space:]]*1000[[:space:]]' "$T/out"
+  grep -qx 'got-term' "$T/out"
+}
