@@ -304,8 +304,7 @@ init_main (struct ar_init_ctx *c)
                          (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err) < 0)
     fail_late (err);
   /* Our own pid 1 stays here, with the Landlock domain and the connect
-   * filter (which it never meets: it connects nowhere), the supervisor its
-   * child and not in the command's process group; the command's final
+   * filter (which it never meets: it connects nowhere); the command's final
    * steps, from seccomp to execve, are its child's. */
   struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
                         .die_with_parent = c->die_with_parent, .uid = p->user.uid, .gid = p->user.gid };
