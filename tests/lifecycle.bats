@@ -147,8 +147,12 @@ status_of() { ar state "$1" | jq -r .status; }
   # the owner is whoever made the state folder: root here
   [[ "${lines[1]}" == l1*" root" ]]
   ar list --format json | jq -e 'map(.owner) == ["root","root"]'
-  sleep 0.3
-  n=$(ar ps --format json l1 | jq length)
+  # the shell and its two sleeps, once both are forked (up to 10 s)
+  for _ in $(seq 100); do
+    n=$(ar ps --format json l1 | jq length)
+    [ "$n" -ge 3 ] && break
+    sleep 0.1
+  done
   [ "$n" -eq 3 ]
   ar ps --format json l1 | jq -e --argjson p "$(ar state l1 | jq .pid)" 'index($p) != null'
   run ar ps l1
