@@ -118,3 +118,15 @@ out:
   cap_free (caps);
   return r;
 }
+
+int
+ar_caps_raise_effective (ar_error **err)
+{
+  cap_t caps = cap_get_proc ();
+  int r = 0;
+  if (!caps || cap_fill (caps, CAP_EFFECTIVE, CAP_PERMITTED) < 0 || cap_set_proc (caps) < 0)
+    r = ar_err (err, errno, "raise the permitted capabilities to effective");
+  if (caps)
+    cap_free (caps);
+  return r;
+}

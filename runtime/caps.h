@@ -13,5 +13,7 @@ int ar_caps_check (const struct ar_caps *c, ar_error **err);
 int ar_caps_drop_bounding (const struct ar_caps *c, ar_error **err);
 /* Set effective, permitted, inheritable, then ambient. NULL: drop everything. */
 int ar_caps_apply (const struct ar_caps *c, ar_error **err);
+/* Effective = permitted again (a switch to a non-zero uid clears it). */
+int ar_caps_raise_effective (ar_error **err);
 
 #endif

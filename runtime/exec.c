@@ -115,6 +115,7 @@ struct exec_ctx {
   int pidfd;                     /* the container init */
   int rootfd;                    /* /proc/<init>/root */
   int unixconn_sock;             /* to the connect supervisor, or -1 */
+  const struct ar_cstate *st;
   unsigned long ns_flags;
 };
 
@@ -125,13 +126,20 @@ exec_fail (struct exec_ctx *x, ar_error *err)
   _exit (1);
 }
 
+/* The parent is there until execve: it takes the listener to listenerPath. */
+static int
+send_listener (void *ctx, int fd, ar_error **err)
+{
+  struct exec_ctx *x = ctx;
+  return ar_sync_send (x->sock, SYNC_SECCOMP_FD, 0, fd, NULL, err);
+}
+
 /* In the container: root, cwd, limits, pty, user, caps, seccomp, execve. */
 __attribute__ ((noreturn)) static void
 exec_process (struct exec_ctx *x)
 {
   ar_error *err = NULL;
   char *path = NULL;
-  bool loaded = false;
 
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || setsid () < 0)
     ar_err (&err, errno, "exec: prctl/setsid"), exec_fail (x, err);
@@ -158,21 +166,11 @@ exec_process (struct exec_ctx *x)
       || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, x->unixconn_sock,
                             ar_unixconn_own_netns (x->spec), -1, &err) < 0)
     exec_fail (x, err);
-  if (x->prog && !x->p->no_new_privileges)
-    {
-      int lfd = -1;
-      if (ar_seccomp_load (x->prog, &lfd, &err) < 0)
-        exec_fail (x, err);
-      if (lfd >= 0)
-        close (lfd);
-      loaded = true;
-    }
-  if (ar_caps_drop_bounding (x->p->capabilities, &err) < 0 || ar_process_set_user (x->p, &err) < 0)
-    exec_fail (x, err);
   if (ar_sync_send (x->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     _exit (1);
   /* The socket is close-on-exec: EOF tells the parent execve worked. */
-  ar_process_exec (x->p, path, x->prog, loaded, x->o->preserve_fds, &err);
+  struct ar_exec_tail t = { .preserve_fds = x->o->preserve_fds, .ctx = x, .listener = send_listener };
+  ar_process_exec (x->p, path, x->prog, false, &t, &err);
   exec_fail (x, err);
 }
 
@@ -243,6 +241,16 @@ exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **
             }
           else
             ep->master = fd;
+        }
+      else if (m.type == SYNC_SECCOMP_FD && fd >= 0)
+        {
+          struct ar_cstate cs = *x->st;
+          cs.pid = ep->pid;
+          cleanup_free char *json = ar_cstate_hook_json (&cs, cs.id, "running");
+          int rr = ar_seccomp_send_listener (x->spec->linux_->seccomp, fd, json, err);
+          close (fd);
+          if (rr < 0)
+            return -1;
         }
       else if (m.type == SYNC_ERROR)
         return ar_err (err, 0, "%s", m.text);
@@ -335,6 +343,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
     goto out;
   x.p = &e.p;
   x.spec = spec;
+  x.st = &st;
   if (x.p->terminal && o->detach && !o->console_socket)
     {
       ar_err (err, 0, "exec: --tty with --detach needs --console-socket");

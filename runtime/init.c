@@ -267,6 +267,27 @@ die_with_parent (ar_error **err)
   return 0;
 }
 
+struct tail_ctx {
+  struct ar_init_ctx *c;
+  char *st;                      /* the state the hooks read */
+};
+
+static int
+after_user (void *ctx, ar_error **err)
+{
+  (void) ctx;
+  return die_with_parent (err);
+}
+
+/* As runc runs them: in the container, with the process's user and
+ * capabilities and its filter applied; their fds close at execve. */
+static int
+start_container_hooks (void *ctx, ar_error **err)
+{
+  struct tail_ctx *t = ctx;
+  return ar_hooks_run_fds (&t->c->spec->hooks, AR_HOOK_START_CONTAINER, &t->c->sc_hooks, t->st, err);
+}
+
 __attribute__ ((noreturn)) static void
 init_main (struct ar_init_ctx *c)
 {
@@ -289,13 +310,9 @@ init_main (struct ar_init_ctx *c)
     close (c->sock);   /* our pid 1 keeps it, to tell a foreground run of stops */
   wait_for_start (c);
 
-  cleanup_free char *st = hook_state (c, host_pid, "running");
-  if (c->sc_hooks.n && ar_hooks_run_fds (&c->spec->hooks, AR_HOOK_START_CONTAINER, &c->sc_hooks, st, &err) < 0)
-    fail_late (err);
   ar_hook_fds_close (&c->cc_hooks);
-  ar_hook_fds_close (&c->sc_hooks);
-  /* Landlock after the hooks (they run host binaries) and while we still
-   * hold our capabilities; before seccomp unless a listener loaded it early. */
+  /* Landlock while we still hold our capabilities, before the user switch
+   * and the filter (startContainer hooks run under it, as the process). */
   if (ar_landlock_apply (c->spec, &err) < 0)
     fail_late (err);
   /* The connect supervisor, on the host, gets the filter's listener. It
@@ -305,7 +322,7 @@ init_main (struct ar_init_ctx *c)
     fail_late (err);
   /* Our own pid 1 stays here, with the Landlock domain and the connect
    * filter (which it never meets: it connects nowhere); the command's final
-   * steps, from seccomp to execve, are its child's. */
+   * steps, from the user switch to execve, are its child's. */
   struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
                         .die_with_parent = c->die_with_parent, .uid = p->user.uid, .gid = p->user.gid };
   if (pid1 && ar_pid1_fork (&p1, &err) < 0)
@@ -315,22 +332,14 @@ init_main (struct ar_init_ctx *c)
       close (c->sock);              /* pid 1's, not the command's */
       c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
     }
-  /* Without no_new_privs the filter needs CAP_SYS_ADMIN: load it while we
-   * still have it, as runc does; with it, seccomp is the last step. */
-  if (c->prog && !seccomp_loaded && !p->no_new_privileges)
-    {
-      int lfd = -1;
-      if (ar_seccomp_load (c->prog, &lfd, &err) < 0)
-        fail_late (err);
-      seccomp_loaded = true;
-    }
-  if (ar_caps_drop_bounding (p->capabilities, &err) < 0 || ar_process_set_user (p, &err) < 0
-      || (c->die_with_parent && die_with_parent (&err) < 0))
-    fail_late (err);
   struct ar_process px = *p;
   if (c->n_exec_env)
     px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
-  ar_process_exec (&px, exec_path, c->prog, seccomp_loaded, c->preserve_fds, &err);
+  struct tail_ctx tc = { .c = c, .st = hook_state (c, host_pid, "running") };
+  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds, .ctx = &tc,
+                            .after_user = c->die_with_parent ? after_user : NULL,
+                            .last = c->sc_hooks.n ? start_container_hooks : NULL };
+  ar_process_exec (&px, exec_path, c->prog, seccomp_loaded, &t, &err);
   fail_late (err);
 }
 
@@ -347,10 +356,8 @@ static void
 restore_effective_caps (struct ar_init_ctx *c)
 {
   ar_error *err = NULL;
-  cap_t caps = cap_get_proc ();
-  if (!caps || cap_fill (caps, CAP_EFFECTIVE, CAP_PERMITTED) < 0 || cap_set_proc (caps) < 0)
-    ar_err (&err, errno, "raise capabilities in the user namespace"), fail (c, err);
-  cap_free (caps);
+  if (ar_caps_raise_effective (&err) < 0)
+    ar_err_prefix (&err, "in the user namespace"), fail (c, err);
 }
 
 /* In a new user namespace whose maps are written, take ids mapped there. */

@@ -16,7 +16,7 @@ libagentrun_a_SOURCES = \
 	runtime/cmd_spec.c runtime/cmd_validate.c runtime/cmd_features.c \
 	runtime/rootfs.c runtime/rootfs.h runtime/mounts.c runtime/mounts.h runtime/devices.c runtime/devices.h \
 	runtime/masks.c runtime/masks.h runtime/pathutil.c runtime/pathutil.h \
-	runtime/seccomp.c runtime/seccomp.h runtime/seccomp_names.c runtime/seccomp_cache.c runtime/seccomp_cache.h \
+	runtime/seccomp.c runtime/seccomp.h runtime/seccomp_names.c runtime/seccomp_enosys.c runtime/seccomp_cache.c runtime/seccomp_cache.h \
 	runtime/sha256.c runtime/sha256.h \
 	runtime/cgroups.c runtime/cgroups.h runtime/cgroups_internal.h runtime/cgroups_layout.c runtime/cgroups_fs.c \
 	runtime/cgroups_apply.c runtime/cgroups_v1.c runtime/cgroups_v2.c runtime/cgroups_ebpf.c \

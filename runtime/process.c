@@ -434,21 +434,43 @@ ar_env_merge (char **base, size_t nb, char *const *add, size_t na, size_t *n)
   return out;
 }
 
+/* The order is runc's: everything the runtime itself does (the user switch,
+ * capabilities, no_new_privs, fd hygiene) comes before the filter, so a
+ * profile need not allow the runtime's own calls; only what cannot come
+ * earlier follows it: without no_new_privs the kernel wants CAP_SYS_ADMIN
+ * to load the filter, so the final capabilities are set after it. */
 int
 ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog, bool seccomp_loaded,
-                 int preserve_fds, ar_error **err)
+                 const struct ar_exec_tail *t, ar_error **err)
 {
+  bool load = prog && !seccomp_loaded;
+  bool caps_late = load && !p->no_new_privileges;
   int listener = -1;
-  if (ar_caps_apply (p->capabilities, err) < 0)
+
+  if (ar_caps_drop_bounding (p->capabilities, err) < 0 || ar_process_set_user (p, err) < 0)
+    return -1;
+  if (t->after_user && t->after_user (t->ctx, err) < 0)
+    return -1;
+  if (caps_late ? ar_caps_raise_effective (err) < 0 : ar_caps_apply (p->capabilities, err) < 0)
     return -1;
   if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return ar_err (err, errno, "prctl PR_SET_NO_NEW_PRIVS");
-  if (fd_hygiene (preserve_fds, err) < 0)
+  if (fd_hygiene (t->preserve_fds, err) < 0)
     return -1;
-  if (prog && !seccomp_loaded && ar_seccomp_load (prog, &listener, err) < 0)
+  if (load && ar_seccomp_load (prog, &listener, err) < 0)
     return -1;
   if (listener >= 0)
-    return ar_err (err, 0, "seccomp: a listener fd appeared after the runtime left");
+    {
+      int r = t->listener ? t->listener (t->ctx, listener, err)
+                          : ar_err (err, 0, "seccomp: a listener fd appeared after the runtime left");
+      close (listener);
+      if (r < 0)
+        return -1;
+    }
+  if (caps_late && ar_caps_apply (p->capabilities, err) < 0)
+    return -1;
+  if (t->last && t->last (t->ctx, err) < 0)
+    return -1;
   execve (path, p->args, p->env ? p->env : (char *[]) { NULL });
   int e = errno;
   if (e == EACCES)

@@ -30,10 +30,21 @@ int ar_process_setup_cwd (const struct ar_process *p, ar_error **err);
 int ar_process_lookup (const struct ar_process *p, char **path, ar_error **err);
 /* additionalGids, gid, uid (keeping capabilities across it), umask. */
 int ar_process_set_user (const struct ar_process *p, ar_error **err);
-/* The last steps: capabilities, no_new_privs, fd hygiene, seccomp, execve.
- * Returns only on failure. preserve_fds: fds 3..3+n-1 stay open. */
+/* What the caller adds to the last steps (any callback may be NULL). */
+struct ar_exec_tail {
+  int preserve_fds;              /* fds 3..3+n-1 stay open */
+  void *ctx;
+  /* after the user switch, before the fd hygiene (the parent-death signal) */
+  int (*after_user) (void *ctx, ar_error **err);
+  /* a SCMP_ACT_NOTIFY listener fd, closed by the caller; NULL: an error */
+  int (*listener) (void *ctx, int fd, ar_error **err);
+  /* with the process's user, capabilities and filter: startContainer hooks */
+  int (*last) (void *ctx, ar_error **err);
+};
+/* The last steps: bounding set, user, capabilities, no_new_privs, fd
+ * hygiene, seccomp, execve. Returns only on failure. */
 int ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog,
-                     bool seccomp_loaded, int preserve_fds, ar_error **err);
+                     bool seccomp_loaded, const struct ar_exec_tail *t, ar_error **err);
 
 /* PATH from an env array, or the default. */
 const char *ar_process_path_env (const struct ar_process *p);

@@ -215,9 +215,12 @@ build (const struct ar_seccomp *sc, struct ar_seccomp_prog *prog, ar_error **err
       if (ret < 0 && ret != -EEXIST)
         return ar_err (err, -ret, LABEL ": linux.seccomp.architectures[%zu]: seccomp_arch_add %s", i, sc->architectures[i]);
     }
-  if (add_rules (ctx, sc, def, err) < 0)
+  if (add_rules (ctx, sc, def, err) < 0 || export_bpf (ctx, prog, err) < 0)
     return -1;
-  return export_bpf (ctx, prog, err);
+  /* A default that lets calls through has nothing to fall back from. */
+  if (action_lets_through (def))
+    return 0;
+  return ar_seccomp_enosys_prefix (sc, prog, err);
 }
 
 static unsigned int

@@ -50,6 +50,9 @@ struct ar_seccomp_prog {
 int ar_seccomp_action_value (const char *name, bool has_ret, unsigned int ret, uint32_t *action);
 int ar_seccomp_arch_value (const char *name, uint32_t *arch);
 int ar_seccomp_flag_value (const char *name, unsigned int *flag);
+/* seccomp_enosys.c: put the ENOSYS check for calls newer than the profile
+ * in front of the program. */
+int ar_seccomp_enosys_prefix (const struct ar_seccomp *sc, struct ar_seccomp_prog *prog, ar_error **err);
 /* Check every name of the profile; errors name the JSON path. */
 int ar_seccomp_validate (const struct ar_seccomp *sc, ar_error **err);
 

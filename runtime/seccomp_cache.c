@@ -64,7 +64,7 @@ ar_seccomp_cache_key (const struct ar_seccomp *sc, unsigned char key[AR_SHA256_L
   struct buf b = { 0 };
   size_t i, j;
 
-  put_str (&b, "agentrun seccomp cache v1");
+  put_str (&b, "agentrun seccomp cache v2");
   put_u64 (&b, ((uint64_t) v->major << 32) | ((uint64_t) v->minor << 16) | v->micro);
   put_u64 (&b, seccomp_api_get ());
   put_u64 (&b, seccomp_arch_native ());

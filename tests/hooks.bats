@@ -191,3 +191,20 @@ sh_hook() {
   [[ "$output" == *"status 7"* ]]
   [ ! -e "$ROOT/hk-delete" ]
 }
+
+@test "startContainer runs as the process: its user, its capabilities, its seccomp filter" {
+  add_hook startContainer "$(sh_hook 'id -u >/tmp/hk-uid; grep CapBnd /proc/self/status >/tmp/hk-bnd; mkdir /tmp/hk-m 2>/tmp/hk-mkdir; true')"
+  config_edit "$B" '.process.args = ["sh", "-c", "grep CapBnd /proc/self/status >/tmp/proc-bnd"]
+                    | .process.user = {uid: 1000, gid: 1000} | .process.noNewPrivileges = false
+                    | .process.capabilities = {bounding: ["CAP_KILL"], effective: ["CAP_KILL"], permitted: ["CAP_KILL"]}
+                    | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
+                                        syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO", errnoRet: 28}]}'
+  run ar run --bundle "$B" hk-cred
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$B/rootfs/tmp/hk-uid")" = 1000 ]
+  [ "$(cat "$B/rootfs/tmp/hk-bnd")" = "$(cat "$B/rootfs/tmp/proc-bnd")" ]
+  [ "$(awk '{print $2}' "$B/rootfs/tmp/hk-bnd")" = 0000000000000020 ]   # CAP_KILL only
+  [[ "$(cat "$B/rootfs/tmp/hk-mkdir")" == *"No space left on device"* ]]
+  [ ! -e "$B/rootfs/tmp/hk-m" ]
+}

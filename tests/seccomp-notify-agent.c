@@ -13,13 +13,22 @@
  *
  * Probe mode, for profiles tests run inside a busybox container (the binary
  * is static): make syscall NR with the given integer arguments and print
- * "ok" or "errno N". */
+ * "ok" or "errno N".
+ *
+ *   seccomp-notify-agent --spawn PATH
+ *
+ * Start a thread (pthread_create) and PATH (posix_spawn): glibc makes both
+ * with clone3 and falls back to clone only on ENOSYS. Prints "ok" or what
+ * failed. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +141,31 @@ probe (int argc, char **argv)
   return 0;
 }
 
+static void *
+thread_main (void *arg)
+{
+  return arg;
+}
+
+static int
+spawn (const char *path)
+{
+  char *args[] = { (char *) path, NULL }, *env[] = { NULL };
+  pthread_t t;
+  pid_t pid;
+  int r, st;
+
+  if ((r = pthread_create (&t, NULL, thread_main, NULL)) != 0)
+    return printf ("pthread_create: %s\n", strerror (r)), 0;
+  pthread_join (t, NULL);
+  if ((r = posix_spawn (&pid, path, NULL, NULL, args, env)) != 0)
+    return printf ("posix_spawn: %s\n", strerror (r)), 0;
+  if (waitpid (pid, &st, 0) != pid || !WIFEXITED (st) || WEXITSTATUS (st) != 0)
+    return printf ("spawned %s failed\n", path), 0;
+  printf ("ok\n");
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -140,6 +174,8 @@ main (int argc, char **argv)
   size_t len;
   int srv, lfd, out, answer_errno = argc > 3 ? atoi (argv[3]) : 0;
 
+  if (argc == 3 && strcmp (argv[1], "--spawn") == 0)
+    return spawn (argv[2]);
   if (argc >= 3 && strcmp (argv[1], "--syscall") == 0)
     return probe (argc, argv);
   if (argc < 3 || strlen (argv[1]) >= sizeof addr.sun_path)

@@ -284,3 +284,76 @@ EOF
   [[ "$output" != *"mount rc=0"* ]]
   [[ "$output" == *$'6\nf'* ]]                   # ordinary commands work
 }
+
+# The agent profile without the calls numbered from clone3 on: one written
+# before clone3 existed (names from the kernel headers' numbers).
+profile_before_clone3() {
+  local h=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
+  [ "$(uname -m)" = x86_64 ] && [ -r "$h" ] || skip "needs x86-64 and $h"
+  local old
+  old=$(awk '$1 == "#define" && $2 ~ /^__NR_/ && $3 < 435 { sub(/^__NR_/, "", $2); print $2 }' "$h" | jq -R . | jq -sc .)
+  jq -c --argjson old "$old" '.syscalls |= map(.names |= map(select(. as $n | $old | index($n)))) | .syscalls |= map(select(.names != []))' "$PROFILE"
+}
+
+@test "a profile without close_range starts the process, without noNewPrivileges too" {
+  local sc nnp
+  sc=$(jq -c '.syscalls |= map(.names -= ["close_range"])' "$PROFILE")
+  for nnp in false true; do
+    rm -rf "$B"
+    bundle_with "$sc" sh -c 'echo started'
+    config_edit "$B" '.process.noNewPrivileges = $n' --argjson n "$nnp"
+    run ar run --bundle "$B" "sc-noclose-$nnp"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = started ]
+  done
+}
+
+@test "a syscall newer than every one the profile names fails with ENOSYS, an older one with the default errno" {
+  [ -x "$AGENT_BIN" ] || skip "tests/seccomp-notify-agent not built"
+  bundle_with "$(jq -c '.defaultErrnoRet = 42' "$PROFILE")" sh -c '/probe --syscall 1000; /probe --syscall 153'
+  cp "$AGENT_BIN" "$B/rootfs/probe"
+  run ar run --bundle "$B" sc-enosys
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'errno 38\nerrno 42' ]    # syscall(1000): ENOSYS; vhangup (153, unnamed): the default
+}
+
+@test "pthread_create and posix_spawn (clone3 in glibc) work under a profile that predates clone3" {
+  [ -x "$AGENT_BIN" ] || skip "tests/seccomp-notify-agent not built"
+  local sc
+  sc=$(profile_before_clone3)
+  [ "$(jq '[.syscalls[].names[] | select(. == "clone3" or . == "close_range")] | length' <<<"$sc")" -eq 0 ]
+  bundle_with "$sc" /probe --spawn /bin/true
+  cp "$AGENT_BIN" "$B/rootfs/probe"
+  run ar run --bundle "$B" sc-clone3
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = ok ]
+}
+
+@test "SCMP_ACT_NOTIFY for exec: the listener reaches listenerPath, with and without noNewPrivileges" {
+  [ -x "$AGENT_BIN" ] || skip "tests/seccomp-notify-agent not built"
+  local sock=$BATS_TEST_TMPDIR/agent.sock state=$BATS_TEST_TMPDIR/agent-state.json nnp
+  for nnp in false true; do
+    rm -rf "$B" "$sock" "$state"
+    "$AGENT_BIN" "$sock" "$state" &
+    track_pid $!
+    wait_for test -S "$sock"
+    bundle_with "$(allow_but '[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_NOTIFY"}]' | jq -c --arg p "$sock" '.listenerPath = $p')" sleep 100
+    config_edit "$B" '.process.noNewPrivileges = $n' --argjson n "$nnp"
+    # the init's listener goes to the first agent; exec's to a second one
+    ar run -d --bundle "$B" "sc-nx-$nnp" </dev/null >/dev/null
+    rm -f "$sock" "$state"
+    "$AGENT_BIN" "$sock" "$state" &
+    track_pid $!
+    wait_for test -S "$sock"
+    run ar exec "sc-nx-$nnp" sh -c "$MKDIR"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"rc=0"* && "$output" == *absent* ]]
+    [ "$(jq -r '.state.id' "$state")" = "sc-nx-$nnp" ]
+    [ "$(jq -r '.pid' "$state")" -gt 0 ]
+    ar delete -f "sc-nx-$nnp"
+  done
+}
