@@ -248,6 +248,10 @@ make_and_apply (const struct ar_cg_layout *l, const char *path, const struct ar_
 {
   cleanup_error ar_error *mk = NULL;
   *made = false;
+  /* A process put in it would stop at once, and so would we waiting on it
+   * (runc's words); the folder is not ours to remove. */
+  if (ar_cgroup_is_frozen (path))
+    return ar_err (err, 0, "container's cgroup unexpectedly frozen: %s", path);
   if (mkdir_all (l, path, &mk) < 0)
     {
       rmdir_all (l, path, NULL);
@@ -266,7 +270,12 @@ make_and_apply (const struct ar_cg_layout *l, const char *path, const struct ar_
         *err = ar_steal_ptr (mk);
       return -1;
     }
+  /* as runc: sharing a cgroup is allowed, but rarely meant */
+  cleanup_free pid_t *pids = NULL;
   size_t n = 0;
+  if (ar_cgroup_pids (path, &pids, &n, NULL) == 0 && n > 0)
+    ar_warn ("container's cgroup is not empty: %zu process(es) found", n);
+  n = 0;
   cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
   if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, !rootless, err) < 0)
     {

@@ -28,7 +28,8 @@ cmd_kill (struct ar_globals *g, int argc, char **argv)
     return ar_cmd_fail ((ar_err (&err, 0, "kill: unexpected argument \"%s\"", argv[p.i + 2]), ar_steal_ptr (err)));
   if (p.i + 1 < argc)
     {
-      sig = ar_signal_from_name (argv[p.i + 1]);
+      /* 0 asks only whether the container is there, as kill(1) does */
+      sig = strcmp (argv[p.i + 1], "0") == 0 ? 0 : ar_signal_from_name (argv[p.i + 1]);
       if (sig < 0)
         return ar_cmd_fail ((ar_err (&err, 0, "kill: unknown signal \"%s\"", argv[p.i + 1]), ar_steal_ptr (err)));
     }

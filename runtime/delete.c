@@ -52,17 +52,19 @@ ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_e
     return ar_err (err, 0, "container \"%s\" is still being created", id);
   r = -1;
   cleanup_close int pidfd = ar_cstate_pidfd (&st);
-  if (pidfd < 0)
+  /* Without a pid namespace of its own the container's processes outlive
+   * its init: --all still reaches them through the cgroup. */
+  if (all && st.cgroup_path)
+    {
+      if (ar_cgroup_kill_all (st.cgroup_path, sig, err) < 0)
+        goto out;
+    }
+  else if (pidfd < 0)
     {
       /* runc's words: containerd's shim takes "container not running" as
        * "already gone" and stops retrying the kill of an exited task. */
       ar_err (err, 0, "cannot signal container \"%s\": container not running", id);
       goto out;
-    }
-  if (all && st.cgroup_path)
-    {
-      if (ar_cgroup_kill_all (st.cgroup_path, sig, err) < 0)
-        goto out;
     }
   else if (send_signal (pidfd, sig) < 0)
     {

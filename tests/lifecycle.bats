@@ -249,3 +249,34 @@ status_of() { ar state "$1" | jq -r .status; }
   [ "$status" -eq 1 ]
   [[ "$output" == *"p.json: apparmorProfile: "*"not applied"* ]]
 }
+
+@test "lifecycle: kill with signal 0 checks the container is there" {
+  make_bundle "$B" sleep 100
+  ar run -d -b "$B" k0 </dev/null >/dev/null
+  run ar kill k0 0
+  [ "$status" -eq 0 ]
+  [ "$(status_of k0)" = running ]
+  ar kill k0 KILL
+  for i in $(seq 50); do [ "$(status_of k0)" = stopped ] && break; sleep 0.1; done
+  run ar kill k0 0
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not running"* ]]
+  run ar kill --all k0 0
+  [ "$status" -eq 0 ]
+}
+
+@test "lifecycle: kill --all after the init exited reaches what is left in the cgroup" {
+  make_bundle "$B" sh -c 'sleep 100 & echo $! >/tmp/left; exit 0'
+  config_edit "$B" '.root.readonly = false | .linux.namespaces |= map(select(.type != "pid"))'
+  ar run -d -b "$B" kleft </dev/null >/dev/null
+  wait_for test -s "$B/rootfs/tmp/left"
+  local pid
+  pid=$(cat "$B/rootfs/tmp/left")
+  track_pid "$pid"
+  for i in $(seq 50); do [ "$(status_of kleft)" = stopped ] && break; sleep 0.1; done
+  [ "$(status_of kleft)" = stopped ]
+  [ "$(cat /proc/$pid/comm)" = sleep ]
+  ar kill --all kleft KILL
+  for i in $(seq 50); do [ -d /proc/$pid ] && [ "$(awk '{print $3}' /proc/$pid/stat)" != Z ] || break; sleep 0.1; done
+  ! [ -d /proc/$pid ] || [ "$(awk '{print $3}' /proc/$pid/stat)" = Z ]
+}
