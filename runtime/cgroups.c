@@ -9,6 +9,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -355,6 +356,109 @@ ar_cgroup_enter (const char *path, pid_t pid, ar_error **err)
     return 0;
   const struct ar_cg_layout *l = ar_cg_layout_get (err);
   return l ? enter_all (l, path, pid, err) : -1;
+}
+
+/* Does the v1 hierarchy carrying ctrls ("cpu,cpuacct") carry one of list's? */
+static bool
+carries_any (const char *ctrls, const char *list, size_t len)
+{
+  const char *p = list, *end = list + len;
+  while (p < end)
+    {
+      const char *q = memchr (p, ',', (size_t) (end - p));
+      size_t n = (size_t) ((q ? q : end) - p);
+      for (const char *c = ctrls; c && *c;)
+        {
+          size_t m = strcspn (c, ",");
+          if (m == n && strncmp (c, p, n) == 0)
+            return true;
+          c += m + (c[m] == ',');
+        }
+      p += n + 1;
+    }
+  return false;
+}
+
+/* exec --cgroup: SUB for every hierarchy, or CTRL[,CTRL]:SUB for those
+ * carrying them (cgroup2's when CTRL is empty); the last that matches wins. */
+static const char *
+sub_for (const char *ctrls, char *const *subs, size_t n)
+{
+  const char *out = NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *colon = strchr (subs[i], ':');
+      if (!colon)
+        out = subs[i];
+      else if (ctrls && carries_any (ctrls, subs[i], (size_t) (colon - subs[i])))
+        out = colon + 1;
+      else if (!ctrls && colon == subs[i])
+        out = colon + 1;
+    }
+  return out;
+}
+
+static int
+check_subs (const struct ar_cg_layout *l, char *const *subs, size_t n, ar_error **err)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *colon = strchr (subs[i], ':'), *sub = colon ? colon + 1 : subs[i];
+      for (const char *p = sub; *p;)
+        {
+          size_t m = strcspn (p, "/");
+          if (m == 2 && p[0] == '.' && p[1] == '.')
+            return ar_err (err, 0, "exec: --cgroup: %s is not a sub cgroup path", sub);
+          p += m + (p[m] == '/');
+        }
+      if (!colon || colon == subs[i])
+        continue;
+      for (const char *p = subs[i]; p < colon;)
+        {
+          size_t m = strcspn (p, ",:");
+          bool known = false;
+          for (size_t k = 0; k < l->n_v1 && !known; k++)
+            known = carries_any (l->v1[k].ctrls, p, m);
+          if (!known && !(l->unified && l->mode == AR_CG_V2))
+            return ar_err (err, 0, "exec: --cgroup: unknown controller \"%.*s\"", (int) m, p);
+          p += m + 1;
+        }
+    }
+  return 0;
+}
+
+static int
+enter_one (const char *mnt, const char *path, const char *sub, pid_t pid, ar_error **err)
+{
+  cleanup_free char *rel = sub && *sub ? xasprintf ("%s/%s", path, sub) : xstrdup (path);
+  cleanup_free char *dir = ar_cg_dir (mnt, rel);
+  cleanup_free char *file = xasprintf ("%s/cgroup.procs", dir);
+  cleanup_close int fd = open (file, O_WRONLY | O_CLOEXEC);
+  char num[24];
+  int len = snprintf (num, sizeof num, "%d", (int) pid);
+  if (fd < 0 || write (fd, num, (size_t) len) != len)
+    {
+      /* runc's words, which its tests match */
+      char what[128];
+      snprintf (what, sizeof what, "%s", strerror (errno));
+      what[0] = (char) tolower ((unsigned char) what[0]);
+      return ar_err (err, errno, "exec: adding pid %d to %s: %s", (int) pid, file, what);
+    }
+  return 0;
+}
+
+int
+ar_cgroup_enter_sub (const char *path, char *const *subs, size_t n, pid_t pid, ar_error **err)
+{
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  if (!l || check_subs (l, subs, n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < l->n_v1; i++)
+    if (enter_one (l->v1[i].mnt, path, sub_for (l->v1[i].ctrls, subs, n), pid, err) < 0)
+      return -1;
+  if (l->unified && enter_one (l->unified, path, sub_for (NULL, subs, n), pid, err) < 0)
+    return -1;
+  return 0;
 }
 
 int

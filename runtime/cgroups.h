@@ -59,6 +59,8 @@ int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linu
 int ar_cgroup_destroy_pending (const char *record, ar_error **err);
 /* Move another process (exec) into the container's cgroup. */
 int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
+/* The same for exec, with its --cgroup [CTRL[,CTRL]:]SUB list (n may be 0). */
+int ar_cgroup_enter_sub (const char *path, char *const *subs, size_t n, pid_t pid, ar_error **err);
 /* Pids in the container's cgroup. */
 int ar_cgroup_pids (const char *path, pid_t **pids, size_t *n, ar_error **err);
 /* Kill every process in the cgroup with sig (for kill --all and delete --force). */

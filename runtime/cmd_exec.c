@@ -8,7 +8,8 @@
 
 #include <limits.h>
 
-enum { E_PROCESS = 1, E_DETACH, E_TTY, E_CONSOLE, E_PID_FILE, E_CWD, E_ENV, E_USER, E_CAP, E_NNP, E_PRESERVE };
+enum { E_PROCESS = 1, E_DETACH, E_TTY, E_CONSOLE, E_PID_FILE, E_CWD, E_ENV, E_USER, E_CAP, E_NNP, E_PRESERVE,
+       E_GIDS, E_CGROUP, E_PAUSED };
 
 static const struct ar_opt exec_opts[] = {
   { "process", 'p', true, E_PROCESS },
@@ -22,6 +23,9 @@ static const struct ar_opt exec_opts[] = {
   { "cap", 'c', true, E_CAP },
   { "no-new-privs", 0, false, E_NNP },
   { "preserve-fds", 0, true, E_PRESERVE },
+  { "additional-gids", 'g', true, E_GIDS },
+  { "cgroup", 0, true, E_CGROUP },
+  { "ignore-paused", 0, false, E_PAUSED },
   { NULL, 0, false, 0 },
 };
 
@@ -60,6 +64,14 @@ parse (int argc, char **argv, struct ar_exec_opts *o, ar_error **err)
         case E_USER: o->user = arg; break;
         case E_CAP: push (&o->caps, &o->n_caps, arg); break;
         case E_NNP: o->no_new_privs = on; break;
+        case E_GIDS:
+          if (ar_opt_uint ("--additional-gids", arg, UINT32_MAX - 1, &n, err) < 0)
+            return -1;
+          o->add_gids = xrealloc (o->add_gids, (o->n_add_gids + 1) * sizeof *o->add_gids);
+          o->add_gids[o->n_add_gids++] = (uint32_t) n;
+          break;
+        case E_CGROUP: push (&o->cgroups, &o->n_cgroups, arg); break;
+        case E_PAUSED: o->ignore_paused = on; break;
         case E_PRESERVE:
           if (ar_opt_uint ("--preserve-fds", arg, INT_MAX - 3, &n, err) < 0)
             return -1;
@@ -86,12 +98,15 @@ cmd_exec (struct ar_globals *g, int argc, char **argv)
   struct ar_exec_opts o = { 0 };
   int status = 0, r;
 
+  /* runc's status when exec itself fails: 255, apart from the process's own */
   if (parse (argc, argv, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
       || ar_container_exec (g, &o, &status, &err) < 0)
-    r = ar_cmd_fail (ar_steal_ptr (err));
+    r = (ar_cmd_fail (ar_steal_ptr (err)), 255);
   else
     r = status;
   free (o.env);
   free (o.caps);
+  free (o.cgroups);
+  free (o.add_gids);
   return r;
 }

@@ -261,7 +261,8 @@ exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **
 }
 
 static int
-open_container (struct ar_globals *g, const char *id, struct ar_cstate *st, struct ar_spec **spec, ar_error **err)
+open_container (struct ar_globals *g, const char *id, bool ignore_paused, struct ar_cstate *st, struct ar_spec **spec,
+                ar_error **err)
 {
   cleanup_close int dirfd = -1;
   if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, false, &dirfd, err) < 0)
@@ -270,7 +271,10 @@ open_container (struct ar_globals *g, const char *id, struct ar_cstate *st, stru
   if (r <= 0)
     return r < 0 ? -1 : ar_err (err, 0, "exec: container \"%s\" is still being created", id);
   const char *status = ar_cstate_status (dirfd, st);
-  if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0)
+  /* a process joining a frozen cgroup would wait there, and so would we */
+  if (strcmp (status, "paused") == 0 && !ignore_paused)
+    return ar_err (err, 0, "exec: cannot exec in a paused container (use --ignore-paused to override)");
+  if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0 && strcmp (status, "paused") != 0)
     return ar_err (err, 0, "exec: container \"%s\" is %s", id, status);
   return ar_spec_load_file (st->config_path, spec, err);
 }
@@ -302,7 +306,7 @@ spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *
   close (ar_steal_fd (uc));
   cleanup_close int sock = sv[0];
   ar_fault_point ("exec-after-clone");
-  if (st->cgroup_path && ar_cgroup_enter (st->cgroup_path, ep->child1, err) < 0)
+  if (st->cgroup_path && ar_cgroup_enter_sub (st->cgroup_path, x->o->cgroups, x->o->n_cgroups, ep->child1, err) < 0)
     return -1;
   ar_fault_point ("exec-after-cgroup");
   if (ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
@@ -339,7 +343,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
   int r = -1;
 
   *status = 0;
-  if (open_container (g, o->id, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
+  if (open_container (g, o->id, o->ignore_paused, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
     goto out;
   x.p = &e.p;
   x.spec = spec;
@@ -379,6 +383,17 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
       if (ar_passwd_resolve (x.rootfd, o->user, &e.p.user, err) < 0)
         goto out;
       e.gids = e.p.user.additional_gids;
+    }
+  if (o->n_add_gids)
+    {
+      struct ar_user *u = &e.p.user;
+      uint32_t *all = xmalloc0 ((u->n_additional_gids + o->n_add_gids) * sizeof *all);
+      if (u->n_additional_gids)
+        memcpy (all, u->additional_gids, u->n_additional_gids * sizeof *all);
+      memcpy (all + u->n_additional_gids, o->add_gids, o->n_add_gids * sizeof *all);
+      free (e.gids);
+      e.gids = u->additional_gids = all;
+      u->n_additional_gids += o->n_add_gids;
     }
   if (!o->detach)
     {

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "cli.h"
 #include "error.h"
 
@@ -22,6 +23,9 @@ struct ar_exec_opts {
   char **caps; size_t n_caps;   /* --cap, added */
   bool no_new_privs;
   int preserve_fds;
+  uint32_t *add_gids; size_t n_add_gids;   /* --additional-gids, added to the user's */
+  char **cgroups; size_t n_cgroups;         /* --cgroup [CTRL[,CTRL]:]SUB, below the container's */
+  bool ignore_paused;
   char **args; size_t n_args;
 };
 

@@ -169,13 +169,14 @@ parse_scheduler (struct ar_jctx *c, yajl_val o, void *out)
   return 0;
 }
 
-int
-ar_parse_process_obj (struct ar_jctx *c, yajl_val o, void *out)
+/* process.json of exec may leave the user out (uid and gid 0), as runc's
+ * does; config.json must name it (runtime-spec). */
+static int
+parse_process (struct ar_jctx *c, yajl_val o, struct ar_process *p, bool user_required)
 {
-  struct ar_process *p = out;
   if (ar_json_bool (c, o, "terminal", false, &p->terminal, NULL) < 0
       || ar_json_object (c, o, "consoleSize", false, parse_console_size, &p->console_size) < 0
-      || ar_json_object (c, o, "user", true, parse_user, &p->user) < 0
+      || ar_json_object (c, o, "user", user_required, parse_user, &p->user) < 0
       || ar_json_strv (c, o, "args", true, &p->args, &p->n_args) < 0
       || ar_json_str (c, o, "commandLine", false, &p->command_line) < 0
       || ar_json_strv (c, o, "env", false, &p->env, &p->n_env) < 0
@@ -196,6 +197,12 @@ ar_parse_process_obj (struct ar_jctx *c, yajl_val o, void *out)
   yajl_val cs;
   p->has_console_size = ar_json_member (c, o, "consoleSize", yajl_t_object, &cs) > 0;
   return 0;
+}
+
+int
+ar_parse_process_obj (struct ar_jctx *c, yajl_val o, void *out)
+{
+  return parse_process (c, o, out, true);
 }
 
 /* "1.M.P" with M in 0..3, optionally followed by "-pre" or "+build" (runc
@@ -266,7 +273,7 @@ ar_process_parse (const char *buf, size_t len, const char *label, struct ar_proc
     return -1;
   ar_jctx_init (&c, label, err);
   struct ar_process *p = xmalloc0 (sizeof *p);
-  int r = ar_parse_process_obj (&c, root, p);
+  int r = parse_process (&c, root, p, false);
   if (r == 0)
     r = ar_process_validate (&c, p, "");
   yajl_tree_free (root);
@@ -283,7 +290,7 @@ ar_process_parse (const char *buf, size_t len, const char *label, struct ar_proc
  * would block or never end; one byte more than the limit is enough to know
  * the file is too big. */
 static int
-read_bounded (const char *path, char **buf, size_t *len, ar_error **err)
+read_bounded (const char *path, bool fifo_ok, char **buf, size_t *len, ar_error **err)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   struct stat st;
@@ -291,7 +298,10 @@ read_bounded (const char *path, char **buf, size_t *len, ar_error **err)
     return ar_err (err, errno, "open %s", path);
   if (fstat (fd, &st) < 0)
     return ar_err (err, errno, "stat %s", path);
-  if (!S_ISREG (st.st_mode))
+  /* exec -p <(...) or /dev/fd/N: a pipe read to its end, bounded all the same */
+  if (fifo_ok && S_ISFIFO (st.st_mode) && fcntl (fd, F_SETFL, 0) < 0)
+    return ar_err (err, errno, "fcntl %s", path);
+  if (!S_ISREG (st.st_mode) && !(fifo_ok && S_ISFIFO (st.st_mode)))
     return ar_err (err, 0, "%s: not a regular file", path);
   if (st.st_size > AR_SPEC_MAX_FILE_SIZE)
     return ar_err (err, 0, "%s: file is %lld bytes, larger than the %d byte limit", path,
@@ -334,7 +344,7 @@ ar_spec_load_file (const char *path, struct ar_spec **out, ar_error **err)
   cleanup_free char *buf = NULL;
   size_t len;
   *out = NULL;
-  if (read_bounded (path, &buf, &len, err) < 0)
+  if (read_bounded (path, false, &buf, &len, err) < 0)
     return -1;
   return ar_spec_parse (buf, len, base_name (path), out, err);
 }
@@ -345,7 +355,7 @@ ar_process_load_file (const char *path, struct ar_process **out, ar_error **err)
   cleanup_free char *buf = NULL;
   size_t len;
   *out = NULL;
-  if (read_bounded (path, &buf, &len, err) < 0)
+  if (read_bounded (path, true, &buf, &len, err) < 0)
     return -1;
   return ar_process_parse (buf, len, base_name (path), out, err);
 }

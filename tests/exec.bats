@@ -107,7 +107,7 @@ JSON
 
 @test "exec: rlimits of the container apply, a missing binary is reported" {
   run ar exec x1 nosuchcmd
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 255 ]   # runc's status for a failure of exec itself
   [[ "$output" == *'exec: "nosuchcmd": executable file not found in $PATH'* ]]
   [ "$(ar exec x1 sh -c 'ulimit -n')" = "$(jq '.process.rlimits[] | select(.type=="RLIMIT_NOFILE") | .soft' "$B/config.json")" ]
 }
@@ -116,7 +116,7 @@ JSON
   ar kill x1 KILL
   for i in $(seq 50); do [ "$(ar state x1 | jq -r .status)" = stopped ] && break; sleep 0.1; done
   run ar exec x1 true
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 255 ]   # runc's status for a failure of exec itself
   [[ "$output" == *stopped* ]]
 }
 
@@ -125,4 +125,73 @@ JSON
   run ar exec x1 ls /proc/self/fd
   exec 7>&-
   [ "$(echo "$output" | tr '\n' ' ')" = "0 1 2 3 " ]
+}
+
+@test "exec: runtime failures exit 255, as runc's" {
+  run ar exec --pid-file /non-existent/directory x1 true
+  [ "$status" -eq 255 ]
+  run ar exec x1 no-such-binary
+  [ "$status" -eq 255 ]
+  [[ "$output" == *"executable file not found"* ]]
+  run ar exec no_such_container true
+  [ "$status" -eq 255 ]
+  run ar exec x1 false
+  [ "$status" -eq 1 ]
+}
+
+@test "exec: --additional-gids adds to the user's groups" {
+  run ar exec --user 1000:1000 --additional-gids 100 --additional-gids 65534 x1 id -G
+  [ "$status" -eq 0 ]
+  [ "$output" = "1000 100 65534" ]
+}
+
+@test "exec: -p from a pipe and /dev/fd/N; process.user may be left out" {
+  local p='{"args":["sh","-c","echo from-pipe; id -u"],"cwd":"/","env":["PATH=/bin"]}'
+  run ar exec -p <(echo "$p") x1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'from-pipe\n0' ]
+  run bash -c 'exec 5< <(echo "$1"); "$2" --root "$3" exec -p /dev/fd/5 x1' _ "$p" "$AGENTRUN" "$ROOT"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'from-pipe\n0' ]
+}
+
+@test "exec: a paused container is refused, unless --ignore-paused" {
+  ar pause x1
+  run timeout 10 "$AGENTRUN" --root "$ROOT" exec x1 echo ok
+  [ "$status" -eq 255 ]
+  [[ "$output" == *"cannot exec in a paused container"* ]]
+  (sleep 1; ar resume x1) &
+  track_pid $!
+  run timeout 20 "$AGENTRUN" --root "$ROOT" exec --ignore-paused x1 echo ok
+  [ "$status" -eq 0 ]
+  [ "$output" = ok ]
+}
+
+@test "exec: --cgroup joins a sub-cgroup; a parent or a missing one is refused" {
+  local cg
+  cg=$(ar state x1 | jq -r .cgroupPath 2>/dev/null)
+  local mnt=/sys/fs/cgroup/memory
+  [ -d "$mnt" ] || mnt=/sys/fs/cgroup/unified
+  [ -d "$mnt" ] && grep -q "$mnt" /proc/self/mountinfo || skip "no memory or unified cgroup mount"
+  local own
+  own=$(awk -F: -v m="$(basename "$mnt")" '($2 == m) || (m == "unified" && $2 == "") { print $3 }' /proc/"$PID"/cgroup)
+  [ -d "$mnt$own" ] || skip "the container's cgroup is not at $mnt$own"
+  run ar exec --cgroup .. x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *".. is not a sub cgroup path"* ]]
+  run ar exec --cgroup nonexistent x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"adding pid "*"/nonexistent/cgroup.procs: no such file"* ]]
+  run ar exec --cgroup whaaat:/ x1 true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"unknown controller"* ]]
+  mkdir "$mnt$own/sub"
+  local ctl=memory
+  [ "$(basename "$mnt")" = unified ] && ctl=""
+  run ar exec --cgroup "$ctl:sub" x1 cat /proc/self/cgroup
+  rmdir "$mnt$own/sub" 2>/dev/null || true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$own/sub"* ]]
 }
