@@ -153,7 +153,7 @@ exec_process (struct exec_ctx *x)
   if (x->p->terminal)
     {
       int master, slave;
-      if (ar_pty_open (&master, &slave, &err) < 0
+      if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_own (slave, x->p->user.uid, &err) < 0
           || (x->p->has_console_size && ar_pty_set_size (slave, &x->p->console_size, &err) < 0)
           || ar_sync_send (x->sock, SYNC_PTY, 0, master, NULL, &err) < 0 || ar_pty_make_stdio (slave, &err) < 0)
         exec_fail (x, err);

@@ -131,7 +131,8 @@ setup_terminal (struct ar_init_ctx *c, const struct ar_process *p)
 {
   ar_error *err = NULL;
   int master, slave;
-  if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_bind_console (master, &err) < 0
+  if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_own (slave, p->user.uid, &err) < 0
+      || ar_pty_bind_console (master, &err) < 0
       || (p->has_console_size && ar_pty_set_size (slave, &p->console_size, &err) < 0)
       || ar_sync_send (c->sock, SYNC_PTY, 0, master, NULL, &err) < 0
       || ar_pty_make_stdio (slave, &err) < 0)

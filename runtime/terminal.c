@@ -99,6 +99,15 @@ ar_pty_open (int *master, int *slave, ar_error **err)
 }
 
 int
+ar_pty_own (int slave, uid_t uid, ar_error **err)
+{
+  /* The group stays devpts's (gid=5 in the usual mount options), as runc. */
+  if (fchown (slave, uid, (gid_t) -1) < 0)
+    return ar_err (err, errno, "chown the pty to uid %u", (unsigned) uid);
+  return 0;
+}
+
+int
 ar_pty_bind_console (int master, ar_error **err)
 {
   unsigned int n;

@@ -22,6 +22,8 @@ int ar_pty_open (int *master, int *slave, ar_error **err);
  * as an empty file when missing), as the runtime-spec asks when
  * process.terminal is set. */
 int ar_pty_bind_console (int master, ar_error **err);
+/* The process's uid owns its pty (it may then chmod it, as mesg does). */
+int ar_pty_own (int slave, uid_t uid, ar_error **err);
 int ar_pty_set_size (int fd, const struct ar_console_size *sz, ar_error **err);
 /* Make slave the controlling terminal (the caller is a session leader) and stdio. */
 int ar_pty_make_stdio (int slave, ar_error **err);

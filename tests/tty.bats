@@ -111,3 +111,19 @@ start_receiver() {
   run ar run -b "$B" t9
   [[ "$output" == *no-console* ]]
 }
+
+@test "tty: the pty is owned by the process's uid and the tty group, for run and exec" {
+  make_bundle "$B" sh -c 'stat -c %u:%g $(tty)'
+  config_edit "$B" '.process.terminal = true | .process.user = {uid: 1000, gid: 100}'
+  start_receiver
+  ar run -d --console-socket "$SOCK" -b "$B" t10
+  wait $RECV
+  [ "$(tr -d '\r' <"$OUT" | grep -v '^$' | tail -1)" = 1000:5 ]
+  make_bundle "$B.x" sleep 100
+  ar run -d -b "$B.x" t11
+  rm -f "$SOCK"
+  start_receiver
+  ar exec -d -t --user 1001:100 --console-socket "$SOCK" t11 sh -c 'stat -c %u:%g $(tty)'
+  wait $RECV
+  [ "$(tr -d '\r' <"$OUT" | grep -v '^$' | tail -1)" = 1001:5 ]
+}
