@@ -140,9 +140,13 @@ exec_process (struct exec_ctx *x)
 {
   ar_error *err = NULL;
   char *path = NULL;
+  struct ar_lsm_exec lsm;
 
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || setsid () < 0)
     ar_err (&err, errno, "exec: prctl/setsid"), exec_fail (x, err);
+  /* the host's /proc, before entering the container's root */
+  if (ar_lsm_prepare (x->p, &lsm, &err) < 0)
+    exec_fail (x, err);
   /* The init's root, not the mount namespace's: right with --no-pivot too. */
   if (fchdir (x->rootfd) < 0 || chroot (".") < 0 || chdir ("/") < 0)
     ar_err (&err, errno, "exec: enter the container's root"), exec_fail (x, err);
@@ -165,6 +169,8 @@ exec_process (struct exec_ctx *x)
   if (ar_landlock_apply_kv (x->spec->annotations, x->spec->n_annotations, x->p->no_new_privileges, &err) < 0
       || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, x->unixconn_sock,
                             ar_unixconn_own_netns (x->spec), -1, &err) < 0)
+    exec_fail (x, err);
+  if (ar_lsm_apply (&lsm, &err) < 0)
     exec_fail (x, err);
   if (ar_sync_send (x->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     _exit (1);

@@ -9,6 +9,8 @@
 #include "caps.h"
 #include "hooks.h"
 #include "landlock.h"
+#include "lsm.h"
+#include "mounts.h"
 #include "pid1.h"
 #include "process.h"
 #include "rootfs.h"
@@ -60,6 +62,8 @@ ar_sync_recv (int sock, struct ar_sync_msg *m, int *fd, ar_error **err)
  * from then on are reported there (sync.h). One init per process, so a
  * file-scope variable is enough. */
 static int start_report_fd = -1;
+/* The LSM exec attributes, opened before pivot_root, written at the end. */
+static struct ar_lsm_exec lsm_exec = { .apparmor_fd = -1, .selinux_fd = -1 };
 
 /* Report a failure to the parent, which undoes everything and prints it. */
 __attribute__ ((noreturn)) static void
@@ -200,7 +204,8 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
 
   if (setsid () < 0)
     ar_err (&err, errno, "setsid"), fail (c, err);
-  if (join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
+  ar_mount_set_label (ar_lsm_mount_label (spec));
+  if (ar_lsm_prepare (p, &lsm_exec, &err) < 0 || join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
   /* The mounts above ran while the parent took note of us (pidfd, start
    * time); from here on what we do is seen from outside, so wait for it. */
@@ -320,6 +325,9 @@ init_main (struct ar_init_ctx *c)
    * reports to `start` through the fifo, so we need not wait for it. */
   if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
                          (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err) < 0)
+    fail_late (err);
+  /* The exec attribute is this task's, inherited by a child over fork. */
+  if (ar_lsm_apply (&lsm_exec, &err) < 0)
     fail_late (err);
   /* Our own pid 1 stays here, with the Landlock domain and the connect
    * filter (which it never meets: it connects nowhere); the command's final

@@ -241,6 +241,26 @@ fsconfig_option (int fsfd, const char *opt)
   return fsconfig (fsfd, FSCONFIG_SET_STRING, key, eq + 1, 0);
 }
 
+/* linux.mountLabel under SELinux (lsm.c); one container per process. */
+static const char *mount_label;
+
+void
+ar_mount_set_label (const char *label)
+{
+  mount_label = label;
+}
+
+/* As runc: the kernel's own filesystems carry their own labels. */
+static bool
+takes_context (const char *type)
+{
+  static const char *const own[] = { "proc", "sysfs", "cgroup", "cgroup2", "securityfs", "selinuxfs" };
+  for (size_t i = 0; i < ARRAY_SIZE (own); i++)
+    if (strcmp (type, own[i]) == 0)
+      return false;
+  return true;
+}
+
 int
 ar_mount_fresh (const char *type, const char *source, const struct ar_mount_opts *o, const char *what,
                 ar_error **err)
@@ -256,6 +276,8 @@ ar_mount_fresh (const char *type, const char *source, const struct ar_mount_opts
   for (size_t i = 0; i < o->n_data; i++)
     if (fsconfig_option (fsfd, o->data[i]) < 0)
       return fs_error (fsfd, errno, what, o->data[i], err);
+  if (mount_label && takes_context (type) && fsconfig (fsfd, FSCONFIG_SET_STRING, "context", mount_label, 0) < 0)
+    return fs_error (fsfd, errno, what, "context= (linux.mountLabel)", err);
   if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return fs_error (fsfd, errno, what, "create the filesystem", err);
   int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, 0);

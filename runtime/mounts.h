@@ -37,6 +37,8 @@ int ar_mount_attach (int mnt_fd, int target_fd, const struct ar_mount_opts *o, c
  * o's attributes. Returns the mount fd or -1 with the kernel's own message. */
 int ar_mount_fresh (const char *type, const char *source, const struct ar_mount_opts *o, const char *what,
                     ar_error **err);
+/* SELinux context= for the filesystems ar_mount_fresh makes from now on (NULL: none). */
+void ar_mount_set_label (const char *label);
 
 /* Mount config mount number index (spec->mounts[index]) into the rootfs. */
 int ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err);
