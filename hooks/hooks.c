@@ -8,6 +8,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -215,8 +216,12 @@ report (const struct job *j, int rc, const siginfo_t *si, int err_pipe, ar_error
     return 0;
   if (si->si_code == CLD_EXITED)
     return ar_err (err, 0, "hook %s (%s) exited with status %d", j->h->path, j->stage, si->si_status);
-  return ar_err (err, 0, "hook %s (%s) was killed by signal %d (%s)", j->h->path, j->stage, si->si_status,
-                 strsignal (si->si_status));
+  /* lower case, as runc words it ("signal: bad system call") */
+  char name[64];
+  snprintf (name, sizeof name, "%s", strsignal (si->si_status));
+  name[0] = (char) tolower ((unsigned char) name[0]);
+  return ar_err (err, 0, "hook %s (%s) was killed by signal %d (signal: %s)", j->h->path, j->stage, si->si_status,
+                 name);
 }
 
 /* SIGPIPE stays blocked while we write the state, then a pending one that we
@@ -312,7 +317,7 @@ run_stage (const struct ar_hooks *hooks, enum ar_hook_stage stage, const int *fd
       free (j.argv);
       free (j.envp);
       if (rc < 0)
-        return -1;
+        return ar_err_prefix (err, "error running hook #%zu", i);
     }
   return 0;
 }

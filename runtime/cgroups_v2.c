@@ -230,7 +230,7 @@ ar_cg_v2_unified (const char *dir, const struct ar_kv *kv, size_t n, ar_error **
         if (strcmp (k, refused[j]) == 0)
           return ar_err (err, 0, "cgroup: linux.resources.unified: \"%s\" is managed by the runtime", k);
       if (!ar_cg_exists (dir, k))
-        return ar_err (err, ENOENT, "cgroup: linux.resources.unified.%s: %s/%s (controller not enabled?)", k, dir, k);
+        return ar_err (err, ENOENT, "cgroup: invalid configuration: linux.resources.unified.%s: %s/%s (controller not enabled?)", k, dir, k);
       if (ar_cg_write (dir, k, kv[i].value ? kv[i].value : "", err) < 0)
         return -1;
     }

@@ -44,6 +44,20 @@ uses_notify (const struct ar_seccomp *sc)
   return false;
 }
 
+/* With a listener the init loads the filter before it is done: its own
+ * writes (exec.fifo, the start report) would wait on the agent. */
+static int
+check_notify_names (const struct ar_seccomp *sc, ar_error **err)
+{
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    if (sc->syscalls[i].action && strcmp (sc->syscalls[i].action, "SCMP_ACT_NOTIFY") == 0)
+      for (size_t j = 0; j < sc->syscalls[i].n_names; j++)
+        if (sc->syscalls[i].names[j] && strcmp (sc->syscalls[i].names[j], "write") == 0)
+          return ar_err (err, 0, LABEL ": linux.seccomp.syscalls[%zu]: SCMP_ACT_NOTIFY cannot be used for the write "
+                         "syscall", i);
+  return 0;
+}
+
 static bool
 action_lets_through (uint32_t act)
 {
@@ -268,6 +282,8 @@ ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root,
   clock_gettime (CLOCK_MONOTONIC, &t0);
   if (ar_seccomp_validate (sc, err) < 0 || check_needed_syscall (sc, "execve", err) < 0)
     return -1;
+  if (notify && check_notify_names (sc, err) < 0)
+    return -1;
   if (notify && check_needed_syscall (sc, "sendmsg", err) < 0)
     return ar_err_prefix (err, "with SCMP_ACT_NOTIFY the listener fd is passed with sendmsg after loading");
   if (state_root)
@@ -405,6 +421,7 @@ ar_seccomp_send_listener (const struct ar_seccomp *sc, int listener_fd, const ch
   if (sock < 0)
     return ar_err (err, errno, "seccomp listener: socket");
   if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
-    return ar_err (err, errno, "seccomp listener: connect to %s (linux.seccomp.listenerPath)", path);
+    return ar_err (err, errno, "seccomp listener: failed to connect with seccomp agent: connect to %s "
+                   "(linux.seccomp.listenerPath)", path);
   return send_with_fd (sock, doc, strlen (doc), listener_fd, path, err);
 }

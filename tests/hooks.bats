@@ -207,4 +207,10 @@ sh_hook() {
   [ "$(awk '{print $2}' "$B/rootfs/tmp/hk-bnd")" = 0000000000000020 ]   # CAP_KILL only
   [[ "$(cat "$B/rootfs/tmp/hk-mkdir")" == *"No space left on device"* ]]
   [ ! -e "$B/rootfs/tmp/hk-m" ]
+  # a hook the filter kills fails the start, in runc's words
+  config_edit "$B" '.linux.seccomp.syscalls[0].action = "SCMP_ACT_KILL" | del(.linux.seccomp.syscalls[0].errnoRet)
+                    | .hooks.startContainer[0].args = ["sh", "-c", "exec mkdir /tmp/hk-m"]'
+  run ar run --bundle "$B" hk-cred2
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"error running hook #0"*"bad system call"* ]]
 }

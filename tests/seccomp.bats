@@ -357,3 +357,17 @@ profile_before_clone3() {
     ar delete -f "sc-nx-$nnp"
   done
 }
+
+@test "SCMP_ACT_NOTIFY: write is refused, and a missing agent is named, in runc's words" {
+  bundle_with "$(allow_but '[{"names":["write"],"action":"SCMP_ACT_NOTIFY"}]' | jq -c --arg p "$BATS_TEST_TMPDIR/none.sock" '.listenerPath = $p')" true
+  run ar run --bundle "$B" sc-nw
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"SCMP_ACT_NOTIFY cannot be used for the write syscall"* ]]
+  [ ! -e "$ROOT/sc-nw" ]
+  rm -rf "$B"
+  bundle_with "$(allow_but '[{"names":["mkdir"],"action":"SCMP_ACT_NOTIFY"}]' | jq -c --arg p "$BATS_TEST_TMPDIR/none.sock" '.listenerPath = $p')" true
+  run ar run --bundle "$B" sc-noagent
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"failed to connect with seccomp agent"* ]]
+  [ ! -e "$ROOT/sc-noagent" ]
+}
