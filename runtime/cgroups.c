@@ -61,10 +61,12 @@ resolve_path (const char *id, const struct ar_linux *lnx, char **out, ar_error *
 }
 
 /* The config's rules, then the runtime-spec's default devices (null, zero,
- * full, random, urandom, tty, console, ptmx, the pty slaves) and the
- * devices linux.devices creates. They come last as in runc, so the usual
- * leading "deny all" does not take /dev/null away. tun and mknod-anywhere,
- * which runc also allows, are left out: a sandbox does not need them. */
+ * full, random, urandom, tty, console, ptmx, the pty slaves). They come
+ * last as in runc, so the usual leading "deny all" does not take /dev/null
+ * away. tun and mknod-anywhere, which runc also allows, are left out: a
+ * sandbox does not need them. The nodes linux.devices creates are governed
+ * by resources.devices like any other, as in runc: creating a node is not
+ * an allowance to use it (podman and Docker list both). */
 static const struct { int64_t major, minor; } default_devs[] = {
   { 1, 3 }, { 1, 5 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 5, 0 }, { 5, 1 }, { 5, 2 }, { 136, -1 },
 };
@@ -73,20 +75,13 @@ struct ar_device_cgroup *
 ar_cg_device_rules (const struct ar_linux *lnx, size_t *n)
 {
   const struct ar_resources *r = lnx ? lnx->resources : NULL;
-  size_t nr = r ? r->n_devices : 0, nd = lnx ? lnx->n_devices : 0;
-  struct ar_device_cgroup *out = xmalloc0 ((nr + ARRAY_SIZE (default_devs) + nd) * sizeof *out);
+  size_t nr = r ? r->n_devices : 0;
+  struct ar_device_cgroup *out = xmalloc0 ((nr + ARRAY_SIZE (default_devs)) * sizeof *out);
   size_t k = 0;
   for (size_t i = 0; i < nr; i++)
     out[k++] = r->devices[i];
   for (size_t i = 0; i < ARRAY_SIZE (default_devs); i++)
     out[k++] = (struct ar_device_cgroup) { true, 'c', true, default_devs[i].major, true, default_devs[i].minor, "rwm" };
-  for (size_t i = 0; i < nd; i++)
-    {
-      const struct ar_device *d = &lnx->devices[i];
-      if (d->type == 'p')
-        continue; /* FIFOs are not device-controlled */
-      out[k++] = (struct ar_device_cgroup) { true, d->type == 'b' ? 'b' : 'c', true, d->major, true, d->minor, "rwm" };
-    }
   *n = k;
   return out;
 }

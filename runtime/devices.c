@@ -114,7 +114,16 @@ make_device (struct ar_rootfs_ctx *ctx, const struct ar_device *d, ar_error **er
   cleanup_close int parent = ar_mk_parent_in_root (ctx->rootfs_fd, d->path, &base, err);
   if (parent < 0)
     return -1;
-  return mknod_device (parent, base, d, type, err);
+  /* The device cgroup may deny the node to the init already: bind the
+   * host's, as runc does (its use stays denied all the same). */
+  cleanup_error ar_error *mk = NULL;
+  if (mknod_device (parent, base, d, type, &mk) == 0)
+    return 0;
+  if (mk->errnum == EPERM && type != S_IFIFO)
+    return bind_device (ctx, d, type, err);
+  if (err && !*err)
+    *err = ar_steal_ptr (mk);
+  return -1;
 }
 
 static bool

@@ -366,6 +366,45 @@ state_status() { ar state "$ID" | jq -r .status; }
   [[ "$output" == *"Operation not permitted"* ]] || { echo "$output"; false; }
 }
 
+@test "cgroups: resources.devices governs linux.devices nodes too" {
+  need_v1 devices
+  [ -c /dev/kmsg ] || skip "no /dev/kmsg here"
+  bundle sh -c 'head -c1 /dev/kmsg; echo "rc=$?"'
+  config_edit "$B" '.linux.resources.devices = [{"allow": false, "access": "rwm"}]
+                    | .linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11}]
+                    | .process.capabilities.bounding += ["CAP_SYSLOG"] | .process.capabilities.effective += ["CAP_SYSLOG"]
+                    | .process.capabilities.permitted += ["CAP_SYSLOG"]'
+  run ar run -b "$B" "$ID"
+  echo "$output"
+  [[ "$output" == *"Operation not permitted"* && "$output" == *rc=1* ]]
+  # allowed, the same node reads (CAP_SYSLOG covers dmesg_restrict)
+  config_edit "$B" '.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 11, "access": "r"}]'
+  run ar run -b "$B" "$ID-2"
+  echo "$output"
+  [[ "$output" == *rc=0* ]]
+}
+
+@test "cgroups: a pre-existing frozen cgroup is refused at once and left as it was" {
+  need_v1 freezer
+  mkdir -p "$CG/freezer/$PARENT/c"
+  echo FROZEN >"$CG/freezer/$PARENT/c/freezer.state"
+  bundle true
+  run timeout 20 "$AGENTRUN" --root "$ROOT" run -d -b "$B" "$ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"container's cgroup unexpectedly frozen"* ]]
+  [ ! -e "$ROOT/$ID" ]
+  [ "$(cat "$CG/freezer/$PARENT/c/freezer.state")" = FROZEN ]
+  echo THAWED >"$CG/freezer/$PARENT/c/freezer.state"
+}
+
+@test "cgroups: a second container in a cgroup that holds processes gets runc's warning" {
+  bundle sleep 100
+  start_detached
+  run ar run -d -b "$B" "$ID-2" </dev/null
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"container's cgroup is not empty: 1 process(es) found"* ]]
+}
+
 @test "cgroups: hugetlb limits and unified keys go to the cgroup2 half on a hybrid host" {
   [ -f $CG/unified/cgroup.controllers ] || skip "not a hybrid layout"
   grep -qw hugetlb $CG/unified/cgroup.controllers || skip "hugetlb is not bound to cgroup2 here"
