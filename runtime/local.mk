@@ -14,7 +14,7 @@ libagentrun_a_SOURCES = \
 	runtime/cmd_ps.c runtime/cmd_exec.c \
 	runtime/cmd_update.c runtime/cmd_pause.c runtime/cmd_events.c \
 	runtime/cmd_spec.c runtime/cmd_validate.c runtime/cmd_features.c \
-	runtime/rootfs.c runtime/rootfs.h runtime/mounts.c runtime/mounts.h runtime/devices.c runtime/devices.h \
+	runtime/rootfs.c runtime/rootfs_detach.c runtime/rootfs.h runtime/mounts.c runtime/mounts.h runtime/devices.c runtime/devices.h \
 	runtime/masks.c runtime/masks.h runtime/pathutil.c runtime/pathutil.h \
 	runtime/seccomp.c runtime/seccomp.h runtime/seccomp_names.c runtime/seccomp_enosys.c runtime/seccomp_cache.c runtime/seccomp_cache.h \
 	runtime/sha256.c runtime/sha256.h \

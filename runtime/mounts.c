@@ -471,6 +471,13 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
       struct ar_mount_opts fo = o;
       if (o.copyup)
         fo.attr_set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+      /* a read-only /dev still gets its nodes and mount points first (rootfs.c) */
+      if (strcmp (m->destination, "/dev") == 0 && (o.attr_set & MOUNT_ATTR_RDONLY))
+        {
+          ctx->dev_ro = true;
+          o.attr_set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+          fo.attr_set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+        }
       cleanup_close int mfd = o.copyup && strcmp (m->type, "tmpfs")
                                   ? ar_err (&fresh_err, 0, "%s.options: tmpcopyup applies to tmpfs only", where)
                                   : ar_mount_fresh (m->type, m->source, &fo, what, &fresh_err);

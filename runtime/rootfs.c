@@ -5,6 +5,7 @@
 #include "devices.h"
 #include "masks.h"
 #include "mounts.h"
+#include "pathutil.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -74,7 +75,18 @@ ar_rootfs_prepare (struct ar_rootfs_ctx *ctx, ar_error **err)
   for (size_t i = 0; i < ctx->spec->n_mounts; i++)
     if (ar_mount_one (ctx, i, err) < 0)
       return -1;
-  return ar_devices_setup (ctx, err);
+  if (ar_devices_setup (ctx, err) < 0)
+    return -1;
+  if (ctx->dev_ro)
+    {
+      cleanup_close int dev = ar_open_in_root (ctx->rootfs_fd, "/dev", O_PATH | O_DIRECTORY, err);
+      struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
+      if (dev < 0)
+        return -1;
+      if (mount_setattr (dev, "", AT_EMPTY_PATH, &a, sizeof a) < 0)
+        return ar_err (err, errno, "mounts: make /dev read-only");
+    }
+  return 0;
 }
 
 static int
@@ -86,6 +98,8 @@ enter_root (struct ar_rootfs_ctx *ctx, ar_error **err)
     {
       /* Weaker than pivot_root (a process with CAP_SYS_CHROOT can leave a
        * chroot): only when asked for, e.g. on a ramfs root. */
+      if (ar_rootfs_detach_others (ctx->rootfs, err) < 0)
+        return -1;
       if (mount (".", "/", NULL, MS_MOVE, NULL) < 0)
         return ar_err (err, errno, "move the rootfs `%s` onto /", ctx->rootfs);
       if (chroot (".") < 0)

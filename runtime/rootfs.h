@@ -20,9 +20,13 @@ struct ar_rootfs_ctx {
   bool no_pivot;
   bool new_userns;             /* devices must be bind-mounted, not mknod'ed */
   int rootfs_fd;               /* O_PATH fd of the rootfs, set by prepare */
+  bool dev_ro;                 /* a read-only /dev tmpfs, made so once /dev is filled */
 };
 
 int ar_rootfs_prepare (struct ar_rootfs_ctx *ctx, ar_error **err);
 int ar_rootfs_pivot (struct ar_rootfs_ctx *ctx, ar_error **err);
+
+/* rootfs_detach.c: --no-pivot detaches the old root's other mounts. */
+int ar_rootfs_detach_others (const char *rootfs, ar_error **err);
 
 #endif

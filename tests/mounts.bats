@@ -280,3 +280,26 @@ add_mount() { config_edit "$B" '.mounts += [$m]' --argjson m "$1"; }
   [[ "${lines[2]}" == *ro,* ]]
   [[ "$output" != *sys-writable* ]]
 }
+
+@test "--no-pivot: the host's mounts are detached, so a nested user namespace cannot mount a fresh /proc" {
+  config_edit "$B" '.process.args = ["unshare", "-mrpf", "sh", "-c", "mount -t proc none /proc && echo mounted-proc"]
+                    | .process.capabilities.bounding += ["CAP_SETFCAP"] | .process.capabilities.permitted += ["CAP_SETFCAP"]'
+  run ar run --no-pivot -b "$B" np1
+  echo "$output"
+  [[ "$output" != *mounted-proc* ]]
+  [[ "$output" == *"ermission denied"* ]]
+  # the same command runs with pivot_root, which leaves no host mount behind either
+  run ar run -b "$B" np2
+  [[ "$output" != *mounted-proc* ]]
+}
+
+@test "a read-only /dev tmpfs starts, with its nodes and mounts, and stays read-only" {
+  config_edit "$B" '.mounts |= map((select(.destination == "/dev") | .options += ["ro"]) // .)
+                    | .process.args = ["sh", "-c", "grep \"^tmpfs /dev \" /proc/mounts; ls /dev/null /dev/pts/ptmx >/dev/null && echo nodes; touch /dev/x 2>&1; true"]'
+  run ar run -b "$B" devro
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *" ro,"* ]]
+  [ "${lines[1]}" = nodes ]
+  [[ "${lines[2]}" == *"Read-only file system"* ]]
+}
