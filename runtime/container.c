@@ -4,6 +4,7 @@
 #include "config.h"
 #include "container.h"
 #include "lsm.h"
+#include "mounts.h"
 #include "pid1.h"
 #include "cgroups.h"
 #include "caps.h"
@@ -468,6 +469,8 @@ init_ctx_free (struct ar_init_ctx *ic)
     ar_seccomp_prog_free (ic->prog);
   ar_hook_fds_close (&ic->cc_hooks);
   ar_hook_fds_close (&ic->sc_hooks);
+  ar_mounts_close_binds (ic->bind_fds, ic->spec ? ic->spec->n_mounts : 0);
+  ic->bind_fds = NULL;
 }
 
 /* Rootless, the init's host uid is a subordinate one we cannot chown to:
@@ -551,6 +554,9 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
   if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)
     return -1;
+  /* as runc: sources are opened with our access, not the namespace's */
+  if (ic->userns && !is_rootless (g))
+    ic->bind_fds = ar_mounts_open_binds (c->spec, c->st.bundle);
   return 0;
 }
 

@@ -198,7 +198,8 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   const struct ar_spec *spec = c->spec;
   const struct ar_process *p = spec->process;
   struct ar_rootfs_ctx rc = { .spec = spec, .rootfs = c->rootfs, .bundle = c->bundle, .no_pivot = c->no_pivot,
-                              .new_userns = c->userns || c->rootless, .rootfs_fd = -1 };
+                              .new_userns = c->userns || c->rootless, .rootfs_fd = -1,
+                              .bind_fds = c->bind_fds };
   struct ar_sync_msg m;
   ar_error *err = NULL;
 
@@ -207,6 +208,8 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   ar_mount_set_label (ar_lsm_mount_label (spec));
   if (ar_lsm_prepare (p, &lsm_exec, &err) < 0 || join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
+  ar_mounts_close_binds (c->bind_fds, spec->n_mounts);
+  c->bind_fds = NULL;
   /* The mounts above ran while the parent took note of us (pidfd, start
    * time); from here on what we do is seen from outside, so wait for it. */
   expect (c, SYNC_PID_ACK, &m);

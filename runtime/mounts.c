@@ -418,6 +418,37 @@ abs_source (const struct ar_rootfs_ctx *ctx, const char *src)
   return xasprintf ("%s/%s", ctx->bundle, src);
 }
 
+int *
+ar_mounts_open_binds (const struct ar_spec *spec, const char *bundle)
+{
+  struct ar_rootfs_ctx ctx = { .spec = spec, .bundle = bundle };
+  int *fds = xmalloc0 ((spec->n_mounts + 1) * sizeof *fds);
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const struct ar_mount *m = &spec->mounts[i];
+      struct ar_mount_opts o = { 0 };
+      fds[i] = -1;
+      if (m->source && ar_mount_opts_parse (m->options, m->n_options, "mounts", &o, NULL) == 0
+          && (o.bind || (m->type && strcmp (m->type, "bind") == 0)) && !o.remount)
+        {
+          cleanup_free char *src = abs_source (&ctx, m->source);
+          /* a failure here is the init's to report, with its words */
+          fds[i] = open_source (spec, src, o.rbind);
+        }
+      ar_mount_opts_clear (&o);
+    }
+  return fds;
+}
+
+void
+ar_mounts_close_binds (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
 int
 ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
 {
@@ -443,11 +474,13 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
   else if (bind)
     {
       cleanup_free char *src = m->source ? abs_source (ctx, m->source) : NULL;
-      cleanup_close int mfd = -1;
+      cleanup_close int mfd = ctx->bind_fds ? ctx->bind_fds[index] : -1;
       struct stat st;
+      if (ctx->bind_fds)
+        ctx->bind_fds[index] = -1;
       if (!src)
         ar_err (err, 0, "%s.source: missing for a bind mount", where);
-      else if ((mfd = open_source (ctx->spec, src, o.rbind)) < 0)
+      else if (mfd < 0 && (mfd = open_source (ctx->spec, src, o.rbind)) < 0)
         ar_err (err, errno, "%s: mount source `%s`", what, src);
       else if (fstat (mfd, &st) < 0)
         ar_err (err, errno, "%s: stat mount source `%s`", what, src);

@@ -40,6 +40,13 @@ int ar_mount_fresh (const char *type, const char *source, const struct ar_mount_
 /* SELinux context= for the filesystems ar_mount_fresh makes from now on (NULL: none). */
 void ar_mount_set_label (const char *label);
 
+/* For a container in a user namespace: the bind sources, opened (open_tree)
+ * while we still have the host's access (a source under a 0700 folder of
+ * root's is out of the namespace's reach). One per mount, -1 where not a
+ * bind or not openable (the init then tries itself and reports). */
+int *ar_mounts_open_binds (const struct ar_spec *spec, const char *bundle);
+void ar_mounts_close_binds (int *fds, size_t n);
+
 /* Mount config mount number index (spec->mounts[index]) into the rootfs. */
 int ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err);
 

@@ -20,6 +20,7 @@ struct ar_rootfs_ctx {
   bool no_pivot;
   bool new_userns;             /* devices must be bind-mounted, not mknod'ed */
   int rootfs_fd;               /* O_PATH fd of the rootfs, set by prepare */
+  int *bind_fds;               /* ar_mounts_open_binds, or NULL */
   bool dev_ro;                 /* a read-only /dev tmpfs, made so once /dev is filled */
 };
 

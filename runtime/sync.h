@@ -81,6 +81,7 @@ struct ar_init_ctx {
   bool rootless;                     /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;
   struct ar_hook_fds cc_hooks, sc_hooks;
+  int *bind_fds;                     /* bind sources opened by the parent (user namespace), or NULL */
 };
 
 /* Child side (init.c): never returns. */

@@ -167,3 +167,21 @@ lo_check='ip -o link show lo; nc -l -p 7777 -e echo lo-ok & sleep 0.3; nc 127.0.
   [ "$status" -eq 0 ]
   [ "$(echo $output)" = "1000 1048576 7" ]
 }
+
+@test "namespaces: bind sources under a folder the user namespace cannot reach are opened first, for run and exec" {
+  userns_bundle sh -c 'cat /mnt/one/f /mnt/two/f; sleep 100'
+  local h=$BATS_TEST_TMPDIR/private
+  mkdir -p "$h/one" "$h/two"
+  echo one >"$h/one/f"; echo two >"$h/two/f"
+  chmod 0700 "$h"                       # root's only: uid 100000 cannot walk through it
+  config_edit "$B" '.mounts += [{"source": $a, "destination": "/mnt/one", "options": ["bind"]},
+                                {"source": $b, "destination": "/mnt/two", "options": ["rbind", "ro"]}]' \
+    --arg a "$h/one" --arg b "$h/two"
+  ar run -d -b "$B" ub1 </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 || { cat "$BATS_TEST_TMPDIR/out"; false; }
+  run ar exec ub1 cat /mnt/one/f /mnt/two/f
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = $'one\ntwo' ]
+  run ar exec ub1 sh -c 'echo x >/mnt/two/g'
+  [ "$status" -ne 0 ]                   # ro still applies to a source opened early
+}
