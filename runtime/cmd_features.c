@@ -93,8 +93,9 @@ gen_linux (yajl_gen g)
   ar_gen_key_bool (g, "rdma", false);
   yajl_gen_map_close (g);
   gen_seccomp (g);
-  gen_enabled (g, "apparmor", false);
-  gen_enabled (g, "selinux", false);
+  /* supported (applied where the host runs them, lsm.c), as runtime-spec means it */
+  gen_enabled (g, "apparmor", true);
+  gen_enabled (g, "selinux", true);
   gen_enabled (g, "intelRdt", false);
   ar_gen_str (g, "mountExtensions");
   yajl_gen_map_open (g);

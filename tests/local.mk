@@ -41,7 +41,7 @@ CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
 # The seccomp section through ar_seccomp_compile (never loaded) and netproxy routes: both parse untrusted config.
 FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
-FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_cache.c sha256.c log.c)
+FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_enosys.c seccomp_cache.c sha256.c log.c)
 # The D-Bus message parser of the systemd cgroup manager: it reads what the bus sends.
 FUZZ_TARGETS += tests/fuzz/fuzz_dbus
 CLEANFILES += tests/fuzz/fuzz_dbus

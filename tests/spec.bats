@@ -141,7 +141,7 @@ runc_run() {
   jq -e '.linux.seccomp.operators | length == 7' <<<"$f"
   jq -e '.linux.seccomp.archs | index("SCMP_ARCH_X86_64") and index("SCMP_ARCH_AARCH64")' <<<"$f"
   jq -e '(.linux.seccomp.supportedFlags - .linux.seccomp.knownFlags) == []' <<<"$f"
-  jq -e '.linux.apparmor.enabled == false and .linux.selinux.enabled == false' <<<"$f"
+  jq -e '.linux.apparmor.enabled and .linux.selinux.enabled' <<<"$f"
   jq -e '.linux.cgroup | has("v1") and has("v2") and has("systemd")' <<<"$f"
   jq -e '.annotations["io.github.seccomp.libseccomp.version"] | test("^[0-9]+\\.[0-9]+\\.[0-9]+$")' <<<"$f"
 }
