@@ -437,7 +437,7 @@ enter_one (const char *mnt, const char *path, const char *sub, pid_t pid, ar_err
       char what[128];
       snprintf (what, sizeof what, "%s", strerror (errno));
       what[0] = (char) tolower ((unsigned char) what[0]);
-      return ar_err (err, errno, "exec: adding pid %d to %s: %s", (int) pid, file, what);
+      return ar_err (err, 0, "exec: adding pid %d to %s: %s", (int) pid, file, what);
     }
   return 0;
 }

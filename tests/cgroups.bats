@@ -520,3 +520,23 @@ in_v2() {
   [[ "$output" == *"memory controller is not available"* ]]
   [ -z "$(cg_dirs "$PARENT")" ]
 }
+
+@test "cgroups v2: exec --cgroup joins a sub-cgroup of the container's on cgroup2 alone" {
+  grep -q cgroup2 /proc/filesystems || skip "no cgroup2"
+  export AGENTRUN ROOT B ID PARENT
+  bundle sleep 100
+  run in_v2 '
+    ar run -d -b "$B" "$ID" </dev/null >/dev/null 2>&1
+    d=/sys/fs/cgroup/$PARENT/c
+    mkdir "$d/sub"
+    ar exec --cgroup sub "$ID" cat /proc/self/cgroup
+    ar exec --cgroup .. "$ID" true 2>&1 || true
+    ar exec --cgroup nonexistent "$ID" true 2>&1 || true
+    ar delete -f "$ID"
+    rmdir "$d/sub" 2>/dev/null || true'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"0::/$PARENT/c/sub"* ]]
+  [[ "$output" == *".. is not a sub cgroup path"* ]]
+  [[ "$output" == *"/nonexistent/cgroup.procs: no such file"* ]]
+}
