@@ -4,6 +4,7 @@
  * $AGENTRUN_CGROUP_ROOT for tests that point at another mount. */
 #include "config.h"
 #include "cgroups_internal.h"
+#include "pathutil.h"
 #include "util.h"
 
 #include <linux/magic.h>
@@ -24,22 +25,6 @@ is_v1_controller (const char *tok)
     if (strcmp (tok, v1_controllers[i]) == 0)
       return true;
   return false;
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void
-unescape (char *s)
-{
-  char *w = s;
-  for (char *r = s; *r; r++)
-    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7')
-      {
-        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-        r += 3;
-      }
-    else
-      *w++ = *r;
-  *w = '\0';
 }
 
 /* The controllers named in a v1 mount's super options, comma-joined. */
@@ -74,7 +59,7 @@ add_line (struct ar_cg_layout *l, const char *root, char *line)
   char *superopts = strtok_r (NULL, " \n", &save);
   if (!f[4] || !fstype || !src || !superopts)
     return;
-  unescape (f[4]);
+  ar_mountinfo_unescape (f[4]);
   size_t rl = strlen (root);
   if (strncmp (f[4], root, rl) != 0 || f[4][rl] != '/' || strchr (f[4] + rl + 1, '/'))
     return; /* only mounts directly below the root */

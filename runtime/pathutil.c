@@ -154,3 +154,18 @@ ar_mk_parent_in_root (int root_fd, const char *path, char **base, ar_error **err
     }
   return fd;
 }
+
+void
+ar_mountinfo_unescape (char *s)
+{
+  char *w = s;
+  for (char *r = s; *r; r++)
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7')
+      {
+        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+        r += 3;
+      }
+    else
+      *w++ = *r;
+  *w = '\0';
+}

@@ -32,4 +32,7 @@ int ar_mk_in_root (int root_fd, const char *path, enum ar_mk_kind kind, ar_error
  * needed) and the last component's name in *base (heap). */
 int ar_mk_parent_in_root (int root_fd, const char *path, char **base, ar_error **err);
 
+/* A mountinfo field in place: space, tab, newline and backslash come as \ooo. */
+void ar_mountinfo_unescape (char *s);
+
 #endif

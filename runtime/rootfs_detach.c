@@ -8,28 +8,13 @@
  * The old root is rslave by then, so nothing reaches the host. */
 #include "config.h"
 #include "rootfs.h"
+#include "pathutil.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void
-unescape (char *s)
-{
-  char *w = s;
-  for (char *r = s; *r; r++)
-    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7')
-      {
-        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-        r += 3;
-      }
-    else
-      *w++ = *r;
-  *w = '\0';
-}
 
 /* a at or below b */
 static bool
@@ -65,7 +50,7 @@ ar_rootfs_detach_others (const char *rootfs, ar_error **err)
       char mp[4096];
       if (sscanf (line, "%*s %*s %*s %*s %4095s", mp) != 1)
         continue;
-      unescape (mp);
+      ar_mountinfo_unescape (mp);
       if (under (mp, rootfs) || under (rootfs, mp))
         continue;
       mps = xrealloc (mps, (n + 1) * sizeof *mps);
