@@ -418,6 +418,22 @@ abs_source (const struct ar_rootfs_ctx *ctx, const char *src)
   return xasprintf ("%s/%s", ctx->bundle, src);
 }
 
+/* proc and sysfs go on an ordinary directory, never through a symlink of
+ * the image (runc's rule and words): what the masks and the read-only
+ * paths name must be the kernel's files. */
+static bool
+kernel_fs_on_symlink (const struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const char *what, ar_error **err)
+{
+  struct stat st;
+  if (strcmp (m->type, "proc") != 0 && strcmp (m->type, "sysfs") != 0)
+    return false;
+  cleanup_close int fd = ar_openat2 (ctx->rootfs_fd, m->destination, O_PATH | O_NOFOLLOW, 0, AR_RESOLVE_ROOT_FLAGS);
+  if (fd < 0 || fstat (fd, &st) < 0 || S_ISDIR (st.st_mode))
+    return false;          /* missing: made as a directory below */
+  ar_err (err, 0, "%s: %s must be mounted on ordinary directory", what, m->destination);
+  return true;
+}
+
 int *
 ar_mounts_open_binds (const struct ar_spec *spec, const char *bundle)
 {
@@ -492,6 +508,8 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
     ar_err (err, 0, "%s.options: idmap applies to bind mounts only", where);
   else if (!m->type)
     ar_err (err, 0, "%s.type: missing", where);
+  else if (kernel_fs_on_symlink (ctx, m, what, err))
+    ;
   else if ((target = ar_mk_in_root (ctx->rootfs_fd, m->destination, AR_MK_DIR, err)) < 0)
     ;
   else if (strcmp (m->type, "cgroup") == 0 || strcmp (m->type, "cgroup2") == 0)

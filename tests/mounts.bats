@@ -303,3 +303,18 @@ add_mount() { config_edit "$B" '.mounts += [$m]' --argjson m "$1"; }
   [ "${lines[1]}" = nodes ]
   [[ "${lines[2]}" == *"Read-only file system"* ]]
 }
+
+@test "proc and sysfs are never mounted through a symlink of the image" {
+  local d
+  for d in proc sys; do
+    rm -rf "$B/rootfs/$d"
+    ln -s /elsewhere "$B/rootfs/$d"
+    run ar run -b "$B" "sym-$d"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"/$d must be mounted on ordinary directory"* ]]
+    [ ! -e "$B/rootfs/elsewhere" ]
+    [ ! -e "$ROOT/sym-$d" ]
+    rm "$B/rootfs/$d"
+    mkdir "$B/rootfs/$d"
+  done
+}
