@@ -79,6 +79,13 @@ ar_rootfs_prepare (struct ar_rootfs_ctx *ctx, ar_error **err)
     return -1;
   if (ctx->dev_ro)
     {
+      /* the terminal is bound over /dev/console later: the file must be there first */
+      if (ctx->spec->process && ctx->spec->process->terminal)
+        {
+          cleanup_close int con = ar_mk_in_root (ctx->rootfs_fd, "/dev/console", AR_MK_FILE, err);
+          if (con < 0)
+            return -1;
+        }
       cleanup_close int dev = ar_open_in_root (ctx->rootfs_fd, "/dev", O_PATH | O_DIRECTORY, err);
       struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
       if (dev < 0)

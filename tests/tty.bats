@@ -127,3 +127,14 @@ start_receiver() {
   wait $RECV
   [ "$(tr -d '\r' <"$OUT" | grep -v '^$' | tail -1)" = 1001:5 ]
 }
+
+@test "tty: a read-only /dev still gets the terminal over /dev/console" {
+  make_bundle "$B" sh -c 'grep "^tmpfs /dev " /proc/mounts; stat -c "%t:%T" /dev/console'
+  config_edit "$B" '.process.terminal = true | .mounts |= map((select(.destination == "/dev") | .options += ["ro"]) // .)'
+  start_receiver
+  ar run -d --console-socket "$SOCK" -b "$B" t12
+  wait $RECV
+  cat "$OUT"
+  grep -q 'tmpfs /dev tmpfs ro,' "$OUT"
+  grep -q '^88:' "$OUT"
+}
