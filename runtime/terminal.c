@@ -62,17 +62,9 @@ ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err)
   ssize_t n;
 
   *fd = -1;
-  bool reset = false;
-  for (;;)
-    {
-      n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
-      if (n >= 0 || (errno != EINTR && (errno != ECONNRESET || reset)))
-        break;
-      /* The peer closed with a message of ours unread: the kernel reports
-       * that first, once, and what the peer sent before (its error report)
-       * is still queued behind it. */
-      reset = reset || errno == ECONNRESET;
-    }
+  do
+    n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
   if (n < 0)
     return ar_err (err, errno, "recvmsg");
   for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
