@@ -190,7 +190,7 @@ teardown() {
   [[ "$output" == *"agentrun-sandbox - run a command confined"* && "$output" == *"agentrun $v"* ]]
   # completion through bash-completion's loader, from the installed files
   run bash -c 'source /usr/share/bash-completion/bash_completion; __load_completion agentrun || exit 1
-    COMP_WORDS=(agentrun sandbox --no-); COMP_CWORD=2; _agentrun; printf "%s\n" "${COMPREPLY[@]}"'
+    COMP_WORDS=(agentrun sandbox --no-n); COMP_CWORD=2; _agentrun; printf "%s\n" "${COMPREPLY[@]}"'
   [ "$output" = "--no-network" ]
 
   # the sandbox, as a plain user, from the installed binary
