@@ -236,7 +236,8 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
   if (setsid () < 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || supervisor_fds (sock, &err) < 0)
     _exit (1);
   int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  int self_fd = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int self_fd = proc < 0 ? -1 : open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int proc_errno = errno;   /* the handover below may change errno */
   int r = recv_handover (sock, &h, &err);
   if (r <= 0)
     _exit (r == 0 ? 0 : 1);
@@ -245,7 +246,7 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
   if (ar_fault_fails ("unixconn-supervisor-error"))
     ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
   if (!err && (proc < 0 || self_fd < 0))
-    ar_err (&err, errno, "open the host's /proc");
+    ar_err (&err, proc_errno, "open the host's /proc");
   if (err || enter_container (&h, self_fd, &err) < 0 || ar_unixconn_parse (text, allow, &n, &err) < 0
       || drop_to (u, &err) < 0)
     {
