@@ -3,7 +3,8 @@
  * one table for the whole host, and --pids processes times RLIMIT_NOFILE
  * must stay well inside it; inotify and fanotify counts are charged to the
  * user who made the user namespace (root through sudo), so a sandbox could
- * otherwise take all of them from that user's editors and services. */
+ * otherwise take all of them from that user's editors and services (and
+ * two sandboxes at once as much as two). */
 #include "config.h"
 #include "budgets.h"
 #include "cgroups_internal.h"
@@ -68,6 +69,31 @@ part_of (const char *key, long long div)
   return v > 0 ? v : access (p, F_OK) == 0 ? 1 : 0;
 }
 
+/* inotify: a fixed, small budget, and a small part of the user's, not
+ * half: the counts of every sandbox the user runs at once (and of its
+ * editors and services) add up at the host level. A value given is kept,
+ * unless the user does not have that many at all. */
+static int
+fill_inotify (struct ar_agent_opts *o, ar_error **err)
+{
+  const struct { const char *key, *what; long long *v, fixed, div; } b[] = {
+    { "max_inotify_instances", "instances", &o->inotify_instances, AR_BUDGET_INOTIFY_INSTANCES, 4 },
+    { "max_inotify_watches", "watches", &o->inotify_watches, AR_BUDGET_INOTIFY_WATCHES, 8 },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (b); i++)
+    {
+      long long user = part_of (b[i].key, 1), share = part_of (b[i].key, b[i].div);
+      if (user <= 0)
+        return ar_err (err, ENOENT, "budget step: /proc/sys/user/%s", b[i].key);
+      if (*b[i].v > user)
+        return ar_err (err, 0, "--inotify: %lld %s, more than this user has in all (%lld, /proc/sys/user/%s)",
+                       *b[i].v, b[i].what, user, b[i].key);
+      if (*b[i].v <= 0)
+        *b[i].v = share < b[i].fixed ? share : b[i].fixed;
+    }
+  return 0;
+}
+
 static void
 fill_kernel_tcp (struct ar_agent_opts *o)
 {
@@ -86,12 +112,10 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
     o->home_size = tmpfs_default ();
   if (fill_nofile (o, err) < 0)
     return -1;
-  o->inotify_instances = part_of ("max_inotify_instances", 2);
-  o->inotify_watches = part_of ("max_inotify_watches", 4);
-  if (o->inotify_instances <= 0 || o->inotify_watches <= 0)
-    return ar_err (err, ENOENT, "budget step: /proc/sys/user/max_inotify_instances and max_inotify_watches");
-  o->fanotify_groups = part_of ("max_fanotify_groups", 2);
-  o->fanotify_marks = part_of ("max_fanotify_marks", 4);
+  if (fill_inotify (o, err) < 0)
+    return -1;
+  o->fanotify_groups = part_of ("max_fanotify_groups", 4);
+  o->fanotify_marks = part_of ("max_fanotify_marks", 8);
   fill_kernel_tcp (o);
   /* the init writes them as root before it takes the agent's uid (the
    * runtime's init.c); a runtime run by a user cannot */

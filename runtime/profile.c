@@ -46,8 +46,10 @@ static const struct key keys[] = {
   { "home_size", AR_SB_HOME_SIZE, K_SCALAR, false },
   { "shm_size", AR_SB_SHM_SIZE, K_SCALAR, false },
   { "nofile", AR_SB_NOFILE, K_SCALAR, false },
+  { "inotify", AR_SB_INOTIFY, K_SCALAR, false },
   { "net_max_conns", AR_SB_NET_MAX_CONNS, K_SCALAR, false },
   { "net_idle_timeout", AR_SB_NET_IDLE_TIMEOUT, K_SCALAR, false },
+  { "allow_write", AR_SB_ALLOW_WRITE, K_STRV, true },
   { "home", AR_SB_HOME, K_STR, true },
   { "state", AR_SB_STATE, K_STRV, false },
 };

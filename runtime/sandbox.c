@@ -51,6 +51,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "net-max-conns", 0, true, AR_SB_NET_MAX_CONNS },
   { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
   { "shm-size", 0, true, AR_SB_SHM_SIZE },
+  { "inotify", 0, true, AR_SB_INOTIFY },
   { "allow-write", 0, true, AR_SB_ALLOW_WRITE },
   { "user", 'u', true, AR_SB_USER },
   { "home", 0, true, AR_SB_HOME },
@@ -84,6 +85,9 @@ const char ar_sandbox_opts_help[] =
   "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
   "  --home-size SIZE      size of the home tmpfs (same default)\n"
   "  --shm-size SIZE       SysV shared memory in all (default 256m; as root only)\n"
+  "  --inotify N[:WATCHES] inotify instances (and watches) of the sandbox in all\n"
+  "                        (default 64:8192, at most a quarter and an eighth of\n"
+  "                        its user's, so its user's own tools keep theirs)\n"
   "  --nofile N            open files per process (default: 1024, less when --pids\n"
   "                        times it would pass half of fs.file-max)\n"
   "  --net-max-conns N     connections through the relay at once (default 1024)\n"
@@ -262,6 +266,25 @@ parse_user (struct ar_sandbox *sb, const char *arg, ar_error **err)
   return 0;
 }
 
+/* --inotify INSTANCES[:WATCHES]: without WATCHES, the default's */
+static int
+parse_inotify (struct ar_agent_opts *o, const char *arg, ar_error **err)
+{
+  unsigned long long n, w = 0;
+  cleanup_free char *copy = xstrdup (arg);
+  char *colon = strchr (copy, ':');
+  if (colon)
+    *colon = '\0';
+  if (ar_opt_uint ("--inotify", copy, 1 << 20, &n, err) < 0
+      || (colon && ar_opt_uint ("--inotify", colon + 1, 1 << 30, &w, err) < 0))
+    return -1;
+  if (n == 0 || (colon && w == 0))
+    return ar_err (err, 0, "--inotify %s: needs at least one instance and one watch", arg);
+  o->inotify_instances = (long long) n;
+  o->inotify_watches = (long long) w;
+  return 0;
+}
+
 int
 ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
 {
@@ -343,6 +366,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
         return ar_err (err, 0, "--nofile %s: below 16, nothing would start", arg);
       o->nofile = (long long) v;
       return 0;
+    case AR_SB_INOTIFY: return parse_inotify (o, arg, err);
     case AR_SB_NET_MAX_CONNS:
       if (ar_opt_uint ("--net-max-conns", arg, 1000000, &sb->net_max_conns, err) < 0)
         return -1;

@@ -79,10 +79,11 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 }
 
 # inotify instances are charged to the user that made the user namespace:
-# root here. The sandbox takes all it can and holds them; root must still
-# be able to make one.
-@test "budgets: a sandbox cannot take all of its user's inotify instances" {
-  local host_max=$(cat /proc/sys/user/max_inotify_instances)
+# root here. Two sandboxes at once take all they can and hold them; root
+# must still be able to make some.
+@test "budgets: two sandboxes at once cannot take all of their user's inotify instances" {
+  local host_max=$(cat /proc/sys/user/max_inotify_instances) want
+  want=$(( host_max / 4 < 64 ? host_max / 4 : 64 ))
   cat >"$WS/take.py" <<'EOF'
 import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -99,15 +100,42 @@ os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 time.sleep(60)
 EOF
   chown "$AGENT_UID" "$WS/take.py"
-  sb -- python3 "$WS/take.py" "$WS/took" &
+  sb -- python3 "$WS/take.py" "$WS/took1" &
   track_pid $!
-  wait_for test -e "$WS/took"
-  read -r took inside why <"$WS/took"
-  echo "took $took ($why), inside limit $inside, host $host_max"
-  [ "$inside" -eq $(( host_max / 2 )) ]
-  [ "$took" -le "$inside" ]
-  # while the sandbox holds them, its user still gets one
-  python3 -c 'import ctypes, sys; fd = ctypes.CDLL(None).inotify_init1(0); sys.exit(0 if fd >= 0 else 1)'
+  sb -- python3 "$WS/take.py" "$WS/took2" &
+  track_pid $!
+  wait_for test -e "$WS/took1"
+  wait_for test -e "$WS/took2"
+  local i took inside why
+  for i in 1 2; do
+    read -r took inside why <"$WS/took$i"
+    echo "sandbox $i took $took ($why), inside limit $inside, host $host_max"
+    [ "$inside" -eq "$want" ]
+    [ "$took" -le "$inside" ]
+  done
+  # while both hold theirs, their user still gets some
+  python3 -c 'import ctypes, sys; l = ctypes.CDLL(None); sys.exit(0 if all(l.inotify_init1(0) >= 0 for _ in range(8)) else 1)'
+}
+
+@test "budgets: --inotify and the inotify profile key set the sandbox's inotify budget, within its user's" {
+  run sb --inotify 3:100 -- cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_inotify_watches
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 3 ] && [ "${lines[1]}" = 100 ]
+  echo '{ "inotify": "5" }' >"$T/p.json"
+  run sb --profile "$T/p.json" -- cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_inotify_watches
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 5 ]
+  local watches=$(cat /proc/sys/user/max_inotify_watches)
+  [ "${lines[1]}" -eq $(( watches / 8 < 8192 ? watches / 8 : 8192 )) ]
+  run sb --inotify 0 -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--inotify 0: needs at least one instance"
+  run sb --inotify "$(( $(cat /proc/sys/user/max_inotify_instances) + 1 ))" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q -- "--inotify: .* instances, more than this user has in all"
+  run sb --inotify 2:x -- true
+  [ "$status" -ne 0 ]
+  [ "${#lines[@]}" -eq 1 ]
 }
 
 # Loopback sockets of the sandbox's own network namespace still count
@@ -254,7 +282,7 @@ EOF2
   wait_for test -e "$WS/took"
   read -r took tmp <"$WS/took"
   echo "took $took of $host_max, /tmp $tmp bytes"
-  [ "$took" -le $(( host_max / 2 )) ]
+  [ "$took" -le $(( host_max / 4 )) ]
   [ "$tmp" -le 1073741824 ]
   runuser -u agentrun-test -- python3 -c 'import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).inotify_init1(0) >= 0 else 1)'
 }
