@@ -160,6 +160,7 @@ ar_sandbox_free (struct ar_sandbox *sb)
   for (size_t i = 0; i < sb->n_placed; i++)
     free (sb->placed[i].path);
   free (sb->placed);
+  free (sb->held);
   strv_free (sb->allow_write, sb->n_allow_write);
   free (sb->new_git);
   if (sb->audit_fd >= 0)

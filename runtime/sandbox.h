@@ -85,6 +85,10 @@ struct ar_sandbox {
   struct ar_sb_policy *policies; size_t n_policies;
   char **allow_write; size_t n_allow_write;      /* --allow-write: protected names lifted */
   struct ar_sb_placed *placed; size_t n_placed;
+  /* a shared flock on each protected name bound (and each placeholder)
+   * while the run lasts: another run's cleanup removes a placeholder only
+   * under an exclusive one, so never one this run has bound */
+  int *held; size_t n_held;
   char *new_git;                                 /* WS/.git when it did not exist before the run */
   int audit_fd;                                  /* --audit, opened once by the invoking user */
   bool bundle_only;                              /* spec --agent, sandbox --bundle: no run, so no

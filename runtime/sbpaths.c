@@ -15,11 +15,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LINKS 40
+/* Repositories below a writable folder's root: how deep the walk looks for
+ * a .git (folders below the root), and how many folders it reads at most;
+ * submodules' git folders (.git/modules/NAME, their own modules/...): how
+ * deep, and how many in all. Beyond, none is protected (the docs say so):
+ * every start pays for the walk. */
+#define NESTED_DEPTH 3
+#define NESTED_MAX_DIRS 1000
+#define MODULES_DEPTH 3
+#define MODULES_MAX 256
 
 /* Names under each writable folder that the person's own tools run or
  * obey. dir: a folder (its placeholder is a folder). */
@@ -338,6 +348,89 @@ lifted (const struct ar_sandbox *sb, const char *path)
   return false;
 }
 
+/* Keep a shared flock on path (as lstat'd in st) for the run. 0: held, or
+ * nothing to hold (not a file nor a folder; one we may not open is
+ * nobody's placeholder); 1: it went meanwhile (another run's cleanup). A
+ * lock held for long is not a cleanup's (those take it without waiting and
+ * let go at once): refused, it would let one go the moment it liked. */
+static int
+hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar_error **err)
+{
+  struct stat now, fst;
+  if (sb->bundle_only || (!S_ISREG (st->st_mode) && !S_ISDIR (st->st_mode)))
+    return fd >= 0 ? close (fd), 0 : 0;
+  if (fd < 0)
+    fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (S_ISDIR (st->st_mode) ? O_DIRECTORY : 0));
+  if (fd < 0)
+    return errno == ENOENT ? 1 : 0;
+  int r, tries = 0;
+  while ((r = flock (fd, LOCK_SH | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) && tries++ < 200)
+    usleep (5000);
+  if (r < 0)
+    {
+      int e = errno;
+      close (fd);
+      return ar_err (err, e, "protected name %s: another process holds a lock on it", path);
+    }
+  if (fstat (fd, &fst) < 0 || lstat (path, &now) < 0 || now.st_dev != fst.st_dev || now.st_ino != fst.st_ino
+      || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
+    {
+      close (fd);
+      return 1;
+    }
+  sb->held = xrealloc (sb->held, (sb->n_held + 1) * sizeof *sb->held);
+  sb->held[sb->n_held++] = fd;
+  return 0;
+}
+
+/* A placeholder's mark: this modification time, which no file of the
+ * person's has unless they set it so. Another run that finds one (made
+ * by a run still going, or by one killed before its janitor existed)
+ * holds it and removes it when it is the last one out. */
+static const struct timespec placeholder_mtime = { 0, 424242424 };
+
+static bool
+marked (const struct stat *st)
+{
+  return st->st_mtim.tv_sec == placeholder_mtime.tv_sec && st->st_mtim.tv_nsec == placeholder_mtime.tv_nsec
+         && (S_ISDIR (st->st_mode) || (S_ISREG (st->st_mode) && st->st_size == 0));
+}
+
+static int
+mark (int fd)
+{
+  const struct timespec t[2] = { { 0, UTIME_OMIT }, placeholder_mtime };
+  return futimens (fd, t);
+}
+
+static void
+add_placed (struct ar_sandbox *sb, const char *path, const struct stat *st)
+{
+  for (size_t i = 0; i < sb->n_placed; i++)
+    if (sb->placed[i].dev == st->st_dev && sb->placed[i].ino == st->st_ino)
+      return;
+  sb->placed = xrealloc (sb->placed, (sb->n_placed + 1) * sizeof *sb->placed);
+  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st->st_dev, st->st_ino, S_ISDIR (st->st_mode) };
+}
+
+/* A placeholder folder's time moved when the placeholders in it were
+ * made: marked again, so that another run knows it for one too. */
+static void
+remark_folders (struct ar_sandbox *sb)
+{
+  for (size_t i = 0; i < sb->n_placed; i++)
+    {
+      struct stat st;
+      if (!sb->placed[i].dir)
+        continue;
+      cleanup_close int fd = open (sb->placed[i].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0 && fstat (fd, &st) == 0 && st.st_dev == sb->placed[i].dev && st.st_ino == sb->placed[i].ino)
+        mark (fd);
+    }
+}
+
+/* 0: made (and held), 1: none made (left out, or not ours to create),
+ * 2: it appeared meanwhile (another run made it), -1: error. */
 static int
 place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
 {
@@ -352,53 +445,80 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
     }
   ar_sbpaths_invoker (&uid, &gid, NULL);
   ar_fsid_enter (&fs, uid, gid);
-  int r = dir ? mkdir (path, 0755) : -1, e;
-  if (!dir)
+  int fd = -1, e;
+  if (dir && mkdir (path, 0755) == 0)
+    fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  else if (!dir)
+    fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0 && mark (fd) < 0)
     {
-      int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-      r = fd < 0 ? -1 : 0;
-      if (fd >= 0)
-        close (fd);
+      e = errno;
+      ar_fsid_leave (&fs);
+      close (fd);
+      return ar_err (err, e, "protected name %s: mark the placeholder", path);
     }
   e = errno;
   ar_fsid_leave (&fs);
+  if (fd < 0 && e == EEXIST)
+    return 2;
   /* not ours to create: not the command's either (it runs as the same uid,
    * or, root without sudo, as nobody) */
-  if (r < 0 && (e == EACCES || e == EPERM || e == EROFS))
+  if (fd < 0 && (e == EACCES || e == EPERM || e == EROFS))
     {
       ar_debug ("protected name %s: no placeholder: %s", path, strerror (e));
       return 1;
     }
-  if (r < 0)
+  if (fd < 0)
     return ar_err (err, e, "protected name %s: create the read-only placeholder", path);
-  if (lstat (path, &st) < 0)
-    return ar_err (err, errno, "protected name %s", path);
-  sb->placed = xrealloc (sb->placed, (sb->n_placed + 1) * sizeof *sb->placed);
-  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st.st_dev, st.st_ino, dir };
-  return 0;
+  if (fstat (fd, &st) < 0)
+    {
+      e = errno;
+      close (fd);
+      return ar_err (err, e, "protected name %s", path);
+    }
+  add_placed (sb, path, &st);
+  /* ours, just made: no other run holds it yet, nor removes it (not its own) */
+  int r = hold (sb, path, &st, fd, err);
+  return r < 0 ? -1 : r == 1 ? 2 : 0;
 }
 
 /* path as it is: a folder or file made read-only (or pinned), a missing
- * one made as a placeholder first. A symlink cannot be held: refused. */
+ * one made as a placeholder first. A symlink cannot be held: refused.
+ * Another run on the same folder may make or remove a placeholder at the
+ * same time: what changed under us is looked at again. */
 static int
 protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_error **err)
 {
-  struct stat st;
   if (lifted (sb, path) || is_bind (&sb->prof, path))
     return 0;
-  if (lstat (path, &st) < 0)
+  for (int tries = 0; tries < 8; tries++)
     {
-      if (errno != ENOENT)
-        return ar_err (err, errno, "protected name %s", path);
-      int placed = place (sb, path, dir, err);
-      if (placed != 0)
-        return placed < 0 ? -1 : 0;
+      struct stat st;
+      int r;
+      if (lstat (path, &st) < 0)
+        {
+          if (errno != ENOENT)
+            return ar_err (err, errno, "protected name %s", path);
+          if ((r = place (sb, path, dir, err)) == 2)
+            continue;
+          if (r != 0)
+            return r < 0 ? -1 : 0;
+        }
+      else if (S_ISLNK (st.st_mode))
+        return ar_err (err, 0, "%s: a symlink in a writable folder, which the host's tools would follow and the "
+                       "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s", path, path);
+      else if ((r = hold (sb, path, &st, -1, err)) != 0)
+        {
+          if (r < 0)
+            return -1;
+          continue;
+        }
+      else if (marked (&st) && !sb->bundle_only)
+        add_placed (sb, path, &st);   /* another run's: the last one out removes it */
+      add_bind_of (&sb->prof, path, writable);
+      return 0;
     }
-  else if (S_ISLNK (st.st_mode))
-    return ar_err (err, 0, "%s: a symlink in a writable folder, which the host's tools would follow and the "
-                   "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s", path, path);
-  add_bind_of (&sb->prof, path, writable);
-  return 0;
+  return ar_err (err, 0, "protected name %s: made and removed again and again by others while this run starts", path);
 }
 
 static int
@@ -439,6 +559,171 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
         return -1;
     }
   return 0;
+}
+
+/* ---- repositories below the root: submodules, nested ones ---- */
+
+static bool
+is_dir_nofollow (const char *path)
+{
+  struct stat st;
+  return lstat (path, &st) == 0 && S_ISDIR (st.st_mode);
+}
+
+static int protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err);
+
+/* dir/modules: each entry a submodule's git folder (one with a HEAD), or a
+ * folder of a submodule name with a slash in it. Each one pinned. */
+static int
+protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget, ar_error **err)
+{
+  if (depth >= MODULES_DEPTH || lifted (sb, dir))
+    return 0;
+  if (protect (sb, dir, true, true, err) < 0)
+    return -1;
+  DIR *d = opendir (dir);
+  if (!d)
+    return 0;
+  int r = 0;
+  for (struct dirent *e; r == 0 && (e = readdir (d));)
+    {
+      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+        continue;
+      cleanup_free char *sub = xasprintf ("%s/%s", dir, e->d_name);
+      cleanup_free char *head = xasprintf ("%s/HEAD", sub);
+      if (!is_dir_nofollow (sub))
+        continue;
+      if (--*budget < 0)
+        {
+          ar_debug ("submodules: more than %d git folders, %s and the rest not protected", MODULES_MAX, sub);
+          break;
+        }
+      struct stat st;
+      r = lstat (head, &st) == 0 ? protect_gitdir (sb, sub, depth + 1, budget, err)
+                                 : protect_modules (sb, sub, depth + 1, budget, err);
+    }
+  closedir (d);
+  return r;
+}
+
+/* A git folder (not the root's own, which protected_names holds): pinned,
+ * its config and hooks read-only, its submodules' the same. */
+static int
+protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err)
+{
+  cleanup_free char *config = xasprintf ("%s/config", gitdir);
+  cleanup_free char *hooks = xasprintf ("%s/hooks", gitdir);
+  cleanup_free char *modules = xasprintf ("%s/modules", gitdir);
+  if (lifted (sb, gitdir))
+    return 0;
+  if (protect (sb, gitdir, true, true, err) < 0 || protect (sb, config, false, false, err) < 0
+      || protect (sb, hooks, true, false, err) < 0)
+    return -1;
+  return is_dir_nofollow (modules) ? protect_modules (sb, modules, depth, budget, err) : 0;
+}
+
+/* A repository at root/rel (rel not empty): the folders from the root down
+ * to it pinned, so that it cannot be swapped for another by renames. */
+static int
+protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *budget, ar_error **err)
+{
+  cleanup_free char *p = xasprintf ("%s/%s", root, rel);
+  cleanup_free char *git = xasprintf ("%s/.git", p);
+  struct stat st;
+  if (lstat (git, &st) < 0 || lifted (sb, git))
+    return 0;
+  for (char *s = p + strlen (root) + 1;; s++)
+    {
+      s = strchr (s, '/');
+      if (s)
+        *s = '\0';
+      int r = protect (sb, p, true, true, err);
+      if (!s || r < 0)
+        {
+          if (r < 0)
+            return -1;
+          break;
+        }
+      *s = '/';
+    }
+  if (S_ISDIR (st.st_mode))
+    return protect_gitdir (sb, git, 0, budget, err);
+  /* a gitfile names where git reads config and hooks: read-only */
+  return S_ISREG (st.st_mode) ? protect (sb, git, false, false, err) : 0;
+}
+
+/* Breadth first, at most NESTED_DEPTH folders deep and NESTED_MAX_DIRS
+ * read, never through a symlink nor into another file system, nor into a
+ * .git. */
+static int
+walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **err)
+{
+  struct stat rst;
+  if (lstat (root, &rst) < 0)
+    return 0;
+  char **queue = xmalloc0 (sizeof *queue);
+  int *depth = xmalloc0 (sizeof *depth);
+  size_t head = 0, tail = 1, cap = 1;
+  queue[0] = xstrdup ("");
+  int r = 0;
+  for (; head < tail && r == 0; head++)
+    {
+      if (head >= NESTED_MAX_DIRS)
+        {
+          ar_debug ("nested repositories: more than %d folders under %s, the rest not looked at", NESTED_MAX_DIRS, root);
+          break;
+        }
+      cleanup_free char *dir = *queue[head] ? xasprintf ("%s/%s", root, queue[head]) : xstrdup (root);
+      DIR *d = opendir (dir);
+      if (!d)
+        continue;
+      for (struct dirent *e; r == 0 && (e = readdir (d));)
+        {
+          if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+            continue;
+          if (strcmp (e->d_name, ".git") == 0)
+            continue;
+          unsigned char type = e->d_type;
+          struct stat st;
+          cleanup_free char *rel = *queue[head] ? xasprintf ("%s/%s", queue[head], e->d_name) : xstrdup (e->d_name);
+          cleanup_free char *abs = xasprintf ("%s/%s", root, rel);
+          if (type == DT_UNKNOWN)
+            type = lstat (abs, &st) == 0 && S_ISDIR (st.st_mode) ? DT_DIR : DT_REG;
+          if (type != DT_DIR)
+            continue;
+          cleanup_free char *git = xasprintf ("%s/.git", abs);
+          if (lstat (git, &st) == 0)
+            r = protect_nested (sb, root, rel, budget, err);
+          if (r == 0 && depth[head] + 1 < NESTED_DEPTH && lstat (abs, &st) == 0 && st.st_dev == rst.st_dev)
+            {
+              if (tail == cap)
+                {
+                  cap *= 2;
+                  queue = xrealloc (queue, cap * sizeof *queue);
+                  depth = xrealloc (depth, cap * sizeof *depth);
+                }
+              depth[tail] = depth[head] + 1;
+              queue[tail++] = ar_steal_ptr (rel);
+            }
+        }
+      closedir (d);
+    }
+  for (size_t i = 0; i < tail; i++)
+    free (queue[i]);
+  free (queue);
+  free (depth);
+  return r;
+}
+
+static int
+protect_repositories (struct ar_sandbox *sb, const char *root, ar_error **err)
+{
+  int budget = MODULES_MAX;
+  cleanup_free char *modules = xasprintf ("%s/.git/modules", root);
+  cleanup_free char *git = xasprintf ("%s/.git", root);
+  if (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, modules, 0, &budget, err) < 0)
+    return -1;
+  return walk_nested (sb, root, &budget, err);
 }
 
 static int
@@ -534,8 +819,10 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
     goto out;
   struct stat st;
   for (size_t i = 0; roots[i]; i++)
-    if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode) && protect_folder (sb, roots[i], err) < 0)
+    if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode)
+        && (protect_folder (sb, roots[i], err) < 0 || protect_repositories (sb, roots[i], err) < 0))
       goto out;
+  remark_folders (sb);
   if (sb->n_unplaced)
     ar_warn ("%zu protected names (.bashrc, .envrc, .vscode, ...) do not exist in the writable folders, and this "
              "bundle cannot hold them read-only (agentrun sandbox makes placeholders for its run)", sb->n_unplaced);
@@ -621,19 +908,50 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   return 0;
 }
 
+/* Is path still the placeholder p as we made it (same inode, empty), and
+ * bound by no other run (an exclusive flock)? Then fd holds that lock
+ * until it is removed. A child of ours forked while we held ours (the
+ * janitor, the relay before its exec) shares our lock until it closes its
+ * copy, at once: a little wait (*waits, shared by all), then it is
+ * another run's. */
+static int
+still_ours (const struct ar_sb_placed *p, int *waits)
+{
+  struct stat st, now;
+  int fd = open (p->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (p->dir ? O_DIRECTORY : 0));
+  if (fd < 0)
+    return -1;
+  int r;
+  while ((r = flock (fd, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) && (*waits)-- > 0)
+    usleep (4000);
+  /* a file as made, untouched; a folder's time changes with what is made
+   * in it (our own placeholders too), and rmdir takes only an empty one */
+  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino
+      || (!p->dir && !marked (&st)) || lstat (p->path, &now) < 0
+      || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
 void
 ar_sbpaths_cleanup (struct ar_sandbox *sb)
 {
+  /* ours let go first: a lock of ours would keep us from removing too */
+  for (size_t i = 0; i < sb->n_held; i++)
+    close (sb->held[i]);
+  sb->n_held = 0;
+  int waits = 50;
   for (size_t i = sb->n_placed; i-- > 0;)
     {
       struct ar_sb_placed *p = &sb->placed[i];
       cleanup_free char *path = p->path;
-      struct stat st;
-      /* only what is still ours as we made it: same inode, empty */
-      if (lstat (path, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino)
+      cleanup_close int fd = still_ours (p, &waits);
+      if (fd < 0)
         continue;
-      if (p->dir ? rmdir (path) < 0 && errno != ENOTEMPTY && errno != EEXIST
-                 : S_ISREG (st.st_mode) && st.st_size == 0 && unlink (path) < 0)
+      if (p->dir ? rmdir (path) < 0 && errno != ENOTEMPTY && errno != EEXIST : unlink (path) < 0)
         ar_warn ("sandbox cleanup: remove the placeholder %s: %s", path, strerror (errno));
     }
   free (sb->placed);

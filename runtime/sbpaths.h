@@ -40,8 +40,9 @@ int ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bun
  * the policy files, the new content is the trusted one. */
 int ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err);
 
-/* After the run: remove the placeholders that are still as we made them,
- * and warn about a repository the run created. */
+/* After the run: remove the placeholders that are still as we made them
+ * and that no other run has bound, and warn about a repository the run
+ * created. */
 void ar_sbpaths_cleanup (struct ar_sandbox *sb);
 
 /* Who invoked agentrun: SUDO_UID/SUDO_GID when root through sudo, else the

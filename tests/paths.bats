@@ -214,11 +214,44 @@ host_secret() {
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx envrc-written
   grep -qx "export A=1" "$WS/.envrc"
+  # so does a profile's allow_write, relative to the profile's folder
+  printf '{ "allow_write": ["ws/.bashrc"] }\n' >"$T/aw.json"
+  run sb --profile "$T/aw.json" -- sh -c 'echo "alias a=b" >.bashrc && echo bashrc-written; echo x >.profile || echo profile-refused'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx bashrc-written
+  echo "$output" | grep -qx profile-refused
+  grep -qx "alias a=b" "$WS/.bashrc"
+  rm "$WS/.bashrc"
   # a symlink at a protected name cannot be held read-only: refused
   ln -s /etc/passwd "$WS/.bashrc"
   run sb -- true
   [ "$status" -ne 0 ]
   echo "$output" | grep -q "$WS/.bashrc: a symlink"
+}
+
+@test "paths: two runs on one workspace: the end of the first leaves the second's protected names held" {
+  sb -- sh -c 'touch a-started; while [ ! -e b-started ]; do sleep 0.1; done' &
+  local a=$!
+  track_pid $a
+  wait_for test -e "$WS/a-started"
+  sb -- sh -c 'touch b-started; while [ ! -e a-done ]; do sleep 0.1; done
+    echo evil >.bashrc || echo bashrc-refused; mkdir .vscode/x || echo vscode-refused
+    echo "{}" >.claude/settings.json || echo claude-refused' >"$T/b.out" 2>&1 &
+  local b=$!
+  track_pid $b
+  wait "$a"
+  touch "$WS/a-done"
+  wait "$b"
+  cat "$T/b.out"
+  for w in bashrc vscode claude; do grep -qx "$w-refused" "$T/b.out"; done
+  [ ! -s "$WS/.bashrc" ]
+  # the last one out removed what the first made
+  [ "$(ls -A "$WS" | sort | tr '\n' ' ')" = "a-done a-started b-started " ]
+  # a file of the person's that looks like none is never taken for one
+  touch "$WS/.envrc" && mkdir "$WS/.idea"
+  run sb -- true
+  [ "$status" -eq 0 ]
+  [ -f "$WS/.envrc" ] && [ -d "$WS/.idea" ]
 }
 
 @test "paths: git init inside a workspace without a repository works, and is reported" {
@@ -342,6 +375,43 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   grep -q '"source":"relay".*"endpoint":"echo.test:443"' "$T/userlogs/plain.jsonl"
   grep -q '"source":"netproxy".*"endpoint":"nope.test"' "$T/userlogs/plain.jsonl"
   [ -z "$(ls -A "$WS")" ]
+}
+
+@test "paths: submodules' git folders and nested repositories are protected too (config, hooks, pinned)" {
+  need_cmd git
+  git -C "$WS" init -q
+  # a submodule's git folder, one with a slash in its name, and its gitfile
+  mkdir -p "$WS/.git/modules/lib" "$WS/.git/modules/a/b" "$WS/lib"
+  for m in lib a/b; do
+    echo "ref: refs/heads/main" >"$WS/.git/modules/$m/HEAD"
+    printf '[core]\n\tbare = false\n' >"$WS/.git/modules/$m/config"
+  done
+  echo "gitdir: ../.git/modules/lib" >"$WS/lib/.git"
+  # a repository two folders down, one four down (beyond the walk's bound)
+  git init -q "$WS/sub/inner"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    (cd sub/inner && echo hi >f && git -c user.email=a@b.test -c user.name=a add f &&
+      git -c user.email=a@b.test -c user.name=a commit -qm one && echo inner-git-works)
+    echo "[core] fsmonitor = touch /tmp/x" >>.git/modules/lib/config || echo modconfig-refused
+    echo evil >.git/modules/lib/hooks/post-checkout || echo modhook-refused
+    echo evil >>.git/modules/a/b/config || echo slashconfig-refused
+    mv .git/modules/lib .git/modules/lib2 || echo module-pinned
+    echo "gitdir: /tmp/evil" >lib/.git || echo gitfile-refused
+    echo evil >>sub/inner/.git/config || echo innerconfig-refused
+    echo evil >sub/inner/.git/hooks/post-checkout || echo innerhook-refused
+    mv sub/inner sub/inner2 || echo inner-pinned
+    mv sub sub2 || echo sub-pinned'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in modconfig modhook slashconfig gitfile innerconfig innerhook; do echo "$output" | grep -qx "$w-refused"; done
+  for w in module inner sub; do echo "$output" | grep -qx "$w-pinned"; done
+  echo "$output" | grep -qx inner-git-works
+  ! grep -q fsmonitor "$WS/.git/modules/lib/config"
+  ! grep -q evil "$WS/.git/modules/a/b/config" "$WS/sub/inner/.git/config"
+  [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ] && [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
+  # the hooks folder made for the submodule was a placeholder: gone again
+  [ ! -e "$WS/.git/modules/lib/hooks" ]
 }
 
 @test "paths: a .git file (worktree, submodule) is read-only; a --rw file gets no protected names" {

@@ -119,6 +119,11 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
   # lives on the host, outside the sandbox's namespaces)
   [ "$(in_netns | wc -l)" -ge 3 ]
   LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
+  # the run made placeholders for the protected names; the person replaces
+  # one with a file of their own and writes into another meanwhile
+  [ -f "$WS/.bashrc" ] && [ -d "$WS/.vscode" ] && [ -f "$WS/.claude/settings.json" ]
+  rm "$WS/.profile" && touch "$WS/.profile"
+  echo "export A=1" >>"$WS/.envrc"
   kill -KILL "$SB"
   wait "$SB" || true
   wait_for gone "$INIT"
@@ -126,6 +131,11 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
   wait_for test -z "$(in_netns)"
   wait_for bash -c "[ ! -e '$LEFT_TMPDIR' ] && [ ! -e '$ROOT/$ID' ]"
   wait_for bash -c "! pgrep -f -- '--containe[r] $ID' >/dev/null"
+  # the janitor removed the placeholders that were still as made, only those
+  wait_for bash -c "[ ! -e '$WS/.bashrc' ]"
+  [ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ] && [ ! -e "$WS/.mcp.json" ]
+  [ -f "$WS/.profile" ]
+  grep -qx "export A=1" "$WS/.envrc"
 }
 
 @test "signals: a command without handlers ends at once on SIGTERM, SIGINT, SIGHUP, with 128+N" {
