@@ -285,6 +285,13 @@ EOF2
   [ "$took" -le $(( host_max / 4 )) ]
   [ "$tmp" -le 1073741824 ]
   runuser -u agentrun-test -- python3 -c 'import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).inotify_init1(0) >= 0 else 1)'
+  # the IPC namespace's limits are the host root's to set: a bound asked
+  # for that cannot be had is refused, not dropped
+  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+    sh -c "cd '$WS' && exec '$bin/agentrun' sandbox --shm-size 8m -- echo ran"
+  [ "$status" -ne 0 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"--shm-size: run by a plain user"* ]]
 }
 
 @test "budgets: the sandbox's user namespace may make no namespace of its own, and a few mount namespaces for the runtime" {
