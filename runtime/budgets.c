@@ -125,7 +125,7 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
     return ar_err (err, 0, "--shm-size: run by a plain user, the sandbox's IPC namespace has no root of its own, and "
                    "the kernel lets only the host's root set its limits (kernel.shm*); run agentrun as root (sudo) "
                    "for that bound, or drop --shm-size");
-  if (o->shm_size <= 0)
+  if (o->ipc_limits && o->shm_size <= 0)
     o->shm_size = AR_AGENT_SHM_SIZE;
   return 0;
 }
