@@ -22,12 +22,12 @@
 
 #define MAX_LINKS 40
 /* Repositories below a writable folder's root: how deep the walk looks for
- * a .git (folders below the root), and how many folders it reads at most;
+ * a .git (folders below the root), and how many folders it looks at most;
  * submodules' git folders (.git/modules/NAME, their own modules/...): how
  * deep, and how many in all. Beyond, none is protected (the docs say so):
- * every start pays for the walk. */
+ * every start pays for the walk (256 folders: about 0.7 ms here). */
 #define NESTED_DEPTH 3
-#define NESTED_MAX_DIRS 1000
+#define NESTED_MAX_DIRS 256
 #define MODULES_DEPTH 3
 #define MODULES_MAX 256
 
@@ -652,49 +652,51 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
   return S_ISREG (st.st_mode) ? protect (sb, git, false, false, err) : 0;
 }
 
-/* Breadth first, at most NESTED_DEPTH folders deep and NESTED_MAX_DIRS
- * read, never through a symlink nor into another file system, nor into a
- * .git. */
+/* Breadth first, folders at most NESTED_DEPTH below the root and
+ * NESTED_MAX_DIRS of them looked at, never through a symlink nor into a
+ * .git: one fstatat per folder (its .git), one read per folder above the
+ * deepest level. */
 static int
 walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **err)
 {
-  struct stat rst;
-  if (lstat (root, &rst) < 0)
+  cleanup_close int rfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rfd < 0)
     return 0;
   char **queue = xmalloc0 (sizeof *queue);
   int *depth = xmalloc0 (sizeof *depth);
-  size_t head = 0, tail = 1, cap = 1;
-  queue[0] = xstrdup ("");
+  size_t head = 0, tail = 1, cap = 1, looked = 0;
+  queue[0] = xstrdup (".");
   int r = 0;
-  for (; head < tail && r == 0; head++)
+  for (; head < tail && r == 0 && looked < NESTED_MAX_DIRS; head++)
     {
-      if (head >= NESTED_MAX_DIRS)
-        {
-          ar_debug ("nested repositories: more than %d folders under %s, the rest not looked at", NESTED_MAX_DIRS, root);
-          break;
-        }
-      cleanup_free char *dir = *queue[head] ? xasprintf ("%s/%s", root, queue[head]) : xstrdup (root);
-      DIR *d = opendir (dir);
+      int dfd = openat (rfd, queue[head], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      DIR *d = dfd >= 0 ? fdopendir (dfd) : NULL;
       if (!d)
-        continue;
+        {
+          if (dfd >= 0)
+            close (dfd);
+          continue;
+        }
       for (struct dirent *e; r == 0 && (e = readdir (d));)
         {
-          if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-            continue;
-          if (strcmp (e->d_name, ".git") == 0)
-            continue;
-          unsigned char type = e->d_type;
+          const char *n = e->d_name;
           struct stat st;
-          cleanup_free char *rel = *queue[head] ? xasprintf ("%s/%s", queue[head], e->d_name) : xstrdup (e->d_name);
-          cleanup_free char *abs = xasprintf ("%s/%s", root, rel);
-          if (type == DT_UNKNOWN)
-            type = lstat (abs, &st) == 0 && S_ISDIR (st.st_mode) ? DT_DIR : DT_REG;
-          if (type != DT_DIR)
+          if ((n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))) || strcmp (n, ".git") == 0)
             continue;
-          cleanup_free char *git = xasprintf ("%s/.git", abs);
-          if (lstat (git, &st) == 0)
+          if (e->d_type != DT_DIR
+              && (e->d_type != DT_UNKNOWN || fstatat (dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode)))
+            continue;
+          if (++looked > NESTED_MAX_DIRS)
+            {
+              ar_debug ("nested repositories: more than %d folders under %s, the rest not looked at", NESTED_MAX_DIRS,
+                        root);
+              break;
+            }
+          cleanup_free char *rel = strcmp (queue[head], ".") ? xasprintf ("%s/%s", queue[head], n) : xstrdup (n);
+          cleanup_free char *git = xasprintf ("%s/.git", n);
+          if (fstatat (dfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
             r = protect_nested (sb, root, rel, budget, err);
-          if (r == 0 && depth[head] + 1 < NESTED_DEPTH && lstat (abs, &st) == 0 && st.st_dev == rst.st_dev)
+          if (r == 0 && depth[head] + 1 < NESTED_DEPTH)
             {
               if (tail == cap)
                 {
