@@ -24,12 +24,12 @@
 /* Repositories below a writable folder's root: how deep the walk looks for
  * a .git (folders below the root), and how many folders it looks at most;
  * submodules' git folders (.git/modules/NAME, their own modules/...): how
- * deep, and how many in all. Beyond, none is protected (the docs say so):
+ * deep, and how many git folders (those and nested ones) in all. Beyond, none is protected (the docs say so):
  * every start pays for the walk (256 folders: about 0.7 ms here). */
 #define NESTED_DEPTH 3
 #define NESTED_MAX_DIRS 256
 #define MODULES_DEPTH 3
-#define MODULES_MAX 256
+#define MODULES_MAX 64
 
 /* Names under each writable folder that the person's own tools run or
  * obey. dir: a folder (its placeholder is a folder). */
@@ -572,6 +572,29 @@ is_dir_nofollow (const char *path)
 
 static int protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err);
 
+/* What else of a git folder git obeys: config.worktree (read when the
+ * config turns extensions.worktreeConfig on, which the agent cannot: the
+ * config is read-only; a placeholder then), and worktrees/, whose NAME/
+ * commondir tells a linked worktree elsewhere on the host where its config
+ * and hooks are (read-only when there; `git worktree add` inside fails). */
+static int
+protect_git_extras (struct ar_sandbox *sb, const char *gitdir, ar_error **err)
+{
+  cleanup_free char *config = xasprintf ("%s/config", gitdir);
+  cleanup_free char *wtconfig = xasprintf ("%s/config.worktree", gitdir);
+  cleanup_free char *worktrees = xasprintf ("%s/worktrees", gitdir);
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  struct stat st;
+  cleanup_close int fd = open (config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  bool wanted = fd >= 0 && ar_read_all (fd, 1u << 20, &text, &len) == 0 && strcasestr (text, "worktreeconfig");
+  if ((wanted || lstat (wtconfig, &st) == 0) && protect (sb, wtconfig, false, false, err) < 0)
+    return -1;
+  if (lstat (worktrees, &st) == 0 && protect (sb, worktrees, S_ISDIR (st.st_mode), false, err) < 0)
+    return -1;
+  return 0;
+}
+
 /* dir/modules: each entry a submodule's git folder (one with a HEAD), or a
  * folder of a submodule name with a slash in it. Each one pinned. */
 static int
@@ -617,7 +640,7 @@ protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budge
   if (lifted (sb, gitdir))
     return 0;
   if (protect (sb, gitdir, true, true, err) < 0 || protect (sb, config, false, false, err) < 0
-      || protect (sb, hooks, true, false, err) < 0)
+      || protect (sb, hooks, true, false, err) < 0 || protect_git_extras (sb, gitdir, err) < 0)
     return -1;
   return is_dir_nofollow (modules) ? protect_modules (sb, modules, depth, budget, err) : 0;
 }
@@ -632,6 +655,11 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
   struct stat st;
   if (lstat (git, &st) < 0 || lifted (sb, git))
     return 0;
+  if (--*budget < 0)
+    {
+      ar_debug ("nested repositories: more than %d git folders, %s and the rest not protected", MODULES_MAX, git);
+      return 0;
+    }
   for (char *s = p + strlen (root) + 1;; s++)
     {
       s = strchr (s, '/');
@@ -723,6 +751,8 @@ protect_repositories (struct ar_sandbox *sb, const char *root, ar_error **err)
   int budget = MODULES_MAX;
   cleanup_free char *modules = xasprintf ("%s/.git/modules", root);
   cleanup_free char *git = xasprintf ("%s/.git", root);
+  if (is_dir_nofollow (git) && !lifted (sb, git) && protect_git_extras (sb, git, err) < 0)
+    return -1;
   if (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, modules, 0, &budget, err) < 0)
     return -1;
   return walk_nested (sb, root, &budget, err);

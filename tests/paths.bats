@@ -247,11 +247,15 @@ host_secret() {
   [ ! -s "$WS/.bashrc" ]
   # the last one out removed what the first made
   [ "$(ls -A "$WS" | sort | tr '\n' ' ')" = "a-done a-started b-started " ]
-  # a file of the person's that looks like none is never taken for one
+  # a file of the person's that looks like none is never taken for one;
+  # one left by a run killed before its janitor existed (marked by its
+  # time, empty) is removed by the next
   touch "$WS/.envrc" && mkdir "$WS/.idea"
+  touch -d @0.424242424 "$WS/.zshrc"
   run sb -- true
   [ "$status" -eq 0 ]
   [ -f "$WS/.envrc" ] && [ -d "$WS/.idea" ]
+  [ ! -e "$WS/.zshrc" ]
 }
 
 @test "paths: git init inside a workspace without a repository works, and is reported" {
@@ -387,8 +391,11 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
     printf '[core]\n\tbare = false\n' >"$WS/.git/modules/$m/config"
   done
   echo "gitdir: ../.git/modules/lib" >"$WS/lib/.git"
-  # a repository two folders down, one four down (beyond the walk's bound)
+  # a linked worktree's entry; a repository two folders down that reads config.worktree
+  mkdir -p "$WS/.git/worktrees/w1"
+  echo "../.." >"$WS/.git/worktrees/w1/commondir"
   git init -q "$WS/sub/inner"
+  git -C "$WS/sub/inner" config extensions.worktreeConfig true
   chown -R "$AGENT_UID:$AGENT_UID" "$WS"
   run sb -- sh -c '
     (cd sub/inner && echo hi >f && git -c user.email=a@b.test -c user.name=a add f &&
@@ -401,17 +408,23 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
     echo evil >>sub/inner/.git/config || echo innerconfig-refused
     echo evil >sub/inner/.git/hooks/post-checkout || echo innerhook-refused
     mv sub/inner sub/inner2 || echo inner-pinned
-    mv sub sub2 || echo sub-pinned'
+    mv sub sub2 || echo sub-pinned
+    echo /tmp/evil >.git/worktrees/w1/commondir || echo commondir-refused
+    mkdir .git/worktrees/w2 || echo worktrees-refused
+    printf "[core]\n\tfsmonitor = touch /tmp/x\n" >sub/inner/.git/config.worktree || echo wtconfig-refused'
   echo "$output"
   [ "$status" -eq 0 ]
-  for w in modconfig modhook slashconfig gitfile innerconfig innerhook; do echo "$output" | grep -qx "$w-refused"; done
+  for w in modconfig modhook slashconfig gitfile innerconfig innerhook commondir worktrees wtconfig; do
+    echo "$output" | grep -qx "$w-refused"
+  done
   for w in module inner sub; do echo "$output" | grep -qx "$w-pinned"; done
   echo "$output" | grep -qx inner-git-works
   ! grep -q fsmonitor "$WS/.git/modules/lib/config"
   ! grep -q evil "$WS/.git/modules/a/b/config" "$WS/sub/inner/.git/config"
   [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ] && [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
   # the hooks folder made for the submodule was a placeholder: gone again
-  [ ! -e "$WS/.git/modules/lib/hooks" ]
+  [ ! -e "$WS/.git/modules/lib/hooks" ] && [ ! -e "$WS/sub/inner/.git/config.worktree" ]
+  grep -qx "../.." "$WS/.git/worktrees/w1/commondir"
 }
 
 @test "paths: a .git file (worktree, submodule) is read-only; a --rw file gets no protected names" {
