@@ -348,6 +348,14 @@ lifted (const struct ar_sandbox *sb, const char *path)
   return false;
 }
 
+/* A file system without flock (NFS without its lock daemon, some FUSE
+ * ones): no run can hold there, so none waits for another either. */
+static bool
+no_flock (int e)
+{
+  return e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS || e == EINVAL;
+}
+
 /* Keep a shared flock on path (as lstat'd in st) for the run. 0: held, or
  * nothing to hold (not a file nor a folder; one we may not open is
  * nobody's placeholder); 1: it went meanwhile (another run's cleanup). A
@@ -370,6 +378,8 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar
     {
       int e = errno;
       close (fd);
+      if (no_flock (e))
+        return 0;
       return ar_err (err, e, "protected name %s: another process holds a lock on it", path);
     }
   if (fstat (fd, &fst) < 0 || lstat (path, &now) < 0 || now.st_dev != fst.st_dev || now.st_ino != fst.st_ino
@@ -956,6 +966,8 @@ still_ours (const struct ar_sb_placed *p, int *waits)
   int r;
   while ((r = flock (fd, LOCK_EX | LOCK_NB)) < 0 && (errno == EWOULDBLOCK || errno == EINTR) && (*waits)-- > 0)
     usleep (4000);
+  if (r < 0 && no_flock (errno))
+    r = 0;
   /* a file as made, untouched; a folder's time changes with what is made
    * in it (our own placeholders too), and rmdir takes only an empty one */
   if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino
