@@ -7,19 +7,24 @@ EXTRA_DIST += tests/unit/run
 
 tests_unit_test_spec_SOURCES = tests/unit/test_spec.c tests/unit/tap.h
 tests_unit_test_spec_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
-tests_unit_test_spec_LDADD = libarspec.a $(YAJL_LIBS)
+tests_unit_test_spec_CPPFLAGS = $(AM_CPPFLAGS) $(SANDBOX_INC)
+tests_unit_test_spec_LDADD = libarsandbox.a libarspec.a libarcommon.a $(YAJL_LIBS)
 
 tests_unit_test_runtime_SOURCES = tests/unit/test_runtime.c tests/unit/tap.h
 tests_unit_test_runtime_CFLAGS = $(libagentrun_a_CFLAGS)
+tests_unit_test_runtime_CPPFLAGS = $(AM_CPPFLAGS) $(RUNTIME_INC)
 tests_unit_test_runtime_LDADD = $(AGENTRUN_LIBS)
 
 tests_unit_test_sandbox_SOURCES = tests/unit/test_sandbox.c tests/unit/tap.h
 tests_unit_test_sandbox_CFLAGS = $(libagentrun_a_CFLAGS)
-tests_unit_test_sandbox_LDADD = $(AGENTRUN_LIBS)
+tests_unit_test_sandbox_CPPFLAGS = $(AM_CPPFLAGS) $(SANDBOX_INC)
+tests_unit_test_sandbox_LDADD = $(SANDBOX_LIBS)
 
 tests_unit_test_routes_SOURCES = tests/unit/test_routes.c tests/unit/tap.h
 tests_unit_test_routes_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
-tests_unit_test_routes_LDADD = $(NETPROXY_LIBS)
+# the endpoint syntax of --allow (sandbox/agent.c) beside the netproxy's routes
+tests_unit_test_routes_CPPFLAGS = $(AM_CPPFLAGS) $(NETPROXY_INC) -iquote $(top_srcdir)/sandbox
+tests_unit_test_routes_LDADD = libarsandbox.a $(NETPROXY_LIBS)
 
 .PHONY: unit
 unit: $(UNIT_TESTS)
