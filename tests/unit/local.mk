@@ -26,9 +26,20 @@ tests_unit_test_routes_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
 tests_unit_test_routes_CPPFLAGS = $(AM_CPPFLAGS) $(NETPROXY_INC) -iquote $(top_srcdir)/sandbox
 tests_unit_test_routes_LDADD = libarsandbox.a $(NETPROXY_LIBS)
 
+# The layers' arrows (tests/unit/layers.sh) over the sources and the built
+# libraries and netproxy programs, and over bad copies of them.
+UNIT_CHECKS = tests/unit/test_layers
+CLEANFILES += $(UNIT_CHECKS)
+EXTRA_DIST += tests/unit/layers.sh tests/unit/test_layers.sh
+tests/unit/test_layers: $(srcdir)/tests/unit/test_layers.sh $(srcdir)/tests/unit/layers.sh $(noinst_LIBRARIES) $(bin_PROGRAMS)
+	@mkdir -p tests/unit
+	$(AM_V_GEN){ echo '#!/bin/sh'; \
+	  echo 'CC="$(CC)" AR="$(AR)" exec $(SHELL) "$(abs_srcdir)/tests/unit/test_layers.sh" "$(abs_srcdir)" "$(abs_builddir)"'; } >$@.tmp && \
+	  chmod +x $@.tmp && mv $@.tmp $@
+
 .PHONY: unit
-unit: $(UNIT_TESTS)
-	$(SHELL) $(srcdir)/tests/unit/run $(UNIT_TESTS)
+unit: $(UNIT_TESTS) $(UNIT_CHECKS)
+	$(SHELL) $(srcdir)/tests/unit/run $(UNIT_TESTS) $(UNIT_CHECKS)
 check-local: unit
 # tests/ goes into the tarball whole (tests/local.mk): not this build's
 # dependency files (the programs themselves are pruned as check_PROGRAMS).
