@@ -70,7 +70,7 @@ ar_sandbox_fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **e
  * uid is the only one mapped, so every task the agent makes counts (threads
  * too), and lifting it needs CAP_SYS_RESOURCE in the initial namespace,
  * which nothing inside has. The device allowlist a root-made cgroup also
- * carried holds without it (the nodev binds, spec/agent.c g_bind). With
+ * carried holds without it (the nodev binds, sandbox/agent.c g_bind). With
  * --memory or --cpus the cgroup is made, and carries the pids cap too. */
 static bool
 pids_cap_only (const struct ar_sandbox *sb)

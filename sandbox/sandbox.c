@@ -704,7 +704,7 @@ scan_sys_dirs (struct ar_sandbox *sb, ar_error **err)
 }
 
 /* The agent seccomp profile is built into the binary (make generates
- * runtime/agent_profile.c from contrib/seccomp/agent.json, which is also
+ * sandbox/agent_profile.c from contrib/seccomp/agent.json, which is also
  * installed for other runtimes): the sandbox never depends on finding, or
  * being able to read, a data file at run time. */
 static int

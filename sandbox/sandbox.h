@@ -1,4 +1,4 @@
-/* `agentrun sandbox`: the agent profile (spec/agent.h) filled from the host
+/* `agentrun sandbox`: the agent profile (sandbox/agent.h) filled from the host
  * (who is calling, which system folders exist, where the helpers are), its
  * bundle written into a private folder, the relay started, the container
  * run in the foreground, and everything removed afterwards.
