@@ -45,5 +45,5 @@ check-local: unit
 # dependency files (the programs themselves are pruned as check_PROGRAMS).
 dist-hook: dist-prune-unit
 dist-prune-unit:
-	rm -rf $(distdir)/tests/unit/.deps
+	rm -rf $(distdir)/tests/unit/.deps $(addprefix $(distdir)/,$(UNIT_CHECKS))
 .PHONY: dist-prune-unit
