@@ -43,6 +43,8 @@ bad=0
 # header name -> folder; a name in two folders is itself a fault
 for d in $FOLDERS; do
   [ -d "$src/$d" ] || { echo "layers: $src/$d: no such folder" >&2; exit 2; }
+done
+for d in $FOLDERS; do
   for h in "$src/$d"/*.h; do
     [ -e "$h" ] && echo "${h##*/} $d"
   done
@@ -79,7 +81,10 @@ if [ -n "$build" ]; then
   for e in $LIBS; do
     lib=${e%%:*}
     [ -f "$build/$lib" ] || { echo "layers: $build/$lib: not built" >&2; exit 2; }
-    $NM -g --defined-only "$build/$lib" 2>/dev/null | awk -v l="${e#*:}" 'NF == 3 && $2 ~ /[TDBRCVW]/ { print $3, l }' >>"$tmp/defs"
+    $NM -g --defined-only "$build/$lib" >"$tmp/nm" || { echo "layers: $NM $build/$lib failed" >&2; exit 2; }
+    # a library that seems to define nothing would let every crossing through
+    awk -v l="${e#*:}" 'NF == 3 && $2 ~ /[TDBRCVW]/ { print $3, l; n++ } END { exit n == 0 }' "$tmp/nm" >>"$tmp/defs" ||
+      { echo "layers: $build/$lib: no symbols read" >&2; exit 2; }
   done
   for e in $LIBS; do
     lib=${e%%:*} me=${e#*:}
