@@ -1,6 +1,6 @@
 /* The sandbox options, the host lookups and the agent bundle: see
  * sandbox.h. The run itself (relay, container, signals, cleanup) is in
- * cmd_sandbox.c, so that this file stays about the profile. */
+ * run.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
 #include "budgets.h"
