@@ -6,7 +6,7 @@
 #include "optlist.h"
 #include "loopback.h"
 #include "server.h"
-#include "state.h"
+#include "spec_state.h"
 #include "util.h"
 
 #include <errno.h>

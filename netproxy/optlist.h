@@ -1,6 +1,6 @@
 /* The hidden `--list-options` of agentrun-relay and agentrun-netproxy: their
  * getopt tables printed the way `agentrun --list-options` prints its own
- * (runtime/cli.h), for the man page test and shell completion. */
+ * (common/cli.h), for the man page test and shell completion. */
 #ifndef NP_OPTLIST_H
 #define NP_OPTLIST_H
 

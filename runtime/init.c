@@ -18,7 +18,7 @@
 #include "seccomp.h"
 #include "signals.h"
 #include "unixconn.h"
-#include "spec/state.h"
+#include "spec_state.h"
 #include "terminal.h"
 #include "util.h"
 

@@ -11,7 +11,7 @@
 #ifndef AR_LANDLOCK_H
 #define AR_LANDLOCK_H
 
-#include "spec/model.h"
+#include "model.h"
 #include "error.h"
 
 #include <stdbool.h>

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "spec/state.h"
+#include "spec_state.h"
 #include "error.h"
 #include "model.h"
 

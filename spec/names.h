@@ -17,7 +17,7 @@ extern const char *const ar_sched_policies[];       /* "SCHED_OTHER", ... */
 extern const char *const ar_sched_flags[];
 extern const char *const ar_personality_domains[];  /* "LINUX", "LINUX32" */
 extern const char *const ar_time_clocks[];          /* "monotonic", "boottime" */
-extern const char *const ar_mount_options[];        /* options runtime/mounts.c applies (keep in step) */
+extern const char *const ar_mount_options[];        /* options runtime/fs/mounts.c applies (keep in step) */
 extern const char *const ar_hook_stage_names[];     /* config.json keys, enum ar_hook_stage order */
 
 /* Index of s in a NULL-terminated table, or -1. */

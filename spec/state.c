@@ -1,5 +1,5 @@
 #include "config.h"
-#include "state.h"
+#include "spec_state.h"
 #include "json.h"
 #include "spec.h"
 #include "util.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Fault injection: the runtime killed with SIGKILL at each named phase of
-# create, start, exec and delete (AGENTRUN_FAULT=<phase>, runtime/fault.c),
+# create, start, exec and delete (AGENTRUN_FAULT=<phase>, common/fault.c),
 # after which `delete --force` must leave no mount, cgroup, state folder,
 # process or hook-spawned helper behind. Also: a full state filesystem,
 # EMFILE, a hung hook, and a relay killed mid-stream.

@@ -29,9 +29,9 @@ tests_unixconn_probe_CFLAGS = -Wall -Wextra -Werror -std=gnu11 -O2 -g -pthread
 # with clang straight from the sources, not from the gcc-built libraries.
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I$(top_builddir) -iquote $(top_srcdir)/spec -iquote $(top_srcdir)/netproxy -iquote $(top_srcdir)/runtime \
-	$(YAJL_CFLAGS)
-FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/spec/,error.c strio.c clock.c json.c names.c parse.c parse_linux.c \
+	-I$(top_builddir) $(RUNTIME_INC) -iquote $(top_srcdir)/netproxy $(YAJL_CFLAGS)
+FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/common/,error.c strio.c clock.c) \
+	$(addprefix $(srcdir)/spec/,json.c names.c parse.c parse_linux.c \
 	parse_resources.c free.c validate.c validate_linux.c state.c)
 # Targets of other folders are wired when their sources exist.
 FUZZ_TARGETS = tests/fuzz/fuzz_config \
@@ -41,7 +41,8 @@ CLEANFILES += tests/fuzz/fuzz_config tests/fuzz/fuzz_dns tests/fuzz/fuzz_sni
 # The seccomp section through ar_seccomp_compile (never loaded) and netproxy routes: both parse untrusted config.
 FUZZ_TARGETS += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
 CLEANFILES += tests/fuzz/fuzz_seccomp tests/fuzz/fuzz_routes
-FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_enosys.c seccomp_cache.c sha256.c log.c)
+FUZZ_SECCOMP_SRCS = $(addprefix $(srcdir)/runtime/,seccomp.c seccomp_names.c seccomp_enosys.c seccomp_cache.c) \
+	$(addprefix $(srcdir)/common/,sha256.c log.c)
 # The D-Bus message parser of the systemd cgroup manager: it reads what the bus sends.
 FUZZ_TARGETS += tests/fuzz/fuzz_dbus
 CLEANFILES += tests/fuzz/fuzz_dbus
@@ -59,16 +60,16 @@ tests/fuzz/fuzz_sni: $(srcdir)/tests/fuzz/fuzz_sni.c $(srcdir)/netproxy/sni.c co
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_sni.c $(srcdir)/netproxy/sni.c
 tests/fuzz/fuzz_seccomp: $(srcdir)/tests/fuzz/fuzz_seccomp.c $(FUZZ_SECCOMP_SRCS) $(FUZZ_SPEC_SRCS) config.h
 	@mkdir -p tests/fuzz
-	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -iquote $(top_srcdir)/runtime -o $@ $(srcdir)/tests/fuzz/fuzz_seccomp.c \
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_seccomp.c \
 	  $(FUZZ_SECCOMP_SRCS) $(FUZZ_SPEC_SRCS) $(SECCOMP_LIBS) $(YAJL_LIBS)
-tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c $(srcdir)/spec/error.c config.h
+tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c $(srcdir)/common/error.c config.h
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c \
-	  $(srcdir)/spec/error.c $(YAJL_LIBS)
-tests/fuzz/fuzz_dbus: $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/dbus_wire.c $(srcdir)/spec/error.c config.h
+	  $(srcdir)/common/error.c $(YAJL_LIBS)
+tests/fuzz/fuzz_dbus: $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/cgroups/dbus_wire.c $(srcdir)/common/error.c config.h
 	@mkdir -p tests/fuzz
-	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/dbus_wire.c \
-	  $(srcdir)/spec/error.c
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/cgroups/dbus_wire.c \
+	  $(srcdir)/common/error.c
 fuzz: $(FUZZ_TARGETS)
 # Each target runs FUZZ_SECONDS on a scratch copy of its seed corpus (the
 # committed seeds stay as they are); a crash stops make with its reproducer.

@@ -3,7 +3,7 @@
  * with an error message that names the file, and a success with none. */
 #include "config.h"
 #include "spec.h"
-#include "state.h"
+#include "spec_state.h"
 
 #include <stdint.h>
 #include <stdlib.h>

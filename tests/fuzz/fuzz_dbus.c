@@ -1,4 +1,4 @@
-/* libFuzzer target: the D-Bus message parser (runtime/dbus_wire.c), which
+/* libFuzzer target: the D-Bus message parser (runtime/cgroups/dbus_wire.c), which
  * reads whatever the system bus sends. Checks: no crash or over-read (the
  * input is copied to a buffer of its exact size, so ASan sees one byte
  * past it); a parsed message has a valid signature and a body inside the

@@ -38,7 +38,7 @@ cmd_spec (struct ar_globals *g, int argc, char **argv)
   int id;
 
   for (int i = 1; i < argc && strcmp (argv[i], "--"); i++)
-    if (strcmp (argv[i], "--agent") == 0)   /* the agent profile: runtime/cmd_sandbox.c */
+    if (strcmp (argv[i], "--agent") == 0)   /* the agent profile: cli/cmd_sandbox.c */
       return cmd_spec_agent (g, argc, argv);
   (void) g;
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)

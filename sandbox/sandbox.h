@@ -1,4 +1,4 @@
-/* `agentrun sandbox`: the agent profile (spec/agent.h) filled from the host
+/* `agentrun sandbox`: the agent profile (sandbox/agent.h) filled from the host
  * (who is calling, which system folders exist, where the helpers are), its
  * bundle written into a private folder, the relay started, the container
  * run in the foreground, and everything removed afterwards.
@@ -113,7 +113,7 @@ struct ar_sb_cmd {
  * was answered, -1 when an error was logged. */
 int ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int argc, char **argv, int *first_arg);
 
-/* contrib/seccomp/agent.json, built in (runtime/agent_profile.c, generated). */
+/* contrib/seccomp/agent.json, built in (sandbox/agent_profile.c, generated). */
 extern const char ar_agent_seccomp_json[];
 extern const size_t ar_agent_seccomp_len;
 
@@ -134,6 +134,11 @@ int ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char 
 /* The whole run: private folder, bundle, relay, container in the foreground,
  * signals forwarded, cleanup. *status is the command's exit status. */
 int ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_error **err);
+/* The exit status when the sandbox could not run the command. */
+#define AR_SANDBOX_FAILED 125
+/* Rootless with no cgroup the user may write: memory and CPU caps are an
+ * error, the pids cap becomes RLIMIT_NPROC. */
+int ar_sandbox_fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err);
 
 /* Host policies that forbid user namespaces: 0 when none, else -1 with a
  * message saying what to change. */

@@ -391,7 +391,7 @@ ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *cross
   ar_sandbox_set_args (sb, (char *[]){ (char *) AR_PROBE_BIN, (char *) AR_PROBE_CMD }, 2);
   sb->no_terminal = true;
   sb->quiet = true;   /* the refused lookup is a probe of ours: the report says how it went */
-  /* before anything is set up: this may re-execute (cmd_sandbox.c) */
+  /* before anything is set up: this may re-execute (run.c) */
   if (ar_sandbox_prepare (sb, err) < 0 || ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0
       || host_setup (sb, &h, err) < 0)
     goto out;

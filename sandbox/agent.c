@@ -365,7 +365,7 @@ g_bind (struct gen *G, const char *dst, const char *src, bool writable)
    * any host folder, submounts included, so the only devices the agent can
    * open are the few the runtime binds into /dev (the rest of /dev is made
    * in the user namespace, nodev by the kernel). That is what a device
-   * cgroup would allow, and the sandbox need not join one (cmd_sandbox.c). */
+   * cgroup would allow, and the sandbox need not join one (run.c). */
   static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", "rnosuid", "rnodev", NULL };
   static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", "rnosuid", "rnodev", NULL };
   g_mount (G, dst, "bind", src, writable ? rw : ro);

@@ -1,7 +1,7 @@
 /* The agent profile: sandbox options -> config.json text.
  * Pure generation: everything that depends on the host (who is calling,
  * which system paths are symlinks, where the helper binaries are) is looked
- * up by the caller (runtime/sandbox.c) and handed in here, so the profile
+ * up by the caller (sandbox/sandbox.c) and handed in here, so the profile
  * is one function of its inputs and `agentrun spec --agent` and
  * `agentrun sandbox` cannot drift apart. */
 #ifndef AR_AGENT_H

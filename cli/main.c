@@ -104,7 +104,7 @@ needs_state (const char *cmd, int argc, char **argv)
     if (strcmp (cmd, *s) == 0)
       return false;
   /* the sandbox's own commands make a private state folder for the run
-   * when there is none (runtime/cmd_sandbox.c) */
+   * when there is none (sandbox/run.c) */
   static const char *const own_state[] = { "sandbox", "check", NULL };
   for (const char *const *s = own_state; *s; s++)
     if (strcmp (cmd, *s) == 0)

@@ -1,6 +1,6 @@
 /* The sandbox options, the host lookups and the agent bundle: see
  * sandbox.h. The run itself (relay, container, signals, cleanup) is in
- * cmd_sandbox.c, so that this file stays about the profile. */
+ * run.c, so that this file stays about the profile. */
 #include "config.h"
 #include "sandbox.h"
 #include "budgets.h"
@@ -729,7 +729,7 @@ scan_sys_dirs (struct ar_sandbox *sb, ar_error **err)
 }
 
 /* The agent seccomp profile is built into the binary (make generates
- * runtime/agent_profile.c from contrib/seccomp/agent.json, which is also
+ * sandbox/agent_profile.c from contrib/seccomp/agent.json, which is also
  * installed for other runtimes): the sandbox never depends on finding, or
  * being able to read, a data file at run time. */
 static int

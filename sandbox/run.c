@@ -1,9 +1,9 @@
-/* `agentrun sandbox` and `agentrun spec --agent`, and the sandbox run: a
- * private folder, the relay, the container run by this process (which
- * forwards signals, answers --ask and kills a command that ignores a stop),
- * and, however it ended, the removal of everything that was made. */
+/* The sandbox run: a private folder, the relay, the container run by this
+ * process (which forwards signals, answers --ask and kills a command that
+ * ignores a stop), and, however it ended, the removal of everything that was
+ * made; and the one parse of the sandbox options for every command that
+ * takes them (cli/cmd_sandbox.c, cli/cmd_check.c). */
 #include "config.h"
-#include "commands.h"
 #include "cgroups.h"
 #include "clock.h"
 #include "container.h"
@@ -40,14 +40,13 @@
 #define RELAY_WAIT_MS 5000
 #define RELAY_AUDIT_FD 100    /* where the relay finds the audit log */
 #define STOP_GRACE_MS 10000
-#define SANDBOX_FAILED 125     /* the sandbox could not run the command */
 
 /* ---- limits without a cgroup ---- */
 
 /* Rootless with no cgroup the user may write, memory and CPU caps cannot
  * be had at all (an error), and the pids cap becomes RLIMIT_NPROC. */
-static int
-fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err)
+int
+ar_sandbox_fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
   if (!ar_rootless_detect (g->rootless) || ar_cgroup_usable (g->cgroup_manager, "sandbox", NULL))
@@ -71,7 +70,7 @@ fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err)
  * uid is the only one mapped, so every task the agent makes counts (threads
  * too), and lifting it needs CAP_SYS_RESOURCE in the initial namespace,
  * which nothing inside has. The device allowlist a root-made cgroup also
- * carried holds without it (the nodev binds, spec/agent.c g_bind). With
+ * carried holds without it (the nodev binds, sandbox/agent.c g_bind). With
  * --memory or --cpus the cgroup is made, and carries the pids cap too. */
 static bool
 pids_cap_only (const struct ar_sandbox *sb)
@@ -505,13 +504,13 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   sigaddset (&set, SIGINT);
   sigaddset (&set, SIGTERM);
   sigaddset (&set, SIGHUP);
-  *status = SANDBOX_FAILED;
+  *status = AR_SANDBOX_FAILED;
   /* CVE-2019-5736 (selfexe.h): what runs inside has one uid, no
    * capabilities and no_new_privs, so a binary that uid cannot write needs
    * no sealed copy (it would cost a copy and an exec on every start) */
   if (ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0)
     return -1;
-  if (ar_sandbox_check_userns (err) < 0 || fit_limits (g, sb, err) < 0)
+  if (ar_sandbox_check_userns (err) < 0 || ar_sandbox_fit_limits (g, sb, err) < 0)
     return -1;
   struct ar_globals run_g = *g;
   g = &run_g;
@@ -576,9 +575,7 @@ out:
   return r;
 }
 
-/* ---- commands ---- */
-
-enum { O_HELP = AR_SBC_HELP, O_TTY, O_NO_TTY, O_PROFILE = AR_SBC_PROFILE, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
+/* ---- the sandbox options of every command that takes them ---- */
 
 /* The command's own options, then the sandbox's but drop_id (0: none). */
 static const struct ar_opt *
@@ -624,17 +621,17 @@ ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int arg
   const char *arg;
   int id;
   /* profiles first, so that the command line overrides them */
-  ar_profile_apply_opts (sb, p, O_SAVE_PROFILE, note_save_profile, &err);
+  ar_profile_apply_opts (sb, p, AR_SBC_SAVE_PROFILE, note_save_profile, &err);
   if (!err)
-    ar_profile_apply_opts (sb, p, O_PROFILE, load_profile, &err);
+    ar_profile_apply_opts (sb, p, AR_SBC_PROFILE, load_profile, &err);
   while (!err && (id = ar_opt_next (&p, &arg, &err)) > 0)
     {
-      if (id == O_HELP)
+      if (id == AR_SBC_HELP)
         {
           c->usage (stdout);
           return 1;
         }
-      if (id == O_ASK)
+      if (id == AR_SBC_ASK)
         sb->ask = true;
       if (id > AR_SB_OPT_BASE ? ar_sandbox_opt (sb, id, arg, &err) < 0
                               : id < AR_SBC_PROFILE && c->own_opt && c->own_opt (c->data, id, arg, &err) < 0)
@@ -643,7 +640,7 @@ ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int arg
   /* settings last, so that their denies cover every allow */
   if (!err)
     ar_profile_apply_opts (sb, (struct ar_optparser){ .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = c->name },
-                           O_SETTINGS, ar_settings_load, &err);
+                           AR_SBC_SETTINGS, ar_settings_load, &err);
   if (err)
     {
       ar_log (AR_LOG_ERROR, "%s: %s", c->name, err->msg);
@@ -651,192 +648,4 @@ ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int arg
     }
   *first_arg = p.i;
   return 0;
-}
-
-static const char sandbox_tty_help[] =
-  "  -t, --tty             a pty for the command even when stdin or stdout is\n"
-  "                        redirected (default: only when both are terminals;\n"
-  "                        otherwise files and pipes are handed in as they are,\n"
-  "                        and a terminal among them is replaced by a pipe)\n"
-  "  --no-tty              never a pty\n";
-
-/* sandbox's own options: -t/--tty, --no-tty */
-static int
-sandbox_own_opt (void *data, int id, const char *arg, ar_error **err)
-{
-  (void) arg;
-  (void) err;
-  ((struct ar_sandbox *) data)->tty = id == O_TTY ? 1 : -1;
-  return 0;
-}
-
-static void
-sandbox_usage (FILE *f)
-{
-  fprintf (f, "usage: agentrun sandbox [options] -- CMD [ARGS]\n"
-              "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
-              "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
-              "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
-              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s%s",
-           sandbox_tty_help, ar_sandbox_opts_help, ar_profile_opts_help, ar_asker_opts_help);
-}
-
-/* Whether uid:gid may write into dir, asked the kernel as that uid (mode
- * bits, ACLs and every folder on the way), in a child that drops to it. */
-static bool
-writable_for (const char *dir, uid_t uid, gid_t gid)
-{
-  pid_t pid = fork ();
-  if (pid == 0)
-    _exit (setgroups (0, NULL) == 0 && setresgid (gid, gid, gid) == 0 && setresuid (uid, uid, uid) == 0
-           && access (dir, W_OK | X_OK) == 0 ? 0 : 1);
-  int st;
-  return pid > 0 && waitpid (pid, &st, 0) == pid && WIFEXITED (st) && WEXITSTATUS (st) == 0;
-}
-
-/* Root without sudo: the command runs as nobody, which surprises; say it
- * once, to the person at the terminal (scripts and logs are spared). */
-static void
-say_nobody (const struct ar_sandbox *sb)
-{
-  const struct ar_agent_opts *o = &sb->prof;
-  if (!sb->as_nobody || sb->quiet || !isatty (STDERR_FILENO))
-    return;
-  bool w = writable_for (o->workspace, o->uid, o->gid);
-  fprintf (stderr, "agentrun: running as nobody (uid %u: root without sudo; --user UID picks another): "
-                   "the workspace %s is %s\n", (unsigned) o->uid, o->workspace,
-           w ? "writable for it" : "not writable for it (chown it, or --user its owner)");
-}
-
-/* Write the bundle for --bundle DIR; say how to start the relay it expects. */
-static int
-write_bundle_only (struct ar_sandbox *sb, const char *dir)
-{
-  cleanup_error ar_error *err = NULL;
-  cleanup_free char *relay_dir = NULL;
-  char buf[PATH_MAX];
-  bool net = sb->prof.n_allow > 0 && !sb->prof.no_network;
-  if (ar_sandbox_check_userns (&err) < 0 || !realpath (".", buf))
-    goto fail;
-  if (net)
-    {
-      cleanup_free char *abs = dir[0] == '/' ? xstrdup (dir) : xasprintf ("%s/%s", buf, dir);
-      relay_dir = xasprintf ("%s/relay", abs);
-    }
-  if (ar_sandbox_write_bundle (sb, dir, relay_dir, &err) < 0)
-    goto fail;
-  if (net)
-    {
-      fprintf (stderr, "agentrun: start the relay before the container: agentrun-relay --dir %s --max-conns %llu "
-               "--idle-timeout %llu", relay_dir, sb->net_max_conns, sb->net_idle_timeout);
-      for (size_t i = 0; i < sb->prof.n_allow; i++)
-        {
-          const struct ar_agent_endpoint *e = &sb->prof.allow[i];
-          fprintf (stderr, " --allow '%s:%d%s%s'", e->name, e->port, e->upstream || ar_agent_wildcard (e) ? "=" : "",
-                   e->upstream ? e->upstream : ar_agent_wildcard (e) ? "connect" : "");
-        }
-      fputc ('\n', stderr);
-    }
-  return 0;
-fail:
-  if (!err)
-    ar_err (&err, errno, "current folder");
-  ar_log (AR_LOG_ERROR, "%s", err->msg);
-  return 1;
-}
-
-int
-cmd_sandbox (struct ar_globals *g, int argc, char **argv)
-{
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
-                                       { "settings", 0, true, O_SETTINGS }, { "ask", 0, false, O_ASK },
-                                       { "save-profile", 0, true, O_SAVE_PROFILE }, { "tty", 't', false, O_TTY },
-                                       { "no-tty", 0, false, O_NO_TTY } };
-  struct ar_sandbox sb;
-  cleanup_error ar_error *err = NULL;
-  int first, r, status = SANDBOX_FAILED;
-  ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .name = "sandbox", .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage,
-                               .own_opt = sandbox_own_opt, .data = &sb };
-  r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
-  if (r != 0)
-    {
-      r = r > 0 ? 0 : -1; /* --help asked is not a failure */
-      goto done;
-    }
-  ar_sandbox_set_args (&sb, argv + first, argc - first);
-  sb.bundle_only = sb.bundle_out != NULL;
-  if (ar_sandbox_prepare (&sb, &err) < 0)
-    {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
-      r = SANDBOX_FAILED;
-      goto done;
-    }
-  if (sb.bundle_out && fit_limits (g, &sb, &err) < 0)
-    {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
-      r = SANDBOX_FAILED;
-    }
-  else if (sb.bundle_out)
-    r = write_bundle_only (&sb, sb.bundle_out);
-  else if (say_nobody (&sb), ar_sandbox_run (g, &sb, &status, &err) < 0)
-    {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
-      r = SANDBOX_FAILED;
-    }
-  else
-    r = status;
-done:
-  ar_sandbox_free (&sb);
-  return r < 0 ? 1 : r;
-}
-
-static void
-spec_agent_usage (FILE *f)
-{
-  fprintf (f, "usage: agentrun spec --agent [options] [--bundle DIR] [-- CMD [ARGS]]\n"
-              "Write the bundle `agentrun sandbox` would run (default command: /bin/sh).\n\n%s%s",
-           ar_sandbox_opts_help, ar_profile_opts_help);
-}
-
-int
-cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
-{
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
-                                       { "settings", 0, true, O_SETTINGS } };
-  struct ar_sandbox sb;
-  cleanup_error ar_error *err = NULL;
-  int first, r;
-  /* the first --agent says which spec this is; a later one names a preset */
-  cleanup_free char **args = xmalloc0 ((size_t) (argc + 1) * sizeof *args);
-  int n = 0;
-  bool mode_seen = false;
-  for (int i = 0; i < argc; i++)
-    if (mode_seen || i == 0 || strcmp (argv[i], "--agent") != 0)
-      args[n++] = argv[i];
-    else
-      mode_seen = true;
-  argc = n;
-  argv = args;
-  ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .name = "spec --agent", .own = own, .n_own = ARRAY_SIZE (own),
-                               .usage = spec_agent_usage };
-  r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
-  if (r != 0)
-    goto done;
-  if (first < argc)
-    ar_sandbox_set_args (&sb, argv + first, argc - first);
-  else
-    ar_sandbox_set_args (&sb, (char *[]){ (char *) "/bin/sh" }, 1);
-  sb.bundle_only = true;
-  if (ar_sandbox_prepare (&sb, &err) < 0 || fit_limits (g, &sb, &err) < 0)
-    {
-      ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);
-      r = 1;
-      goto done;
-    }
-  r = write_bundle_only (&sb, sb.bundle_out ? sb.bundle_out : ".");
-done:
-  ar_sandbox_free (&sb);
-  return r < 0 ? 1 : r;
 }

@@ -1,6 +1,6 @@
 /* Shared between the cgroup files (cgroups.c, cgroups_v1.c, cgroups_v2.c,
  * cgroups_ebpf.c, cgroups_systemd.c, cgroups_stats.c); not a contract for
- * other folders: they use runtime/cgroups.h. */
+ * other folders: they use runtime/cgroups/cgroups.h. */
 #ifndef AR_CGROUPS_INTERNAL_H
 #define AR_CGROUPS_INTERNAL_H
 
