@@ -126,16 +126,21 @@ load_filter (int *listener, ar_error **err)
     return ar_err (err, -r, LABEL ": seccomp_arch_add");
   if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (connect), 0)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add connect");
-  if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendto), 1, SCMP_A4 (SCMP_CMP_NE, 0))) < 0)
+  /* The comparisons are spelled out: libseccomp's SCMP_An macros leave
+     datum_b to the compiler, which clang's -Wextra rejects. */
+  const struct scmp_arg_cmp to_addr = { .arg = 4, .op = SCMP_CMP_NE, .datum_a = 0, .datum_b = 0 };
+  const struct scmp_arg_cmp new_listener[2] = {
+    { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = SECCOMP_SET_MODE_FILTER, .datum_b = 0 },
+    { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = SECCOMP_FILTER_FLAG_NEW_LISTENER,
+      .datum_b = SECCOMP_FILTER_FLAG_NEW_LISTENER },
+  };
+  if ((r = seccomp_rule_add_array (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendto), 1, &to_addr)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add sendto");
   /* their address lies in memory, where seccomp cannot look */
   if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendmsg), 0)) < 0
       || (r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendmmsg), 0)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add sendmsg");
-  if ((r = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (seccomp), 2,
-                             SCMP_A0 (SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
-                             SCMP_A1 (SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-                                      SECCOMP_FILTER_FLAG_NEW_LISTENER))) < 0)
+  if ((r = seccomp_rule_add_array (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (seccomp), 2, new_listener)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add seccomp");
   if ((r = seccomp_load (ctx)) < 0)
     return ar_err (err, -r, LABEL ": load the connect filter");
