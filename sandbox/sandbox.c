@@ -94,7 +94,7 @@ const char ar_sandbox_opts_help[] =
   "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
   "                        0: never)\n"
   "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
-  "                        .bashrc, .vscode, ...: see the README) writable\n"
+  "                        .bashrc, .vscode, ...: see agentrun-sandbox(1)) writable\n"
   "  -u, --user UID[:GID]  root only: run as this unprivileged uid (never 0; default:\n"
   "                        the sudo caller, else nobody)\n"
   "  -q, --quiet           no note at start, no line per blocked name\n";

@@ -6,7 +6,8 @@
 # path (tests/bench/relay.sh: netproxy + relay against socat and direct
 # loopback) and podman with agentrun against podman with runc
 # (tests/bench/podman.sh). Prints medians and ratios, writes
-# tests/bench/results.md and, with gnuplot, tests/bench/results.png.
+# tests/bench/results.md (keeping its hand-written analysis section) and, with
+# gnuplot, tests/bench/results.png.
 #   knobs: BENCH_RUNS (hyperfine runs per runtime, 30), BENCH_RSS_RUNS (9),
 #          BENCH_SANDBOX=0 / BENCH_NET=0 / BENCH_PODMAN=0 / BENCH_CLIENTS=0 to leave a part out,
 #          BENCH_BYTES / RUNS for relay.sh, ROUNDS / RUNS for podman.sh
@@ -117,7 +118,7 @@ AR_RSS=$(awk -F'\t' 'NR == 1 { print $5 }' "$T/table")
   echo
   echo "Measured by \`make bench\` (tests/bench/run.sh) on $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)."
   echo "Runtimes: $("$AGENTRUN" --version | head -n 1)$(command -v crun >/dev/null && echo ", $(crun --version | head -n 1)")$(command -v runc >/dev/null && echo ", $(runc --version | head -n 1)")$(command -v bwrap >/dev/null && echo ", $(bwrap --version)")."
-  echo "crun 1.8.1 refuses this machine's hybrid cgroup layout, so it runs with \`--cgroup-manager=disabled\`; the \"agentrun (no cgroup)\" row is the like-for-like comparison. bubblewrap makes no cgroup and applies no seccomp or capability setup: it is the floor."
+  echo "crun 1.8.1 refuses a hybrid cgroup layout (v1 controllers, cgroup2 beside them), so it runs with \`--cgroup-manager=disabled\`; the \"agentrun (no cgroup)\" row is the like-for-like comparison. bubblewrap makes no cgroup and applies no seccomp or capability setup: it is the floor."
   echo
   echo "## Start latency of /bin/true in a busybox bundle ($RUNS runs each) and peak RSS (median of $RSS_RUNS)"
   echo
@@ -185,6 +186,10 @@ if [ "${BENCH_CLIENTS:-1}" != 0 ] && [ -x "$SRC/tests/bench/clients.sh" ] && com
 fi
 
 printf '\nRerun with `make bench` (knobs at the top of tests/bench/run.sh).\n' >>"$T/results.md"
+# The analysis below the generated sections is written by hand: carried over.
+if [ -f "$OUT/results.md" ] && grep -q '^## Analysis and other measurements$' "$OUT/results.md"; then
+  { echo; sed -n '/^## Analysis and other measurements$/,$p' "$OUT/results.md"; } >>"$T/results.md"
+fi
 cp "$T/results.md" "$OUT/results.md"
 echo "== wrote $OUT/results.md"
 

@@ -1,6 +1,7 @@
 /* Unit tests of pure parts of the container library: the cgroup v2
- * conversions, the device rules a container gets, and the key of the
- * compiled seccomp filter cache. */
+ * conversions, the blkio and memory writers of v1 and v2 (recorded as a
+ * plan of writes, so no cgroup is touched), the device rules a container
+ * gets, and the key of the compiled seccomp filter cache. */
 #include "config.h"
 #include "tap.h"
 #include "cgroups_internal.h"
@@ -10,6 +11,7 @@
 #include "spec.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static struct ar_spec *
 parse (const char *linux_json)
@@ -44,6 +46,174 @@ test_conversions (void)
   is_int (ar_cg_shares_to_weight (1024), 39, "cpu shares 1024 -> weight 39");
   is_int (ar_cg_shares_to_weight (262144), 10000, "cpu shares 262144 -> weight 10000");
   is_int (ar_cg_shares_to_weight (1ULL << 40), 10000, "cpu shares above the range are clamped");
+}
+
+static char cgdir[256];
+
+/* A file of the fake cgroup folder, so that a writer that looks for it
+ * (io.bfq.weight, memory.swap.max) finds it. */
+static void
+cg_file (const char *name, bool present)
+{
+  char p[512];
+  snprintf (p, sizeof p, "%s/%s", cgdir, name);
+  if (!present)
+    {
+      unlink (p);
+      return;
+    }
+  FILE *f = fopen (p, "we");
+  if (!f || fclose (f) != 0)
+    {
+      printf ("Bail out! cannot make %s\n", p);
+      exit (1);
+    }
+}
+
+/* The writes a writer makes, one "file=value" a line. */
+typedef int (*writer) (const char *dir, const void *what, ar_error **err);
+
+static int
+record (writer w, const void *what, char *out, size_t len, ar_error **err)
+{
+  struct ar_cg_plan plan = { 0 };
+  ar_cg_plan_record_into (&plan);
+  int r = w (cgdir, what, err);
+  ar_cg_plan_record_into (NULL);
+  out[0] = '\0';
+  for (size_t i = 0; i < plan.n; i++)
+    snprintf (out + strlen (out), len - strlen (out), "%s=%s\n", plan.w[i].file, plan.w[i].value);
+  ar_cg_plan_clear (&plan);
+  return r;
+}
+
+static int
+v2_io (const char *dir, const void *b, ar_error **err)
+{
+  return ar_cg_v2_io (dir, b, err);
+}
+
+static int
+v1_blkio (const char *dir, const void *b, ar_error **err)
+{
+  return ar_cg_v1_blkio (dir, b, err);
+}
+
+static int
+v2_memory (const char *dir, const void *m, ar_error **err)
+{
+  return ar_cg_v2_memory (dir, m, err);
+}
+
+#define BLKIO                                                                                                          \
+  "{\"resources\": {\"blockIO\": {\"weight\": 500,"                                                                    \
+  " \"weightDevice\": [{\"major\": 8, \"minor\": 0, \"weight\": 100}, {\"major\": 8, \"minor\": 16, \"weight\": 0}],"  \
+  " \"throttleReadBpsDevice\": [{\"major\": 8, \"minor\": 0, \"rate\": 1048576}],"                                     \
+  " \"throttleWriteBpsDevice\": [{\"major\": 8, \"minor\": 0, \"rate\": 2097152}],"                                    \
+  " \"throttleReadIOPSDevice\": [{\"major\": 8, \"minor\": 0, \"rate\": 300}],"                                        \
+  " \"throttleWriteIOPSDevice\": [{\"major\": 8, \"minor\": 0, \"rate\": 200}]}}}"
+
+/* blockIO as the runtime-spec gives it, onto cgroup v2's io files: the
+ * weight on io.weight's scale (1 + (w - 10) * 9999 / 990), or BFQ's own
+ * scale unchanged; each throttle one io.max line "MAJ:MIN KEY=RATE"; a zero
+ * device weight is "not set". */
+static void
+test_blkio (void)
+{
+  char got[2048], want[2048];
+  ar_error *err = NULL;
+  struct ar_spec *s = parse (BLKIO);
+  const struct ar_blkio *b = s->linux_->resources->block_io;
+  unsigned w500 = 1 + (490 * 9999) / 990, w100 = 1 + (90 * 9999) / 990;
+
+  cg_file ("io.bfq.weight", false);
+  is_int (record (v2_io, b, got, sizeof got, &err), 0, "v2 io: blockIO applies");
+  snprintf (want, sizeof want,
+            "io.weight=%u\nio.weight=8:0 %u\nio.max=8:0 rbps=1048576\nio.max=8:0 wbps=2097152\n"
+            "io.max=8:0 riops=300\nio.max=8:0 wiops=200\n",
+            w500, w100);
+  is_str (got, want, "v2 io: weights converted to io.weight's scale, throttles as io.max lines");
+
+  cg_file ("io.bfq.weight", true);
+  is_int (record (v2_io, b, got, sizeof got, &err), 0, "v2 io under BFQ: blockIO applies");
+  ok (strncmp (got, "io.bfq.weight=500\nio.bfq.weight=8:0 100\nio.max=", 47) == 0,
+      "v2 io under BFQ: io.bfq.weight takes blkio's own scale, unconverted");
+  if (strncmp (got, "io.bfq.weight=500\n", 18))
+    diag ("got %s", got);
+  cg_file ("io.bfq.weight", false);
+
+  cg_file ("blkio.weight", true);
+  cg_file ("blkio.weight_device", true);
+  is_int (record (v1_blkio, b, got, sizeof got, &err), 0, "v1 blkio: blockIO applies");
+  is_str (got,
+          "blkio.weight=500\nblkio.weight_device=8:0 100\n"
+          "blkio.throttle.read_bps_device=8:0 1048576\nblkio.throttle.write_bps_device=8:0 2097152\n"
+          "blkio.throttle.read_iops_device=8:0 300\nblkio.throttle.write_iops_device=8:0 200\n",
+          "v1 blkio: values as given, one line per device, a zero weight skipped");
+  cg_file ("blkio.weight", false);
+  cg_file ("blkio.weight_device", false);
+  record (v1_blkio, b, got, sizeof got, &err);
+  ok (strncmp (got, "blkio.bfq.weight=500\nblkio.bfq.weight_device=8:0 100\n", 52) == 0,
+      "v1 blkio without CFQ's files: BFQ's blkio.bfq.weight instead");
+  ar_spec_free (s);
+
+  s = parse ("{\"resources\": {\"blockIO\": {\"leafWeight\": 300}}}");
+  ok (record (v2_io, s->linux_->resources->block_io, got, sizeof got, &err) < 0 && err
+          && strstr (err->msg, "leafWeight") && strstr (err->msg, "no cgroup v2 equivalent") && !got[0],
+      "v2 io: leafWeight is refused, nothing written");
+  ar_error_free (err);
+  err = NULL;
+  ar_spec_free (s);
+  s = parse ("{\"resources\": {\"blockIO\": {\"weightDevice\": [{\"major\": 8, \"minor\": 0, \"leafWeight\": 50}]}}}");
+  ok (record (v2_io, s->linux_->resources->block_io, got, sizeof got, &err) < 0 && err
+          && strstr (err->msg, "weightDevice[0].leafWeight"),
+      "v2 io: a device's leafWeight is refused, naming it");
+  ar_error_free (err);
+  ar_spec_free (s);
+}
+
+/* memory.swap in the spec is memory+swap (v1's memsw); cgroup v2's
+ * memory.swap.max is swap alone: the difference, and only with a limit. */
+static void
+test_memory_swap (void)
+{
+  char got[1024];
+  ar_error *err = NULL;
+  cg_file ("memory.swap.max", true);
+  struct ar_spec *s = parse ("{\"resources\": {\"memory\": {\"limit\": 1073741824, \"swap\": 3221225472}}}");
+  is_int (record (v2_memory, s->linux_->resources->memory, got, sizeof got, &err), 0, "v2 memory with swap applies");
+  ok (strstr (got, "memory.swap.max=2147483648\n") && strstr (got, "memory.max=1073741824\n"),
+      "v2 memory: swap.max is memory+swap less the limit");
+  ar_spec_free (s);
+  s = parse ("{\"resources\": {\"memory\": {\"limit\": 1073741824, \"swap\": 1073741824}}}");
+  record (v2_memory, s->linux_->resources->memory, got, sizeof got, &err);
+  ok (strstr (got, "memory.swap.max=0\n") != NULL, "v2 memory: swap equal to the limit is no swap at all");
+  ar_spec_free (s);
+  s = parse ("{\"resources\": {\"memory\": {\"limit\": 1073741824, \"swap\": 536870912}}}");
+  ok (record (v2_memory, s->linux_->resources->memory, got, sizeof got, &err) < 0 && err && strstr (err->msg, "below"),
+      "v2 memory: memory+swap below the limit is refused");
+  ar_error_free (err);
+  err = NULL;
+  ar_spec_free (s);
+  s = parse ("{\"resources\": {\"memory\": {\"swap\": 536870912}}}");
+  ok (record (v2_memory, s->linux_->resources->memory, got, sizeof got, &err) < 0 && err
+          && strstr (err->msg, "needs memory.limit"),
+      "v2 memory: swap without a limit is refused");
+  ar_error_free (err);
+  err = NULL;
+  ar_spec_free (s);
+  s = parse ("{\"resources\": {\"memory\": {\"limit\": -1}}}");
+  record (v2_memory, s->linux_->resources->memory, got, sizeof got, &err);
+  ok (strstr (got, "memory.swap.max=max\n") && strstr (got, "memory.max=max\n"),
+      "v2 memory: a limit of -1 lifts swap too, as on v1");
+  ar_spec_free (s);
+  s = parse ("{\"resources\": {\"memory\": {\"swappiness\": 10}}}");
+  ok (record (v2_memory, s->linux_->resources->memory, got, sizeof got, &err) < 0 && err
+          && strstr (err->msg, "swappiness"),
+      "v2 memory: swappiness has no v2 equivalent: refused");
+  ar_error_free (err);
+  ar_spec_free (s);
+  cg_file ("memory.swap.max", false);
 }
 
 static void
@@ -154,7 +324,16 @@ test_seccomp_key (void)
 int
 main (void)
 {
+  snprintf (cgdir, sizeof cgdir, "%s/agentrun-unit-cg.XXXXXX", getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+  if (!mkdtemp (cgdir))
+    {
+      printf ("Bail out! mkdtemp\n");
+      return 1;
+    }
   test_conversions ();
+  test_blkio ();
+  test_memory_swap ();
+  rmdir (cgdir);
   test_device_rules ();
   test_seccomp_key ();
   return done_testing ();

@@ -1,5 +1,6 @@
 /* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
- * endpoints), the RFC 3339 formatter and the JSON string escaper. */
+ * endpoints, wildcards and their match), the RFC 3339 formatter and the
+ * JSON string escaper. */
 #include "config.h"
 #include "tap.h"
 #include "agent.h"
@@ -138,6 +139,27 @@ test_endpoints (void)
   ep_is ("h=up:0", NULL, 0, NULL);
   ep_is ("h=u/p:80", NULL, 0, NULL);
   ep_is ("h=u p:80", NULL, 0, NULL);
+  /* --allow '*.DOMAIN[:PORT]': any name below DOMAIN, to the name looked up */
+  ep_is ("*.Example.com", "*.example.com", 443, NULL);
+  ep_is ("*.example.com:8443", "*.example.com", 8443, NULL);
+  ep_is ("*.example.com=10.0.0.1:443", NULL, 0, NULL);
+  ep_is ("*", NULL, 0, NULL);
+  ep_is ("*.", NULL, 0, NULL);
+  ep_is ("a.*.example.com", NULL, 0, NULL);
+  ep_is ("*example.com", NULL, 0, NULL);
+}
+
+/* The sandbox's own name match (deniedDomains against --allow): a wildcard
+ * covers the names below its domain, never the domain itself. */
+static void
+test_name_match (void)
+{
+  ok (ar_agent_name_match ("api.example.com", "API.Example.com"), "a name matches itself, case aside");
+  ok (!ar_agent_name_match ("api.example.com", "x.api.example.com"), "a plain name does not match below it");
+  ok (ar_agent_name_match ("*.example.com", "a.example.com"), "a wildcard matches a name below");
+  ok (ar_agent_name_match ("*.example.com", "a.b.Example.COM"), "and one further below");
+  ok (!ar_agent_name_match ("*.example.com", "example.com"), "a wildcard does not match its domain");
+  ok (!ar_agent_name_match ("*.example.com", "badexample.com"), "a wildcard matches at a dot only");
 }
 
 static void
@@ -215,6 +237,7 @@ main (void)
   test_sizes ();
   test_cpus ();
   test_endpoints ();
+  test_name_match ();
   test_rfc3339 ();
   test_json_escape ();
   return done_testing ();
