@@ -35,7 +35,7 @@ check_opt (void *data, int id, const char *arg, ar_error **err)
 }
 
 int
-cmd_check (struct ar_globals *g, int argc, char **argv)
+cmd_check (struct ar_ctx *ctx, int argc, char **argv)
 {
   static const struct ar_opt own[] = { { "help", 'h', false, C_HELP }, { "json", 0, false, C_JSON },
                                        { "profile", 0, true, C_PROFILE }, { "settings", 0, true, C_SETTINGS } };
@@ -60,7 +60,7 @@ cmd_check (struct ar_globals *g, int argc, char **argv)
       r = 2;
       goto done;
     }
-  if (ar_check_run (g, &sb, json, &crossed, &err) < 0)
+  if (ar_check_run (ctx, &sb, json, &crossed, &err) < 0)
     ar_log (AR_LOG_ERROR, "check: %s", err->msg);
   else
     r = crossed ? 1 : 0;

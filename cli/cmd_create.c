@@ -90,13 +90,13 @@ ar_parse_create_opts (const char *cmd, int argc, char **argv, bool run, struct a
 }
 
 int
-cmd_create (struct ar_globals *g, int argc, char **argv)
+cmd_create (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_create_opts o;
 
   if (ar_parse_create_opts ("create", argc, argv, false, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
-      || ar_container_create (g, &o, &err) < 0)
+      || ar_container_create (ctx, &o, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return 0;
 }

@@ -118,7 +118,7 @@ stream (const struct ar_cstate *st, long interval_ms, ar_error **err)
 }
 
 int
-cmd_events (struct ar_globals *g, int argc, char **argv)
+cmd_events (struct ar_ctx *ctx, int argc, char **argv)
 {
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = events_opts, .cmd = "events" };
   cleanup_error ar_error *err = NULL;
@@ -142,7 +142,7 @@ cmd_events (struct ar_globals *g, int argc, char **argv)
       }
   if (!err && opt == 0 && p.i + 1 != argc)
     ar_err (&err, 0, "events: expected exactly one container id");
-  if (err || ar_validate_id (argv[p.i], &err) < 0 || ar_state_open (g->root, argv[p.i], false, &dirfd, &err) < 0)
+  if (err || ar_validate_id (argv[p.i], &err) < 0 || ar_state_open (ctx->root, argv[p.i], false, &dirfd, &err) < 0)
     goto out;
   int r = ar_cstate_read (dirfd, &st, &err);
   if (r == 0)

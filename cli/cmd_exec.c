@@ -92,7 +92,7 @@ parse (int argc, char **argv, struct ar_exec_opts *o, ar_error **err)
 }
 
 int
-cmd_exec (struct ar_globals *g, int argc, char **argv)
+cmd_exec (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_exec_opts o = { 0 };
@@ -100,7 +100,7 @@ cmd_exec (struct ar_globals *g, int argc, char **argv)
 
   /* runc's status when exec itself fails: 255, apart from the process's own */
   if (parse (argc, argv, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
-      || ar_container_exec (g, &o, &status, &err) < 0)
+      || ar_container_exec (ctx, &o, &status, &err) < 0)
     r = (ar_cmd_fail (ar_steal_ptr (err)), 255);
   else
     r = status;

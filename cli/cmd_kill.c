@@ -10,7 +10,7 @@
 static const struct ar_opt kill_opts[] = { { "all", 'a', false, 1 }, { NULL, 0, false, 0 } };
 
 int
-cmd_kill (struct ar_globals *g, int argc, char **argv)
+cmd_kill (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = kill_opts, .cmd = "kill" };
@@ -33,7 +33,7 @@ cmd_kill (struct ar_globals *g, int argc, char **argv)
       if (sig < 0)
         return ar_cmd_fail ((ar_err (&err, 0, "kill: unknown signal \"%s\"", argv[p.i + 1]), ar_steal_ptr (err)));
     }
-  if (ar_container_kill (g, argv[p.i], sig, all, &err) < 0)
+  if (ar_container_kill (ctx, argv[p.i], sig, all, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return 0;
 }

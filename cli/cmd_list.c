@@ -39,7 +39,7 @@ owner_of (int dirfd)
 }
 
 static void
-show (struct ar_globals *g, const char *name, bool quiet, bool json, bool *first)
+show (struct ar_ctx *ctx, const char *name, bool quiet, bool json, bool *first)
 {
   cleanup_error ar_error *err = NULL;
   cleanup_close int dirfd = -1;
@@ -48,7 +48,7 @@ show (struct ar_globals *g, const char *name, bool quiet, bool json, bool *first
   if (ar_validate_id (name, &err) < 0)
     return;
   ar_error_freep (&err);
-  if (ar_state_open (g->root, name, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
+  if (ar_state_open (ctx->root, name, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
     return;
   if (!st.id)
     st.id = xstrdup (name);
@@ -70,7 +70,7 @@ show (struct ar_globals *g, const char *name, bool quiet, bool json, bool *first
 }
 
 int
-cmd_list (struct ar_globals *g, int argc, char **argv)
+cmd_list (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = list_opts, .cmd = "list" };
@@ -89,9 +89,9 @@ cmd_list (struct ar_globals *g, int argc, char **argv)
   if (strcmp (format, "table") && strcmp (format, "json"))
     return ar_cmd_fail ((ar_err (&err, 0, "list: --format: \"%s\" is not table or json", format), ar_steal_ptr (err)));
   bool json = strcmp (format, "json") == 0;
-  n = g->root ? scandir (g->root, &names, NULL, by_name) : -1;
-  if (n < 0 && errno != ENOENT && g->root)
-    return ar_cmd_fail ((ar_err (&err, errno, "list: read state root %s", g->root), ar_steal_ptr (err)));
+  n = ctx->root ? scandir (ctx->root, &names, NULL, by_name) : -1;
+  if (n < 0 && errno != ENOENT && ctx->root)
+    return ar_cmd_fail ((ar_err (&err, errno, "list: read state root %s", ctx->root), ar_steal_ptr (err)));
   if (json && !quiet)
     printf ("[");
   else if (!quiet)
@@ -99,7 +99,7 @@ cmd_list (struct ar_globals *g, int argc, char **argv)
   for (int i = 0; i < n; i++)
     {
       if (names[i]->d_name[0] != '.')
-        show (g, names[i]->d_name, quiet, json, &first);
+        show (ctx, names[i]->d_name, quiet, json, &first);
       free (names[i]);
     }
   free (names);

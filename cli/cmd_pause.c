@@ -18,7 +18,7 @@ static const struct ar_opt pause_opts[] = {
 };
 
 static int
-freeze_cmd (struct ar_globals *g, int argc, char **argv, bool freeze)
+freeze_cmd (struct ar_ctx *ctx, int argc, char **argv, bool freeze)
 {
   const char *name = freeze ? "pause" : "resume";
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = pause_opts, .cmd = name };
@@ -35,7 +35,7 @@ freeze_cmd (struct ar_globals *g, int argc, char **argv, bool freeze)
     }
   if (opt == 0 && p.i + 1 != argc)
     ar_err (&err, 0, "%s: expected exactly one container id", name);
-  if (err || ar_validate_id (argv[p.i], &err) < 0 || ar_state_open (g->root, argv[p.i], true, &dirfd, &err) < 0)
+  if (err || ar_validate_id (argv[p.i], &err) < 0 || ar_state_open (ctx->root, argv[p.i], true, &dirfd, &err) < 0)
     goto out;
   int r = ar_cstate_read (dirfd, &st, &err);
   if (r < 0)
@@ -55,13 +55,13 @@ out:
 }
 
 int
-cmd_pause (struct ar_globals *g, int argc, char **argv)
+cmd_pause (struct ar_ctx *ctx, int argc, char **argv)
 {
-  return freeze_cmd (g, argc, argv, true);
+  return freeze_cmd (ctx, argc, argv, true);
 }
 
 int
-cmd_resume (struct ar_globals *g, int argc, char **argv)
+cmd_resume (struct ar_ctx *ctx, int argc, char **argv)
 {
-  return freeze_cmd (g, argc, argv, false);
+  return freeze_cmd (ctx, argc, argv, false);
 }

@@ -155,7 +155,7 @@ print_table (pid_t *pids, size_t n, char **args, int nargs, ar_error **err)
 }
 
 int
-cmd_ps (struct ar_globals *g, int argc, char **argv)
+cmd_ps (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = ps_opts, .cmd = "ps" };
@@ -174,7 +174,7 @@ cmd_ps (struct ar_globals *g, int argc, char **argv)
   char **ps_args = argv + p.i + 1;
   int n_ps_args = err ? 0 : argc - p.i - 1;
   if (o < 0 || err || ar_validate_id (id, &err) < 0
-      || ar_state_open (g->root, id, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
+      || ar_state_open (ctx->root, id, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   if (strcmp (format, "table") && strcmp (format, "json"))
     ar_err (&err, 0, "ps: --format: \"%s\" is not table or json", format);

@@ -6,14 +6,14 @@
 #include "util.h"
 
 int
-cmd_run (struct ar_globals *g, int argc, char **argv)
+cmd_run (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_create_opts o;
   int status = 0;
 
   if (ar_parse_create_opts ("run", argc, argv, true, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
-      || ar_container_run (g, &o, &status, &err) < 0)
+      || ar_container_run (ctx, &o, &status, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return status;
 }

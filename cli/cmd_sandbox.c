@@ -111,7 +111,7 @@ fail:
 }
 
 int
-cmd_sandbox (struct ar_globals *g, int argc, char **argv)
+cmd_sandbox (struct ar_ctx *ctx, int argc, char **argv)
 {
   static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
                                        { "settings", 0, true, O_SETTINGS }, { "ask", 0, false, O_ASK },
@@ -137,14 +137,14 @@ cmd_sandbox (struct ar_globals *g, int argc, char **argv)
       r = AR_SANDBOX_FAILED;
       goto done;
     }
-  if (sb.bundle_out && ar_sandbox_fit_limits (g, &sb, &err) < 0)
+  if (sb.bundle_out && ar_sandbox_fit_limits (ctx, &sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
       r = AR_SANDBOX_FAILED;
     }
   else if (sb.bundle_out)
     r = write_bundle_only (&sb, sb.bundle_out);
-  else if (say_nobody (&sb), ar_sandbox_run (g, &sb, &status, &err) < 0)
+  else if (say_nobody (&sb), ar_sandbox_run (ctx, &sb, &status, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
       r = AR_SANDBOX_FAILED;
@@ -165,7 +165,7 @@ spec_agent_usage (FILE *f)
 }
 
 int
-cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
+cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv)
 {
   static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
                                        { "settings", 0, true, O_SETTINGS } };
@@ -194,7 +194,7 @@ cmd_spec_agent (struct ar_globals *g, int argc, char **argv)
   else
     ar_sandbox_set_args (&sb, (char *[]){ (char *) "/bin/sh" }, 1);
   sb.bundle_only = true;
-  if (ar_sandbox_prepare (&sb, &err) < 0 || ar_sandbox_fit_limits (g, &sb, &err) < 0)
+  if (ar_sandbox_prepare (&sb, &err) < 0 || ar_sandbox_fit_limits (ctx, &sb, &err) < 0)
     {
       ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);
       r = 1;

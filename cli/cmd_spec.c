@@ -29,7 +29,7 @@ spec_usage (FILE *out)
 }
 
 int
-cmd_spec (struct ar_globals *g, int argc, char **argv)
+cmd_spec (struct ar_ctx *ctx, int argc, char **argv)
 {
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = spec_opts, .cmd = "spec" };
   struct ar_gen_opts o = { .host_uid = geteuid (), .host_gid = getegid () };
@@ -39,8 +39,8 @@ cmd_spec (struct ar_globals *g, int argc, char **argv)
 
   for (int i = 1; i < argc && strcmp (argv[i], "--"); i++)
     if (strcmp (argv[i], "--agent") == 0)   /* the agent profile: cli/cmd_sandbox.c */
-      return cmd_spec_agent (g, argc, argv);
-  (void) g;
+      return cmd_spec_agent (ctx, argc, argv);
+  (void) ctx;
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)
     switch (id)
       {

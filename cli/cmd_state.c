@@ -11,7 +11,7 @@
 static const struct ar_opt no_opts[] = { { NULL, 0, false, 0 } };
 
 int
-cmd_state (struct ar_globals *g, int argc, char **argv)
+cmd_state (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = no_opts, .cmd = "state" };
@@ -21,7 +21,7 @@ cmd_state (struct ar_globals *g, int argc, char **argv)
   int r;
 
   if (ar_opt_next (&p, &arg, &err) < 0 || ar_one_id ("state", &p, &id, &err) < 0 || ar_validate_id (id, &err) < 0
-      || ar_state_open (g->root, id, false, &dirfd, &err) < 0)
+      || ar_state_open (ctx->root, id, false, &dirfd, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   r = ar_cstate_read (dirfd, &st, &err);
   if (r < 0)

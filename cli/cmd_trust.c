@@ -118,14 +118,14 @@ trust_one (const char *file, bool yes)
 }
 
 int
-cmd_trust (struct ar_globals *g, int argc, char **argv)
+cmd_trust (struct ar_ctx *ctx, int argc, char **argv)
 {
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = trust_opts, .cmd = "trust" };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   bool yes = false;
   int id, r = 0;
-  (void) g;
+  (void) ctx;
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)
     {
       if (id == O_YES)

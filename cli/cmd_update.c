@@ -154,12 +154,12 @@ set_flag (struct ar_resources *r, int id, const char *arg, ar_error **err)
 }
 
 static int
-do_update (struct ar_globals *g, const char *id, const struct ar_resources *r, ar_error **err)
+do_update (struct ar_ctx *ctx, const char *id, const struct ar_resources *r, ar_error **err)
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st = { 0 };
   int ret = -1;
-  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, true, &dirfd, err) < 0)
+  if (ar_validate_id (id, err) < 0 || ar_state_open (ctx->root, id, true, &dirfd, err) < 0)
     return -1;
   int rd = ar_cstate_read (dirfd, &st, err);
   if (rd == 0)
@@ -173,7 +173,7 @@ do_update (struct ar_globals *g, const char *id, const struct ar_resources *r, a
 }
 
 int
-cmd_update (struct ar_globals *g, int argc, char **argv)
+cmd_update (struct ar_ctx *ctx, int argc, char **argv)
 {
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = update_opts, .cmd = "update" };
   cleanup_error ar_error *err = NULL;
@@ -215,7 +215,7 @@ cmd_update (struct ar_globals *g, int argc, char **argv)
   for (size_t i = 0; !err && i < nflags; i++)
     set_flag (r, flags[i].id, flags[i].arg, &err);
   if (!err)
-    do_update (g, id, r, &err);
+    do_update (ctx, id, r, &err);
   ar_resources_free (r);
   if (err)
     {

@@ -36,7 +36,7 @@ validate_usage (FILE *out)
 }
 
 int
-cmd_validate (struct ar_globals *g, int argc, char **argv)
+cmd_validate (struct ar_ctx *ctx, int argc, char **argv)
 {
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = validate_opts, .cmd = "validate" };
   const char *bundle = NULL, *config = NULL, *arg, *id = NULL;
@@ -45,7 +45,7 @@ cmd_validate (struct ar_globals *g, int argc, char **argv)
   struct ar_spec *spec = NULL;
   int opt;
 
-  (void) g;
+  (void) ctx;
   while ((opt = ar_opt_next (&p, &arg, &err)) > 0)
     switch (opt)
       {

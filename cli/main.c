@@ -54,14 +54,14 @@ static const struct ar_opt global_opts[] = {
 };
 
 int
-cmd_version (struct ar_globals *g, int argc, char **argv)
+cmd_version (struct ar_ctx *ctx, int argc, char **argv)
 {
   static const struct ar_opt opts[] = { { "help", 'h', false, 1 }, { NULL, 0, false, 0 } };
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = "version" };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id = argc > 0 ? ar_opt_next (&p, &arg, &err) : 0;
-  (void) g;
+  (void) ctx;
   if (id < 0)
     {
       ar_log_error (ar_steal_ptr (err));
@@ -128,12 +128,12 @@ list_options (int argc, char **argv)
       ar_opt_print (stdout, global_opts);
       return 0;
     }
-  struct ar_globals g = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto", .root = "/nonexistent" };
+  struct ar_ctx ctx = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto", .root = "/nonexistent" };
   for (const struct command *c = commands; c->name; c++)
     if (strcmp (c->name, argv[0]) == 0)
       {
         ar_opt_list_only = true;
-        c->fn (&g, argc, argv);
+        c->fn (&ctx, argc, argv);
         fprintf (stderr, "agentrun: --list-options: command \"%s\" parsed no option table\n", argv[0]);
         return 1;
       }
@@ -153,7 +153,7 @@ list_commands (void)
 int
 main (int argc, char **argv)
 {
-  struct ar_globals g = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto" };
+  struct ar_ctx ctx = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto" };
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = global_opts, .cmd = "agentrun" };
   cleanup_error ar_error *err = NULL;
   const char *arg;
@@ -166,43 +166,44 @@ main (int argc, char **argv)
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)
     switch (id)
       {
-      case G_ROOT: g.root = arg; break;
-      case G_LOG: g.log = arg; break;
-      case G_LOG_FORMAT: g.log_format = arg; break;
-      case G_DEBUG: g.debug = !arg || strcmp (arg, "false") != 0; break;
-      case G_SYSTEMD_CGROUP: g.systemd_cgroup = !arg || strcmp (arg, "false") != 0;
-        if (g.systemd_cgroup) g.cgroup_manager = "systemd";
+      case G_ROOT: ctx.root = arg; break;
+      case G_LOG: ctx.log = arg; break;
+      case G_LOG_FORMAT: ctx.log_format = arg; break;
+      case G_DEBUG: ctx.debug = !arg || strcmp (arg, "false") != 0; break;
+      case G_SYSTEMD_CGROUP:
+        if (!arg || strcmp (arg, "false") != 0)
+          ctx.cgroup_manager = "systemd";
         break;
-      case G_CGROUP_MANAGER: g.cgroup_manager = arg; break;
-      case G_ROOTLESS: g.rootless = arg; break;
-      case G_VERSION: return cmd_version (&g, 0, NULL);
+      case G_CGROUP_MANAGER: ctx.cgroup_manager = arg; break;
+      case G_ROOTLESS: ctx.rootless = arg; break;
+      case G_VERSION: return cmd_version (&ctx, 0, NULL);
       case G_HELP: usage (stdout); return 0;
       }
-  if (ar_log_init (g.log, g.log_format, g.debug, &err) < 0 || id < 0)
+  if (ar_log_init (ctx.log, ctx.log_format, ctx.debug, &err) < 0 || id < 0)
     {
       ar_log_error (ar_steal_ptr (err));
       return 1;
     }
-  if (strcmp (g.cgroup_manager, "cgroupfs") && strcmp (g.cgroup_manager, "systemd") && strcmp (g.cgroup_manager, "disabled"))
+  if (strcmp (ctx.cgroup_manager, "cgroupfs") && strcmp (ctx.cgroup_manager, "systemd") && strcmp (ctx.cgroup_manager, "disabled"))
     {
-      ar_log (AR_LOG_ERROR, "--cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)", g.cgroup_manager);
+      ar_log (AR_LOG_ERROR, "--cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)", ctx.cgroup_manager);
       return 1;
     }
-  if (strcmp (g.rootless, "true") && strcmp (g.rootless, "false") && strcmp (g.rootless, "auto"))
+  if (strcmp (ctx.rootless, "true") && strcmp (ctx.rootless, "false") && strcmp (ctx.rootless, "auto"))
     {
-      ar_log (AR_LOG_ERROR, "--rootless: \"%s\" is not true, false or auto", g.rootless);
+      ar_log (AR_LOG_ERROR, "--rootless: \"%s\" is not true, false or auto", ctx.rootless);
       return 1;
     }
   static char root_buf[4096];
   char why[4200] = "";
-  if (!g.root)
-    g.root = ar_rootless_default_root (ar_rootless_detect (g.rootless), root_buf, sizeof root_buf, why, sizeof why);
+  if (!ctx.root)
+    ctx.root = ar_rootless_default_root (ar_rootless_detect (ctx.rootless), root_buf, sizeof root_buf, why, sizeof why);
   if (p.i >= argc)
     {
       usage (stderr);
       return 1;
     }
-  if (!g.root && needs_state (argv[p.i], argc - p.i, argv + p.i))
+  if (!ctx.root && needs_state (argv[p.i], argc - p.i, argv + p.i))
     {
       /* Rootless never falls back to /run (root's) or a shared /tmp folder. */
       ar_log (AR_LOG_ERROR, "no state root: %s; pass --root or set it", why);
@@ -210,7 +211,7 @@ main (int argc, char **argv)
     }
   for (const struct command *c = commands; c->name; c++)
     if (strcmp (c->name, argv[p.i]) == 0)
-      return c->fn (&g, argc - p.i, argv + p.i);
+      return c->fn (&ctx, argc - p.i, argv + p.i);
   ar_log (AR_LOG_ERROR, "unknown command \"%s\" (see agentrun --help)", argv[p.i]);
   return 1;
 }

@@ -8,16 +8,6 @@
 #include <stdio.h>
 #include "error.h"
 
-struct ar_globals {
-  const char *root;            /* state root (--root), resolved by main */
-  const char *log;
-  const char *log_format;      /* "text" | "json" */
-  bool debug;
-  bool systemd_cgroup;
-  const char *cgroup_manager;  /* "cgroupfs" | "systemd" | "disabled" */
-  const char *rootless;        /* "true" | "false" | "auto" */
-};
-
 struct ar_opt {
   const char *name;            /* long name without dashes */
   char short_name;             /* 0 if none */
@@ -46,7 +36,5 @@ void ar_opt_print (FILE *f, const struct ar_opt *opts);
 
 /* Parse a non-negative decimal integer option value; -1 with err on junk. */
 int ar_opt_uint (const char *opt, const char *arg, unsigned long long max, unsigned long long *out, ar_error **err);
-
-typedef int (*ar_cmd_fn) (struct ar_globals *g, int argc, char **argv);
 
 #endif

@@ -71,9 +71,9 @@ created_free (struct created *c)
 }
 
 static bool
-is_rootless (struct ar_globals *g)
+is_rootless (struct ar_ctx *ctx)
 {
-  return ar_rootless_detect (g->rootless);
+  return ar_rootless_detect (ctx->rootless);
 }
 
 int
@@ -197,7 +197,7 @@ load_bundle (const struct ar_create_opts *o, struct created *c, char **config_ab
 /* Undo a failed create: processes, cgroup, state folder. Mounts live in the
  * container's mount namespace and go with its last process. */
 static void
-undo_create (struct ar_globals *g, struct created *c)
+undo_create (struct ar_ctx *ctx, struct created *c)
 {
   cleanup_error ar_error *err = NULL;
   if (c->init > 0)
@@ -223,12 +223,12 @@ undo_create (struct ar_globals *g, struct created *c)
         ar_warn ("undo create: %s", err->msg);
     }
   ar_error_freep (&err);
-  if (c->st.id && ar_state_remove (g->root, c->st.id, &err) < 0)
+  if (c->st.id && ar_state_remove (ctx->root, c->st.id, &err) < 0)
     ar_warn ("undo create: %s", err->msg);
 }
 
 struct parent_io {
-  struct ar_globals *g;
+  struct ar_ctx *ctx;
   const struct ar_create_opts *o;
   struct created *c;
   int sock;
@@ -271,7 +271,7 @@ static int
 write_idmaps (struct parent_io *io, pid_t pid, ar_error **err)
 {
   const struct ar_linux *lnx = io->c->spec->linux_;
-  return is_rootless (io->g) ? ar_rootless_write_idmaps (pid, lnx, err) : ar_ns_write_idmaps (pid, lnx, false, err);
+  return is_rootless (io->ctx) ? ar_rootless_write_idmaps (pid, lnx, err) : ar_ns_write_idmaps (pid, lnx, false, err);
 }
 
 /* The init cloned in its namespaces (init.c ar_init_direct): what child1
@@ -514,7 +514,7 @@ fifo_owner (int dirfd, const struct ar_linux *lnx, const struct ar_process *proc
 
 /* Everything the children need, opened while errors are still easy. */
 static int
-prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
+prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
               ar_error **err)
 {
   const struct ar_linux *lnx = c->spec->linux_;
@@ -527,26 +527,26 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
     ic->ns_fds[i] = -1;
   ic->new_flags = ar_ns_new_flags (lnx);
   ic->userns = ar_ns_listed (lnx, AR_NS_USER);
-  ic->rootless = is_rootless (g);
+  ic->rootless = is_rootless (ctx);
   if (ar_ns_open_paths (lnx, ic->ns_fds, err) < 0)
     return -1;
   /* Root of a user namespace (podman rootless) already has its rights
    * there; an unprivileged user has none without a new one. */
-  if (!ic->userns && is_rootless (g) && geteuid () != 0)
+  if (!ic->userns && is_rootless (ctx) && geteuid () != 0)
     return ar_err (err, 0, "rootless containers need a user namespace (linux.namespaces)");
   /* Refuse a map we could not write now, with the reason, not after clone. */
-  if (is_rootless (g) && (ic->new_flags & CLONE_NEWUSER) && ar_rootless_check_idmaps (lnx, err) < 0)
+  if (is_rootless (ctx) && (ic->new_flags & CLONE_NEWUSER) && ar_rootless_check_idmaps (lnx, err) < 0)
     return -1;
-  cleanup_free char *dir = xasprintf ("%s/%s", g->root, c->st.id);
+  cleanup_free char *dir = xasprintf ("%s/%s", ctx->root, c->st.id);
   ic->state_fd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (ic->state_fd < 0)
     return ar_err (err, errno, "open state folder %s", dir);
   if (mkfifoat (c->lockfd, AR_STATE_FIFO, 0600) < 0)
     return ar_err (err, errno, "mkfifo %s/" AR_STATE_FIFO, dir);
   if (fifo_owner (c->lockfd, lnx, c->spec->process, ic->userns && (ic->new_flags & CLONE_NEWUSER),
-                  is_rootless (g) ? g->root : NULL, err) < 0)
+                  is_rootless (ctx) ? ctx->root : NULL, err) < 0)
     return -1;
-  if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, g->root, &ic->prog, err) < 0)
+  if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, ctx->root, &ic->prog, err) < 0)
     return -1;
   if (ar_unixconn_validate (c->spec, err) < 0
       || ar_unixconn_prepare (c->st.id, c->spec, &c->spec->process->user, &ic->unixconn_sock, err) < 0)
@@ -555,7 +555,7 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)
     return -1;
   /* as runc: sources are opened with our access, not the namespace's */
-  if (ic->userns && !is_rootless (g))
+  if (ic->userns && !is_rootless (ctx))
     ic->bind_fds = ar_mounts_open_binds (c->spec, c->st.bundle);
   return 0;
 }
@@ -564,10 +564,10 @@ prepare_init (struct ar_globals *g, const struct ar_create_opts *o, struct creat
  * killed between making it and committing state.json, delete --force still
  * finds it (state.json, once written, carries the path). */
 static int
-record_pending_cgroup (struct ar_globals *g, struct created *c, bool *has_cgroup, ar_error **err)
+record_pending_cgroup (struct ar_ctx *ctx, struct created *c, bool *has_cgroup, ar_error **err)
 {
   cleanup_free char *path = NULL;
-  if (ar_cgroup_resolve (g->cgroup_manager, c->st.id, c->spec->linux_, &path, err) < 0)
+  if (ar_cgroup_resolve (ctx->cgroup_manager, c->st.id, c->spec->linux_, &path, err) < 0)
     return -1;
   *has_cgroup = path != NULL;
   if (!path)
@@ -595,15 +595,15 @@ take_stdio (const int *stdio, int sock)
 }
 
 static int
-spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
+spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
        bool foreground, ar_error **err)
 {
   int sv[2];
-  const char *mgr = g->cgroup_manager;
+  const char *mgr = ctx->cgroup_manager;
   cleanup_close int cgfd = -1;
   bool has_cgroup;
-  if (record_pending_cgroup (g, c, &has_cgroup, err) < 0
-      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (g), &c->st.cgroup_path, &cgfd,
+  if (record_pending_cgroup (ctx, c, &has_cgroup, err) < 0
+      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd,
                                  err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -636,11 +636,11 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
   if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-                : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (g), &c->st.cgroup_path,
+                : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
                                     &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
-  struct parent_io io = { .g = g, .o = o, .c = c, .sock = sock, .foreground = foreground };
+  struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;
@@ -653,7 +653,7 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
 }
 
 static int
-create_internal (struct ar_globals *g, const struct ar_create_opts *o, bool foreground, struct created *c,
+create_internal (struct ar_ctx *ctx, const struct ar_create_opts *o, bool foreground, struct created *c,
                  ar_error **err)
 {
   cleanup_free char *config_abs = NULL;
@@ -670,29 +670,29 @@ create_internal (struct ar_globals *g, const struct ar_create_opts *o, bool fore
       ar_err (err, 0, "process.terminal is set: --console-socket is required when detached");
       goto out;
     }
-  if (ar_state_create (g->root, o->id, &c->lockfd, err) < 0)
+  if (ar_state_create (ctx->root, o->id, &c->lockfd, err) < 0)
     goto out;
   have_state = true;
   if (copy_file (config_abs, c->lockfd, AR_STATE_CONFIG, err) < 0)
     goto out;
-  c->st.config_path = xasprintf ("%s/%s/" AR_STATE_CONFIG, g->root, o->id);
+  c->st.config_path = xasprintf ("%s/%s/" AR_STATE_CONFIG, ctx->root, o->id);
   ar_fault_point ("create-after-state");
-  if (prepare_init (g, o, c, &ic, err) < 0 || spawn (g, o, c, &ic, foreground, err) < 0)
+  if (prepare_init (ctx, o, c, &ic, err) < 0 || spawn (ctx, o, c, &ic, foreground, err) < 0)
     goto out;
   r = 0;
 out:
   init_ctx_free (&ic);
   if (r < 0 && have_state)
-    undo_create (g, c);
+    undo_create (ctx, c);
   return r;
 }
 
 int
-ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_error **err)
+ar_container_create (struct ar_ctx *ctx, const struct ar_create_opts *o, ar_error **err)
 {
   struct created c;
   created_init (&c);
-  int r = create_internal (g, o, false, &c, err);
+  int r = create_internal (ctx, o, false, &c, err);
   created_free (&c);
   return r;
 }
@@ -802,14 +802,14 @@ start_locked (int dirfd, struct ar_cstate *st, const struct ar_spec *spec, ar_er
 }
 
 int
-ar_container_start (struct ar_globals *g, const char *id, ar_error **err)
+ar_container_start (struct ar_ctx *ctx, const char *id, ar_error **err)
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st;
   struct ar_spec *spec = NULL;
   int r;
 
-  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, true, &dirfd, err) < 0)
+  if (ar_validate_id (id, err) < 0 || ar_state_open (ctx->root, id, true, &dirfd, err) < 0)
     return -1;
   r = ar_cstate_read (dirfd, &st, err);
   if (r == 0)
@@ -828,7 +828,7 @@ ar_container_start (struct ar_globals *g, const char *id, ar_error **err)
 }
 
 int
-ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *status, ar_error **err)
+ar_container_run (struct ar_ctx *ctx, const struct ar_create_opts *o, int *status, ar_error **err)
 {
   struct created c;
   sigset_t old;
@@ -838,12 +838,12 @@ ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *sta
   created_init (&c);
   if (!o->detach && ar_signals_block (&old, err) < 0)
     return -1;
-  if (create_internal (g, o, !o->detach, &c, err) < 0)
+  if (create_internal (ctx, o, !o->detach, &c, err) < 0)
     goto out;
   if (start_locked (c.lockfd, &c.st, c.spec, err) < 0)
     {
       /* Created but never started: take it down as create would. */
-      undo_create (g, &c);
+      undo_create (ctx, &c);
       goto out;
     }
   if (o->detach)
@@ -858,7 +858,7 @@ ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *sta
   if (!o->keep)
     {
       cleanup_error ar_error *derr = NULL;
-      if (ar_container_delete_spec (g, o->id, true, c.spec, &derr) < 0)
+      if (ar_container_delete_spec (ctx, o->id, true, c.spec, &derr) < 0)
         ar_warn ("run: delete after exit: %s", derr->msg);
     }
 out:

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "cli.h"
+#include "context.h"
 #include "error.h"
 #include "signals.h"
 #include "model.h"
@@ -38,16 +38,16 @@ struct ar_spec;
 int ar_container_check (const struct ar_spec *s, const char *label, const char *bundle, char **rootfs,
                         ar_error **err);
 
-int ar_container_create (struct ar_globals *g, const struct ar_create_opts *o, ar_error **err);
-int ar_container_start (struct ar_globals *g, const char *id, ar_error **err);
+int ar_container_create (struct ar_ctx *ctx, const struct ar_create_opts *o, ar_error **err);
+int ar_container_start (struct ar_ctx *ctx, const char *id, ar_error **err);
 /* create + start; in the foreground forwards signals and stores the exit status
  * (128+N when killed by signal N) in *status, then deletes unless keep. */
-int ar_container_run (struct ar_globals *g, const struct ar_create_opts *o, int *status, ar_error **err);
-int ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err);
-int ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err);
+int ar_container_run (struct ar_ctx *ctx, const struct ar_create_opts *o, int *status, ar_error **err);
+int ar_container_kill (struct ar_ctx *ctx, const char *id, int sig, bool all, ar_error **err);
+int ar_container_delete (struct ar_ctx *ctx, const char *id, bool force, ar_error **err);
 /* The same, with the container's spec in hand (run, which created it):
  * its poststop hooks are taken from it instead of the config snapshot. */
-int ar_container_delete_spec (struct ar_globals *g, const char *id, bool force, const struct ar_spec *spec,
+int ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec,
                               ar_error **err);
 
 /* --pid-file: the pid goes to PATH.tmp, then a rename, so a reader never

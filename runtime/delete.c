@@ -16,9 +16,9 @@
 #include <time.h>
 
 static int
-open_state (struct ar_globals *g, const char *id, bool exclusive, int *dirfd, struct ar_cstate *st, ar_error **err)
+open_state (struct ar_ctx *ctx, const char *id, bool exclusive, int *dirfd, struct ar_cstate *st, ar_error **err)
 {
-  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, exclusive, dirfd, err) < 0)
+  if (ar_validate_id (id, err) < 0 || ar_state_open (ctx->root, id, exclusive, dirfd, err) < 0)
     return -1;
   int r = ar_cstate_read (*dirfd, st, err);
   if (r < 0)
@@ -40,11 +40,11 @@ send_signal (int pidfd, int sig)
 }
 
 int
-ar_container_kill (struct ar_globals *g, const char *id, int sig, bool all, ar_error **err)
+ar_container_kill (struct ar_ctx *ctx, const char *id, int sig, bool all, ar_error **err)
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st;
-  int r = open_state (g, id, false, &dirfd, &st, err);
+  int r = open_state (ctx, id, false, &dirfd, &st, err);
 
   if (r < 0)
     return -1;
@@ -157,26 +157,26 @@ remove_pending_cgroup (int dirfd, ar_error **err)
 }
 
 int
-ar_container_delete (struct ar_globals *g, const char *id, bool force, ar_error **err)
+ar_container_delete (struct ar_ctx *ctx, const char *id, bool force, ar_error **err)
 {
-  return ar_container_delete_spec (g, id, force, NULL, err);
+  return ar_container_delete_spec (ctx, id, force, NULL, err);
 }
 
 int
-ar_container_delete_spec (struct ar_globals *g, const char *id, bool force, const struct ar_spec *spec,
+ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec,
                           ar_error **err)
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st;
   /* Like runc and crun, `delete --force` of a container that is gone
    * succeeds: podman and conmon call it after a failed create. */
-  if (force && g->root && ar_validate_id (id, NULL) == 0)
+  if (force && ctx->root && ar_validate_id (id, NULL) == 0)
     {
-      cleanup_free char *path = xasprintf ("%s/%s", g->root, id);
+      cleanup_free char *path = xasprintf ("%s/%s", ctx->root, id);
       if (faccessat (AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
         return 0;
     }
-  int r = open_state (g, id, true, &dirfd, &st, err);
+  int r = open_state (ctx, id, true, &dirfd, &st, err);
 
   if (r < 0)
     return -1;
@@ -187,7 +187,7 @@ ar_container_delete_spec (struct ar_globals *g, const char *id, bool force, cons
         return ar_err (err, 0, "container \"%s\" is being created (use --force to remove a broken one)", id);
       if (remove_pending_cgroup (dirfd, err) < 0)
         return -1;
-      return ar_state_remove (g->root, id, err);
+      return ar_state_remove (ctx->root, id, err);
     }
   r = -1;
   const char *status = ar_cstate_status (dirfd, &st);
@@ -207,7 +207,7 @@ ar_container_delete_spec (struct ar_globals *g, const char *id, bool force, cons
   ar_fault_point ("delete-after-cgroup");
   run_poststop (&st, spec);
   ar_fault_point ("delete-before-remove");
-  if (ar_state_remove (g->root, id, err) < 0)
+  if (ar_state_remove (ctx->root, id, err) < 0)
     goto out;
   r = 0;
 out:

@@ -267,11 +267,11 @@ exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **
 }
 
 static int
-open_container (struct ar_globals *g, const char *id, bool ignore_paused, struct ar_cstate *st, struct ar_spec **spec,
+open_container (struct ar_ctx *ctx, const char *id, bool ignore_paused, struct ar_cstate *st, struct ar_spec **spec,
                 ar_error **err)
 {
   cleanup_close int dirfd = -1;
-  if (ar_validate_id (id, err) < 0 || ar_state_open (g->root, id, false, &dirfd, err) < 0)
+  if (ar_validate_id (id, err) < 0 || ar_state_open (ctx->root, id, false, &dirfd, err) < 0)
     return -1;
   int r = ar_cstate_read (dirfd, st, err);
   if (r <= 0)
@@ -336,7 +336,7 @@ undo_exec (struct exec_parent *ep)
 }
 
 int
-ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *status, ar_error **err)
+ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status, ar_error **err)
 {
   struct ar_cstate st = { 0 };
   struct ar_spec *spec = NULL;
@@ -349,7 +349,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
   int r = -1;
 
   *status = 0;
-  if (open_container (g, o->id, o->ignore_paused, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
+  if (open_container (ctx, o->id, o->ignore_paused, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
     goto out;
   x.p = &e.p;
   x.spec = spec;
@@ -359,7 +359,7 @@ ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *stat
       ar_err (err, 0, "exec: --tty with --detach needs --console-socket");
       goto out;
     }
-  if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile_cached (spec->linux_->seccomp, g->root, &x.prog, err) < 0)
+  if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile_cached (spec->linux_->seccomp, ctx->root, &x.prog, err) < 0)
     goto out;
   x.pidfd = ar_cstate_pidfd (&st);
   if (x.pidfd < 0)

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cli.h"
+#include "context.h"
 #include "error.h"
 
 struct ar_exec_opts {
@@ -30,6 +30,6 @@ struct ar_exec_opts {
 };
 
 /* In the foreground, *status gets the exit status (128+N on signal N). */
-int ar_container_exec (struct ar_globals *g, const struct ar_exec_opts *o, int *status, ar_error **err);
+int ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status, ar_error **err);
 
 #endif

@@ -382,7 +382,7 @@ print_json (const struct report *r, int crossed)
 }
 
 int
-ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *crossed, ar_error **err)
+ar_check_run (struct ar_ctx *ctx, struct ar_sandbox *sb, bool json, int *crossed, ar_error **err)
 {
   struct host_bits h = { .listen_fd = -1, .leak_fd = -1, .out_fd = -1, .unix_fd = -1 };
   struct report r = { 0 };
@@ -395,7 +395,7 @@ ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *cross
   if (ar_sandbox_prepare (sb, err) < 0 || ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0
       || host_setup (sb, &h, err) < 0)
     goto out;
-  if (ar_sandbox_run (g, sb, &status, err) < 0)
+  if (ar_sandbox_run (ctx, sb, &status, err) < 0)
     goto out;
   if (read_all (h.out_fd, &out, err) < 0)
     goto out;

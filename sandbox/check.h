@@ -6,12 +6,13 @@
 
 #include <stdbool.h>
 #include "cli.h"
+#include "context.h"
 #include "error.h"
 #include "sandbox.h"
 
 /* sb: options parsed, command not set. Prints the report on stdout. Returns
  * 0 with *crossed = number of probes that crossed (controls that failed
  * count), -1 when the sandbox itself could not run. */
-int ar_check_run (struct ar_globals *g, struct ar_sandbox *sb, bool json, int *crossed, ar_error **err);
+int ar_check_run (struct ar_ctx *ctx, struct ar_sandbox *sb, bool json, int *crossed, ar_error **err);
 
 #endif

@@ -533,11 +533,11 @@ parse_probe_args (int argc, char **argv, struct probe_args *a, ar_error **err)
 }
 
 int
-cmd_probe (struct ar_globals *g, int argc, char **argv)
+cmd_probe (struct ar_ctx *ctx, int argc, char **argv)
 {
   struct probe_args a = { .fd = -1, .deny_name = "example.com", .token = "x" };
   cleanup_error ar_error *err = NULL;
-  (void) g;
+  (void) ctx;
   /* first, before anything of ours can open a file */
   probe_fds (&a);
   if (parse_probe_args (argc, argv, &a, &err) < 0)

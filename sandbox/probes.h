@@ -8,6 +8,7 @@
 #define AR_PROBES_H
 
 #include "cli.h"
+#include "context.h"
 
 #define AR_PROBE_BIN "/run/agentrun/agentrun"   /* where check binds agentrun */
 #define AR_PROBE_CMD "__probe"
@@ -15,6 +16,6 @@
 /* Prefix of the files the write probes create ("<prefix><token>"). */
 #define AR_PROBE_FILE_PREFIX ".agentrun-probe-"
 
-int cmd_probe (struct ar_globals *g, int argc, char **argv);
+int cmd_probe (struct ar_ctx *ctx, int argc, char **argv);
 
 #endif

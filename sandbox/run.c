@@ -46,10 +46,10 @@
 /* Rootless with no cgroup the user may write, memory and CPU caps cannot
  * be had at all (an error), and the pids cap becomes RLIMIT_NPROC. */
 int
-ar_sandbox_fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err)
+ar_sandbox_fit_limits (struct ar_ctx *ctx, struct ar_sandbox *sb, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
-  if (!ar_rootless_detect (g->rootless) || ar_cgroup_usable (g->cgroup_manager, "sandbox", NULL))
+  if (!ar_rootless_detect (ctx->rootless) || ar_cgroup_usable (ctx->cgroup_manager, "sandbox", NULL))
     return 0;
   if (o->has_memory || o->has_cpus)
     return ar_err (err, 0, "%s needs a cgroup, and uid %u has no writable (delegated) cgroup here: drop it, or "
@@ -326,7 +326,7 @@ stop_relay (struct ar_sandbox *sb)
  * socket, and a stop signal that must end the command within the grace
  * time or the container is killed. */
 struct supervision {
-  struct ar_globals *g;
+  struct ar_ctx *ctx;
   struct ar_sandbox *sb;
   int sfd;               /* our INT/TERM/HUP signalfd: a signal ends a question */
   long long kill_at;
@@ -360,7 +360,7 @@ sup_expired (void *data)
   struct supervision *v = data;
   cleanup_error ar_error *kerr = NULL;
   ar_warn ("sandbox: the command did not stop after a signal: killing it");
-  if (ar_container_kill (v->g, v->sb->id, SIGKILL, true, &kerr) < 0)
+  if (ar_container_kill (v->ctx, v->sb->id, SIGKILL, true, &kerr) < 0)
     ar_warn ("sandbox: %s", kerr->msg);
   v->kill_at = ar_now_ms () + STOP_GRACE_MS;
 }
@@ -424,10 +424,10 @@ close_pipes (int stdio[3], struct ar_fg_pipes *fp)
 /* Create, start, wait and delete in this process: no runtime child (a
  * fork and an exit fewer at every start). */
 static int
-run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, int sfd, int *status,
+run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, int *status,
                ar_error **err)
 {
-  struct supervision v = { .g = g, .sb = sb, .sfd = sfd };
+  struct supervision v = { .ctx = ctx, .sb = sb, .sfd = sfd };
   struct ar_fg_pipes pipes = { -1, -1, -1 };
   int stdio[3] = { -1, -1, -1 };
   struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1, .readable = sup_readable,
@@ -439,7 +439,7 @@ run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, 
   if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0
       && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0
       && (sb->prof.terminal || terminal_pipes (stdio, &pipes, err) == 0))
-    r = ar_container_run (g, &co, status, err);
+    r = ar_container_run (ctx, &co, status, err);
   close_pipes (stdio, &pipes);
   restore_fd (out, STDOUT_FILENO);
   restore_fd (in, STDIN_FILENO);
@@ -449,13 +449,13 @@ run_container (struct ar_globals *g, struct ar_sandbox *sb, const char *bundle, 
 }
 
 static void
-cleanup (struct ar_globals *g, struct ar_sandbox *sb)
+cleanup (struct ar_ctx *ctx, struct ar_sandbox *sb)
 {
-  cleanup_free char *state = g->root && sb->id ? xasprintf ("%s/%s", g->root, sb->id) : NULL;
+  cleanup_free char *state = ctx->root && sb->id ? xasprintf ("%s/%s", ctx->root, sb->id) : NULL;
   if (state && access (state, F_OK) == 0)
     {
       cleanup_error ar_error *derr = NULL;
-      if (ar_container_delete (g, sb->id, true, &derr) < 0)
+      if (ar_container_delete (ctx, sb->id, true, &derr) < 0)
         ar_warn ("sandbox cleanup: delete %s: %s", sb->id, derr->msg);
     }
   ar_asker_close (&sb->asker);
@@ -472,7 +472,7 @@ cleanup (struct ar_globals *g, struct ar_sandbox *sb)
 /* In the janitor, after our death: the same removal, with its copy of
  * what we knew (the relay is gone by its parent-death signal). */
 struct undo {
-  struct ar_globals *g;
+  struct ar_ctx *ctx;
   struct ar_sandbox *sb;
 };
 
@@ -481,7 +481,7 @@ undo_after_death (void *data)
 {
   struct undo *u = data;
   u->sb->relay_pid = -1;
-  cleanup (u->g, u->sb);
+  cleanup (u->ctx, u->sb);
 }
 
 static int
@@ -497,7 +497,7 @@ pending_stop (const sigset_t *set)
 }
 
 int
-ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_error **err)
+ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error **err)
 {
   sigset_t set, old;
   sigemptyset (&set);
@@ -510,14 +510,14 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
    * no sealed copy (it would cost a copy and an exec on every start) */
   if (ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0)
     return -1;
-  if (ar_sandbox_check_userns (err) < 0 || ar_sandbox_fit_limits (g, sb, err) < 0)
+  if (ar_sandbox_check_userns (err) < 0 || ar_sandbox_fit_limits (ctx, sb, err) < 0)
     return -1;
-  struct ar_globals run_g = *g;
-  g = &run_g;
+  struct ar_ctx run_ctx = *ctx;
+  ctx = &run_ctx;
   if (pids_cap_only (sb))
     {
       sb->prof.pids_rlimit = true;
-      run_g.cgroup_manager = "disabled";
+      run_ctx.cgroup_manager = "disabled";
     }
   /* from here a ^C or a kill is held until we can act on it, so that
    * whatever was made gets removed */
@@ -526,7 +526,7 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
   cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   cleanup_free char *bundle = NULL, *relay_dir = NULL;
   struct ar_janitor janitor = { .fd = -1 };
-  struct undo undo = { .g = g, .sb = sb };
+  struct undo undo = { .ctx = ctx, .sb = sb };
   int r = -1, sig;
   if (sfd < 0)
     {
@@ -535,10 +535,10 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
     }
   if (make_tmpdir (sb, err) < 0 || ar_janitor_start (&janitor, undo_after_death, &undo, err) < 0)
     goto out;
-  if (!run_g.root && make_private_root (sb, err) < 0)
+  if (!run_ctx.root && make_private_root (sb, err) < 0)
     goto out;
-  if (!run_g.root)
-    run_g.root = sb->state_root;
+  if (!run_ctx.root)
+    run_ctx.root = sb->state_root;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
   bool net = (sb->prof.n_allow > 0 || sb->ask) && !sb->prof.no_network;
@@ -566,10 +566,10 @@ ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_err
       r = 0;
       goto out;
     }
-  r = run_container (g, sb, bundle, sfd, status, err);
+  r = run_container (ctx, sb, bundle, sfd, status, err);
   ar_asker_summary (&sb->asker, sb);
 out:
-  cleanup (g, sb);
+  cleanup (ctx, sb);
   ar_janitor_dismiss (&janitor);
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;

@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "asker.h"
 #include "cli.h"
+#include "context.h"
 #include "error.h"
 
 /* Option ids of the sandbox options; commands that embed them use ids below
@@ -133,12 +134,12 @@ int ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err);
 int ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err);
 /* The whole run: private folder, bundle, relay, container in the foreground,
  * signals forwarded, cleanup. *status is the command's exit status. */
-int ar_sandbox_run (struct ar_globals *g, struct ar_sandbox *sb, int *status, ar_error **err);
+int ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error **err);
 /* The exit status when the sandbox could not run the command. */
 #define AR_SANDBOX_FAILED 125
 /* Rootless with no cgroup the user may write: memory and CPU caps are an
  * error, the pids cap becomes RLIMIT_NPROC. */
-int ar_sandbox_fit_limits (struct ar_globals *g, struct ar_sandbox *sb, ar_error **err);
+int ar_sandbox_fit_limits (struct ar_ctx *ctx, struct ar_sandbox *sb, ar_error **err);
 
 /* Host policies that forbid user namespaces: 0 when none, else -1 with a
  * message saying what to change. */
