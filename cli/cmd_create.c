@@ -3,7 +3,6 @@
 #include "cmd_common.h"
 #include "commands.h"
 #include "log.h"
-#include "selfexe.h"
 #include "util.h"
 
 #include <limits.h>
@@ -95,8 +94,7 @@ cmd_create (struct ar_ctx *ctx, int argc, char **argv)
   cleanup_error ar_error *err = NULL;
   struct ar_create_opts o;
 
-  if (ar_parse_create_opts ("create", argc, argv, false, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
-      || ar_container_create (ctx, &o, &err) < 0)
+  if (ar_parse_create_opts ("create", argc, argv, false, &o, &err) < 0 || ar_container_create (ctx, &o, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return 0;
 }

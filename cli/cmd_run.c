@@ -2,7 +2,6 @@
 #include "config.h"
 #include "cmd_common.h"
 #include "commands.h"
-#include "selfexe.h"
 #include "util.h"
 
 int
@@ -12,8 +11,7 @@ cmd_run (struct ar_ctx *ctx, int argc, char **argv)
   struct ar_create_opts o;
   int status = 0;
 
-  if (ar_parse_create_opts ("run", argc, argv, true, &o, &err) < 0 || ar_selfexe_ensure_sealed (&err) < 0
-      || ar_container_run (ctx, &o, &status, &err) < 0)
+  if (ar_parse_create_opts ("run", argc, argv, true, &o, &err) < 0 || ar_container_run (ctx, &o, &status, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return status;
 }

@@ -160,6 +160,54 @@ ar_container_check (const struct ar_spec *s, const char *label, const char *bund
   return 0;
 }
 
+static bool
+no_caps (const struct ar_caps *c)
+{
+  return !c || (!c->n_bounding && !c->n_effective && !c->n_inheritable && !c->n_permitted && !c->n_ambient);
+}
+
+/* The spec's side of opts.one_uid: a new user namespace mapping that uid
+ * alone (and one gid), a process with no capability in any set and
+ * no_new_privs. Then nothing in the container holds more than that uid's
+ * own permission bits over the host's files: root of the namespace maps to
+ * no one else, and no exec can raise what no_new_privs caps. */
+static bool
+confined_to (const struct ar_spec *s, uid_t uid)
+{
+  const struct ar_linux *l = s->linux_;
+  if (!l || !s->process || !no_caps (s->process->capabilities) || !s->process->no_new_privileges)
+    return false;
+  bool own_userns = false;
+  for (size_t i = 0; i < l->n_namespaces; i++)
+    if (l->namespaces[i].type == AR_NS_USER)
+      own_userns = !l->namespaces[i].path;
+  return own_userns && l->n_uid_mappings == 1 && l->uid_mappings[0].size == 1
+         && l->uid_mappings[0].host_id == uid && l->n_gid_mappings == 1 && l->gid_mappings[0].size == 1;
+}
+
+/* CVE-2019-5736 (selfexe.h), before anything exists to lose: re-execute
+ * from the sealed copy, or, for one_uid, only make sure none is needed. */
+static int
+seal_self (const struct ar_create_opts *o, ar_error **err)
+{
+  return o->one_uid ? 0 : ar_selfexe_ensure_sealed (err);
+}
+
+static int
+check_one_uid (const struct ar_create_opts *o, const struct ar_spec *s, ar_error **err)
+{
+  if (!o->one_uid)
+    return 0;
+  if (!confined_to (s, o->uid))
+    return ar_err (err, 0, "the container is not confined to uid %u alone (its own user namespace mapping only "
+                   "it, no capabilities, no_new_privs): it must run from a sealed copy of agentrun",
+                   (unsigned) o->uid);
+  if (!ar_selfexe_safe_for (o->uid))
+    return ar_err (err, 0, "uid %u could write the agentrun binary and this process does not run from a sealed "
+                   "copy of it", (unsigned) o->uid);
+  return 0;
+}
+
 /* Load and check everything that needs no process yet. */
 static int
 load_bundle (const struct ar_create_opts *o, struct created *c, char **config_abs, ar_error **err)
@@ -663,7 +711,7 @@ create_internal (struct ar_ctx *ctx, const struct ar_create_opts *o, bool foregr
 
   for (int i = 0; i < AR_NS_N; i++)
     ic.ns_fds[i] = -1;
-  if (load_bundle (o, c, &config_abs, err) < 0)
+  if (load_bundle (o, c, &config_abs, err) < 0 || check_one_uid (o, c->spec, err) < 0)
     goto out;
   if (c->spec->process->terminal && !o->console_socket && !foreground)
     {
@@ -691,6 +739,8 @@ int
 ar_container_create (struct ar_ctx *ctx, const struct ar_create_opts *o, ar_error **err)
 {
   struct created c;
+  if (seal_self (o, err) < 0)
+    return -1;
   created_init (&c);
   int r = create_internal (ctx, o, false, &c, err);
   created_free (&c);
@@ -835,6 +885,8 @@ ar_container_run (struct ar_ctx *ctx, const struct ar_create_opts *o, int *statu
   int r = -1;
 
   *status = 0;
+  if (seal_self (o, err) < 0)
+    return -1;
   created_init (&c);
   if (!o->detach && ar_signals_block (&old, err) < 0)
     return -1;

@@ -27,6 +27,16 @@ struct ar_create_opts {
                                   written anywhere (the sandbox's pass-through variables) */
   size_t n_exec_env;
   const int *stdio;            /* [3]: fds the container gets as 0, 1, 2 (-1: ours); NULL: ours */
+  /* CVE-2019-5736 (selfexe.h): create and run start by re-executing this
+   * process from a sealed copy of its binary. A caller whose container is
+   * one unprivileged uid (one uid and one gid mapped, no capability,
+   * no_new_privs: the sandbox) sets one_uid: the copy is then needed only
+   * when that uid could write the binary, and the caller has made it
+   * (ar_selfexe_seal_unless_unwritable) before it set up anything a re-exec
+   * would lose. Create never re-executes then: a copy still needed, or a
+   * config that is not so confined, is an error. */
+  bool one_uid;
+  uid_t uid;
 };
 
 /* Everything create judges before it touches the system, also run by

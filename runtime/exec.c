@@ -1,6 +1,7 @@
 /* exec: join a running container and run one more process in it. */
 #include "config.h"
 #include "exec.h"
+#include "selfexe.h"
 #include "fault.h"
 #include "caps.h"
 #include "container.h"
@@ -349,6 +350,10 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
   int r = -1;
 
   *status = 0;
+  /* CVE-2019-5736 (selfexe.h): a process --cap and --user can make anything
+   * must find no writable binary behind /proc/<our pid>/exe */
+  if (ar_selfexe_ensure_sealed (err) < 0)
+    return -1;
   if (open_container (ctx, o->id, o->ignore_paused, &st, &spec, err) < 0 || build_process (o, spec, &e, err) < 0)
     goto out;
   x.p = &e.p;

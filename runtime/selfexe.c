@@ -131,6 +131,12 @@ ar_selfexe_seal_unless_unwritable (uid_t uid, ar_error **err)
   return ar_selfexe_ensure_sealed (err);
 }
 
+bool
+ar_selfexe_safe_for (uid_t uid)
+{
+  return !exe_writable_by (uid) || already_sealed ();
+}
+
 char *
 ar_selfexe_path (void)
 {

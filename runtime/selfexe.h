@@ -1,10 +1,12 @@
 /* CVE-2019-5736: a container process that can open /proc/<runtime pid>/exe
- * for writing could overwrite the host's agentrun binary. Commands that
- * create or join a container first re-execute themselves from a sealed
- * memfd copy, so /proc/self/exe is an unwritable anonymous file. */
+ * for writing could overwrite the host's agentrun binary. The container
+ * library's create, run and exec first re-execute the process from a sealed
+ * memfd copy (container.c, exec.c), so /proc/self/exe is an unwritable
+ * anonymous file. */
 #ifndef AR_SELFEXE_H
 #define AR_SELFEXE_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include "error.h"
 
@@ -21,6 +23,10 @@ int ar_selfexe_ensure_sealed (ar_error **err);
  * other-writable, an ACL) is run from the sealed copy. Bundles given to
  * create/run/exec can ask for any uid and capability: they always seal. */
 int ar_selfexe_seal_unless_unwritable (uid_t uid, ar_error **err);
+
+/* What ar_selfexe_seal_unless_unwritable would leave as it is: true when
+ * running sealed, or when uid could not open the binary for writing. */
+bool ar_selfexe_safe_for (uid_t uid);
 
 /* The path of this program's file (caller frees; NULL with errno): the one
  * re-executed from when running from the sealed copy, whose own

@@ -434,7 +434,8 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
                            .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v,
                            .pipes = &pipes };
   struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true,
-                               .exec_env = sb->pass_env, .n_exec_env = sb->n_pass_env, .stdio = stdio };
+                               .exec_env = sb->pass_env, .n_exec_env = sb->n_pass_env, .stdio = stdio,
+                               .one_uid = true, .uid = sb->prof.uid };
   int out = -1, in = -1, r = -1;
   if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0
       && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0
@@ -507,7 +508,8 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
   *status = AR_SANDBOX_FAILED;
   /* CVE-2019-5736 (selfexe.h): what runs inside has one uid, no
    * capabilities and no_new_privs, so a binary that uid cannot write needs
-   * no sealed copy (it would cost a copy and an exec on every start) */
+   * no sealed copy (it would cost a copy and an exec on every start). Here,
+   * before anything is made: the run (one_uid) only checks it. */
   if (ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0)
     return -1;
   if (ar_sandbox_check_userns (err) < 0 || ar_sandbox_fit_limits (ctx, sb, err) < 0)
