@@ -44,6 +44,25 @@ ar_err (ar_error **err, int errnum, const char *fmt, ...)
 }
 
 int
+ar_err_coded (ar_error **err, int errnum, int code, const char *fmt, ...)
+{
+  va_list ap;
+  char *msg;
+
+  if (!err || *err)
+    return -1;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  *err = xmalloc0 (sizeof **err);
+  (*err)->errnum = errnum;
+  (*err)->code = code;
+  (*err)->msg = msg;
+  return -1;
+}
+
+int
 ar_err_prefix (ar_error **err, const char *fmt, ...)
 {
   va_list ap;

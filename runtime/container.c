@@ -166,13 +166,8 @@ no_caps (const struct ar_caps *c)
   return !c || (!c->n_bounding && !c->n_effective && !c->n_inheritable && !c->n_permitted && !c->n_ambient);
 }
 
-/* The spec's side of opts.one_uid: a new user namespace mapping that uid
- * alone (and one gid), a process with no capability in any set and
- * no_new_privs. Then nothing in the container holds more than that uid's
- * own permission bits over the host's files: root of the namespace maps to
- * no one else, and no exec can raise what no_new_privs caps. */
-static bool
-confined_to (const struct ar_spec *s, uid_t uid)
+bool
+ar_container_confined_to (const struct ar_spec *s, uid_t uid)
 {
   const struct ar_linux *l = s->linux_;
   if (!l || !s->process || !no_caps (s->process->capabilities) || !s->process->no_new_privileges)
@@ -198,7 +193,7 @@ check_one_uid (const struct ar_create_opts *o, const struct ar_spec *s, ar_error
 {
   if (!o->one_uid)
     return 0;
-  if (!confined_to (s, o->uid))
+  if (!ar_container_confined_to (s, o->uid))
     return ar_err (err, 0, "the container is not confined to uid %u alone (its own user namespace mapping only "
                    "it, no capabilities, no_new_privs): it must run from a sealed copy of agentrun",
                    (unsigned) o->uid);

@@ -48,6 +48,13 @@ struct ar_spec;
 int ar_container_check (const struct ar_spec *s, const char *label, const char *bundle, char **rootfs,
                         ar_error **err);
 
+/* The config's side of ar_create_opts.one_uid: a user namespace of its own
+ * mapping uid alone (and one gid), a process with no capability in any set
+ * and no_new_privs. Then nothing in the container holds more than that
+ * uid's own permission bits over the host's files: root of the namespace is
+ * no one else, and no exec can raise what no_new_privs holds down. */
+bool ar_container_confined_to (const struct ar_spec *s, uid_t uid);
+
 int ar_container_create (struct ar_ctx *ctx, const struct ar_create_opts *o, ar_error **err);
 int ar_container_start (struct ar_ctx *ctx, const char *id, ar_error **err);
 /* create + start; in the foreground forwards signals and stores the exit status

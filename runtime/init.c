@@ -90,7 +90,7 @@ fail_late (ar_error *err)
         _exit (1);
     }
   dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
-  _exit (err && err->msg && strstr (err->msg, "executable file not found") ? 127 : err && err->msg && strstr (err->msg, "permission denied") ? 126 : 1);
+  _exit (err ? ar_process_exit_status (err->code, err->errnum) : 1);
 }
 
 static void

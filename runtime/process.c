@@ -340,13 +340,13 @@ ar_process_lookup (const struct ar_process *p, char **path, ar_error **err)
       if (!is_executable_file (name, &why))
         {
           if (why == EACCES)
-            return ar_err (err, 0, "exec: \"%s\": permission denied", name);
+            return ar_err_coded (err, why, AR_STEP_LOOKUP, "exec: \"%s\": permission denied", name);
           /* Go's errno words, lower case: Docker maps "no such file or
            * directory" in the runtime's message to exit status 127. */
           char reason[128];
           snprintf (reason, sizeof reason, "%s", strerror (why));
           reason[0] = (char) tolower ((unsigned char) reason[0]);
-          return ar_err (err, 0, "exec: \"%s\": stat %s: %s", name, name, reason);
+          return ar_err_coded (err, why, AR_STEP_LOOKUP, "exec: \"%s\": stat %s: %s", name, name, reason);
         }
       *path = xstrdup (name);
       return 0;
@@ -366,8 +366,19 @@ ar_process_lookup (const struct ar_process *p, char **path, ar_error **err)
         denied = true;
     }
   if (denied)
-    return ar_err (err, 0, "exec: \"%s\": permission denied", name);
-  return ar_err (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
+    return ar_err_coded (err, EACCES, AR_STEP_LOOKUP, "exec: \"%s\": permission denied", name);
+  return ar_err_coded (err, ENOENT, AR_STEP_LOOKUP, "exec: \"%s\": executable file not found in $PATH", name);
+}
+
+int
+ar_process_exit_status (int step, int errnum)
+{
+  if ((step == AR_STEP_LOOKUP || step == AR_STEP_EXECVE) && errnum == EACCES)
+    return 126;
+  /* at execve the file was there: ENOENT names a missing interpreter */
+  if (step == AR_STEP_LOOKUP && (errnum == ENOENT || errnum == ENOTDIR))
+    return 127;
+  return 1;
 }
 
 int
@@ -474,6 +485,6 @@ ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp
   execve (path, p->args, p->env ? p->env : (char *[]) { NULL });
   int e = errno;
   if (e == EACCES)
-    return ar_err (err, 0, "exec: \"%s\": permission denied", p->args[0]);
-  return ar_err (err, e, "exec %s", path);
+    return ar_err_coded (err, e, AR_STEP_EXECVE, "exec: \"%s\": permission denied", p->args[0]);
+  return ar_err_coded (err, e, AR_STEP_EXECVE, "exec %s: %s", path, strerror (e));
 }

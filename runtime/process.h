@@ -26,8 +26,18 @@ int ar_process_setup_ipc_sysctl (const struct ar_spec *spec, ar_error **err);
 int ar_process_setup_limits (const struct ar_process *p, const struct ar_personality *pers, ar_error **err);
 /* cwd, created when missing (as root, before the user switch). */
 int ar_process_setup_cwd (const struct ar_process *p, ar_error **err);
-/* args[0] through the process's PATH; runc's wording on failure. */
+/* args[0] through the process's PATH; runc's wording on failure, with
+ * err->errnum (ENOENT, EACCES...) and err->code AR_STEP_LOOKUP. */
 int ar_process_lookup (const struct ar_process *p, char **path, ar_error **err);
+
+/* The steps err->code names for ar_process_exit_status. */
+enum { AR_STEP_LOOKUP = 1, AR_STEP_EXECVE };
+/* The exit status of a container process whose command could not be
+ * started, from the step that failed and its errno, as a shell has it and
+ * Docker reads it: 127 when the lookup found no such file, 126 when the file
+ * was found but may not be executed (EACCES from the lookup or from
+ * execve), 1 for anything else (any other step, another errno). */
+int ar_process_exit_status (int step, int errnum);
 /* additionalGids, gid, uid (keeping capabilities across it), umask. */
 int ar_process_set_user (const struct ar_process *p, ar_error **err);
 /* What the caller adds to the last steps (any callback may be NULL). */

@@ -1,15 +1,20 @@
 /* Unit tests of pure parts of the container library: the cgroup v2
  * conversions, the blkio and memory writers of v1 and v2 (recorded as a
  * plan of writes, so no cgroup is touched), the device rules a container
- * gets, and the key of the compiled seccomp filter cache. */
+ * gets, the key of the compiled seccomp filter cache, the exit status of a
+ * command that could not start, and which configs run one unprivileged uid
+ * (the sealed re-exec). */
 #include "config.h"
 #include "tap.h"
 #include "cgroups_internal.h"
+#include "container.h"
 #include "error.h"
+#include "process.h"
 #include "seccomp_cache.h"
 #include "sha256.h"
 #include "spec.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -321,6 +326,103 @@ test_seccomp_key (void)
                "rules split in two");
 }
 
+static void
+test_exit_status (void)
+{
+  is_int (ar_process_exit_status (AR_STEP_LOOKUP, ENOENT), 127, "lookup: no such command -> 127");
+  is_int (ar_process_exit_status (AR_STEP_LOOKUP, ENOTDIR), 127, "lookup: a path through a file -> 127");
+  is_int (ar_process_exit_status (AR_STEP_LOOKUP, EACCES), 126, "lookup: found, not executable -> 126");
+  is_int (ar_process_exit_status (AR_STEP_EXECVE, EACCES), 126, "execve: EACCES -> 126");
+  is_int (ar_process_exit_status (AR_STEP_EXECVE, ENOENT), 1, "execve: ENOENT (the interpreter) -> 1");
+  is_int (ar_process_exit_status (AR_STEP_EXECVE, ENOEXEC), 1, "execve: ENOEXEC -> 1");
+  is_int (ar_process_exit_status (0, EACCES), 1, "another step's EACCES -> 1");
+  is_int (ar_process_exit_status (0, 0), 1, "no step, no errno -> 1");
+
+  /* the error object carries them, and the words stay the caller's */
+  ar_error *err = NULL;
+  ar_err_coded (&err, EACCES, AR_STEP_EXECVE, "exec: \"%s\": permission denied", "/x");
+  is_str (err->msg, "exec: \"/x\": permission denied", "ar_err_coded appends no strerror");
+  is_int (err->errnum, EACCES, "ar_err_coded keeps errnum");
+  is_int (err->code, AR_STEP_EXECVE, "ar_err_coded keeps the step");
+  ar_err_coded (&err, ENOENT, AR_STEP_LOOKUP, "second");
+  is_str (err->msg, "exec: \"/x\": permission denied", "ar_err_coded keeps the first error");
+  ar_error_free (err);
+  err = NULL;
+  ar_err (&err, ENOENT, "open x");
+  is_int (err->code, 0, "ar_err names no step");
+  ar_error_free (err);
+
+  /* what ar_process_lookup says, with a PATH that has no such command */
+  struct ar_spec *s = parse ("{\"namespaces\": [{\"type\": \"mount\"}]}");
+  char *path = NULL;
+  free (s->process->args[0]);
+  s->process->args[0] = strdup ("agentrun-unit-no-such-command");
+  err = NULL;
+  ok (ar_process_lookup (s->process, &path, &err) < 0, "lookup of a missing command fails");
+  is_int (ar_process_exit_status (err->code, err->errnum), 127, "... and its error maps to 127");
+  ok (strstr (err->msg, "executable file not found in $PATH") != NULL, "... in runc's words");
+  ar_error_free (err);
+  ar_spec_free (s);
+}
+
+static struct ar_spec *
+parse_process (const char *process_extra, const char *linux_json)
+{
+  char buf[4096];
+  ar_error *err = NULL;
+  struct ar_spec *s = NULL;
+  snprintf (buf, sizeof buf,
+            "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+            " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 1000, \"gid\": 1000}%s},"
+            " \"linux\": %s}",
+            process_extra, linux_json);
+  if (ar_spec_parse (buf, strlen (buf), "config.json", &s, &err) < 0)
+    {
+      printf ("Bail out! %s\n", err->msg);
+      exit (1);
+    }
+  return s;
+}
+
+static void
+confined (const char *process_extra, const char *linux_json, uid_t uid, bool want, const char *what)
+{
+  struct ar_spec *s = parse_process (process_extra, linux_json);
+  ok (ar_container_confined_to (s, uid) == want, "%s: %s", want ? "one uid" : "not one uid", what);
+  ar_spec_free (s);
+}
+
+#define NO_CAPS ", \"noNewPrivileges\": true, \"capabilities\": {\"bounding\": [], \"effective\": []," \
+                " \"inheritable\": [], \"permitted\": [], \"ambient\": []}"
+#define USERNS(uidmap, gidmap) \
+  "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\"}], \"uidMappings\": [" uidmap "]," \
+  " \"gidMappings\": [" gidmap "]}"
+#define MAP(c, h, n) "{\"containerID\": " #c ", \"hostID\": " #h ", \"size\": " #n "}"
+
+static void
+test_confined (void)
+{
+  confined (NO_CAPS, USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, true, "the sandbox's config");
+  confined (NO_CAPS, USERNS (MAP (0, 1000, 1), MAP (0, 1000, 1)), 1000, true, "root of the namespace mapped to it");
+  confined (", \"noNewPrivileges\": true", USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, true,
+            "no capabilities object at all (none are given)");
+  confined (NO_CAPS, USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1001, false, "another uid mapped");
+  confined (NO_CAPS, USERNS (MAP (0, 1000, 2), MAP (1000, 1000, 1)), 1000, false, "two uids mapped");
+  confined (NO_CAPS, USERNS (MAP (1000, 1000, 1) "," MAP (0, 0, 1), MAP (1000, 1000, 1)), 1000, false,
+            "a second uid mapping");
+  confined (NO_CAPS, USERNS (MAP (1000, 1000, 1), MAP (0, 1000, 10)), 1000, false, "ten gids mapped");
+  confined (", \"capabilities\": {}", USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false,
+            "no no_new_privs");
+  confined (", \"noNewPrivileges\": true, \"capabilities\": {\"bounding\": [\"CAP_CHOWN\"]}",
+            USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false, "a capability in bounding");
+  confined (", \"noNewPrivileges\": true, \"capabilities\": {\"ambient\": [\"CAP_NET_RAW\"]}",
+            USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false, "a capability in ambient");
+  confined (NO_CAPS, "{\"namespaces\": [{\"type\": \"mount\"}]}", 1000, false, "no user namespace");
+  confined (NO_CAPS,
+            "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\", \"path\": \"/proc/1/ns/user\"}]}",
+            1000, false, "a user namespace joined, not its own");
+}
+
 int
 main (void)
 {
@@ -336,5 +438,7 @@ main (void)
   rmdir (cgdir);
   test_device_rules ();
   test_seccomp_key ();
+  test_exit_status ();
+  test_confined ();
   return done_testing ();
 }
