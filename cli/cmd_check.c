@@ -43,7 +43,7 @@ cmd_check (struct ar_ctx *ctx, int argc, char **argv)
   struct ar_sandbox sb;
   bool json = false;
   int first, crossed = 0, r = 125;
-  const struct ar_sb_cmd c = { .name = "check", .own = own, .n_own = ARRAY_SIZE (own), .usage = check_usage,
+  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own), .usage = check_usage,
                                .own_opt = check_opt, .data = &json, .drop_id = AR_SB_BUNDLE };
   ar_sandbox_init (&sb);
   int pr = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
@@ -56,12 +56,12 @@ cmd_check (struct ar_ctx *ctx, int argc, char **argv)
     ar_err (&err, 0, "unexpected argument \"%s\" (check runs its own probes)", argv[first]);
   if (err)
     {
-      ar_log (AR_LOG_ERROR, "check: %s", err->msg);
+      ar_log_error (ar_steal_ptr (err));
       r = 2;
       goto done;
     }
   if (ar_check_run (ctx, &sb, json, &crossed, &err) < 0)
-    ar_log (AR_LOG_ERROR, "check: %s", err->msg);
+    ar_log_error (ar_steal_ptr (err));
   else
     r = crossed ? 1 : 0;
 done:

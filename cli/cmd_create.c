@@ -33,12 +33,12 @@ ar_cmd_fail (ar_error *err)
 }
 
 int
-ar_one_id (const char *cmd, struct ar_optparser *p, const char **id, ar_error **err)
+ar_one_id (struct ar_optparser *p, const char **id, ar_error **err)
 {
   if (p->i >= p->argc)
-    return ar_err (err, 0, "%s: missing container id", cmd);
+    return ar_err (err, 0, "missing container id");
   if (p->i + 1 < p->argc)
-    return ar_err (err, 0, "%s: unexpected argument \"%s\"", cmd, p->argv[p->i + 1]);
+    return ar_err (err, 0, "unexpected argument \"%s\"", p->argv[p->i + 1]);
   *id = p->argv[p->i];
   return 0;
 }
@@ -50,12 +50,12 @@ flag_value (const char *arg)
 }
 
 int
-ar_parse_create_opts (const char *cmd, int argc, char **argv, bool run, struct ar_create_opts *o, ar_error **err)
+ar_parse_create_opts (int argc, char **argv, bool run, struct ar_create_opts *o, ar_error **err)
 {
   static struct ar_opt create_opts[ARRAY_SIZE (run_opts) - N_RUN_ONLY];
   if (!create_opts[0].name)
     memcpy (create_opts, run_opts, sizeof create_opts - sizeof *create_opts);   /* last: the NULL end */
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = run ? run_opts : create_opts, .cmd = cmd };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = run ? run_opts : create_opts };
   unsigned long long n;
   const char *arg;
   int id;
@@ -85,7 +85,7 @@ ar_parse_create_opts (const char *cmd, int argc, char **argv, bool run, struct a
       }
   if (id < 0)
     return -1;
-  return ar_one_id (cmd, &p, &o->id, err);
+  return ar_one_id (&p, &o->id, err);
 }
 
 int
@@ -94,7 +94,7 @@ cmd_create (struct ar_ctx *ctx, int argc, char **argv)
   cleanup_error ar_error *err = NULL;
   struct ar_create_opts o;
 
-  if (ar_parse_create_opts ("create", argc, argv, false, &o, &err) < 0 || ar_container_create (ctx, &o, &err) < 0)
+  if (ar_parse_create_opts (argc, argv, false, &o, &err) < 0 || ar_container_create (ctx, &o, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return 0;
 }

@@ -10,14 +10,14 @@ int
 cmd_delete (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = delete_opts, .cmd = "delete" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = delete_opts };
   const char *arg, *id;
   bool force = false;
   int o;
 
   while ((o = ar_opt_next (&p, &arg, &err)) > 0)
     force = !arg || strcmp (arg, "false") != 0;
-  if (o < 0 || ar_one_id ("delete", &p, &id, &err) < 0 || ar_container_delete (ctx, id, force, &err) < 0)
+  if (o < 0 || ar_one_id (&p, &id, &err) < 0 || ar_container_delete (ctx, id, force, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return 0;
 }

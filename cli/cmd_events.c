@@ -31,13 +31,13 @@ parse_duration (const char *s, long *ms, ar_error **err)
   double total = 0;
   const char *p = s;
   if (!*p)
-    return ar_err (err, 0, "events: --interval: empty duration");
+    return ar_err (err, 0, "--interval: empty duration");
   while (*p)
     {
       char *end;
       double v = strtod (p, &end);
       if (end == p || v < 0)
-        return ar_err (err, 0, "events: --interval: \"%s\" is not a duration", s);
+        return ar_err (err, 0, "--interval: \"%s\" is not a duration", s);
       p = end;
       double unit;
       if (strncmp (p, "ms", 2) == 0) unit = 1, p += 2;
@@ -45,11 +45,11 @@ parse_duration (const char *s, long *ms, ar_error **err)
       else if (*p == 'm') unit = 60000, p++;
       else if (*p == 'h') unit = 3600000, p++;
       else
-        return ar_err (err, 0, "events: --interval: \"%s\" needs a unit (ms, s, m, h)", s);
+        return ar_err (err, 0, "--interval: \"%s\" needs a unit (ms, s, m, h)", s);
       total += v * unit;
     }
   if (total < 1 || total > 86400000.0 * 365)
-    return ar_err (err, 0, "events: --interval: \"%s\" is out of range", s);
+    return ar_err (err, 0, "--interval: \"%s\" is out of range", s);
   *ms = (long) (total + 0.5);
   return 0;
 }
@@ -71,7 +71,7 @@ stream (const struct ar_cstate *st, long interval_ms, ar_error **err)
   cleanup_close int pidfd = ar_cstate_pidfd (st);
   cleanup_error ar_error *oom_err = NULL;
   if (pidfd < 0)
-    return ar_err (err, 0, "events: container \"%s\" is not running", st->id);
+    return ar_err (err, 0, "container \"%s\" is not running", st->id);
   bool have_oom = ar_cgroup_oom_open (st->cgroup_path, &w, &oom_err) == 0;
   if (!have_oom)
     ar_warn ("events: no OOM notifications: %s", oom_err->msg);
@@ -101,7 +101,7 @@ stream (const struct ar_cstate *st, long interval_ms, ar_error **err)
       int r = poll (pf, 2, (int) wait);
       if (r < 0 && errno != EINTR)
         {
-          ret = ar_err (err, errno, "events: poll");
+          ret = ar_err (err, errno, "poll");
           break;
         }
       unsigned long long n = 0;
@@ -120,7 +120,7 @@ stream (const struct ar_cstate *st, long interval_ms, ar_error **err)
 int
 cmd_events (struct ar_ctx *ctx, int argc, char **argv)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = events_opts, .cmd = "events" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = events_opts };
   cleanup_error ar_error *err = NULL;
   cleanup_close int dirfd = -1;
   struct ar_cstate st = { 0 };
@@ -141,12 +141,12 @@ cmd_events (struct ar_ctx *ctx, int argc, char **argv)
         return 0;
       }
   if (!err && opt == 0 && p.i + 1 != argc)
-    ar_err (&err, 0, "events: expected exactly one container id");
+    ar_err (&err, 0, "expected exactly one container id");
   if (err || ar_validate_id (argv[p.i], &err) < 0 || ar_state_open (ctx->root, argv[p.i], false, &dirfd, &err) < 0)
     goto out;
   int r = ar_cstate_read (dirfd, &st, &err);
   if (r == 0)
-    ar_err (&err, 0, "events: container \"%s\" is still being created", argv[p.i]);
+    ar_err (&err, 0, "container \"%s\" is still being created", argv[p.i]);
   if (r <= 0)
     goto out;
   /* The shared lock is for reading the state only: a stream must not hold

@@ -39,7 +39,7 @@ push (char ***v, size_t *n, const char *s)
 static int
 parse (int argc, char **argv, struct ar_exec_opts *o, ar_error **err)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = exec_opts, .cmd = "exec" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = exec_opts };
   unsigned long long n;
   const char *arg;
   int id;
@@ -57,7 +57,7 @@ parse (int argc, char **argv, struct ar_exec_opts *o, ar_error **err)
         case E_CWD: o->cwd = arg; break;
         case E_ENV:
           if (!strchr (arg, '='))
-            return ar_err (err, 0, "exec: --env \"%s\": expected NAME=VALUE", arg);
+            return ar_err (err, 0, "--env \"%s\": expected NAME=VALUE", arg);
           push (&o->env, &o->n_env, arg);
           break;
         case E_USER: o->user = arg; break;
@@ -81,12 +81,12 @@ parse (int argc, char **argv, struct ar_exec_opts *o, ar_error **err)
   if (id < 0)
     return -1;
   if (p.i >= argc)
-    return ar_err (err, 0, "exec: missing container id");
+    return ar_err (err, 0, "missing container id");
   o->id = argv[p.i++];
   o->args = argv + p.i;
   o->n_args = (size_t) (argc - p.i);
   if (o->cwd && o->cwd[0] != '/')
-    return ar_err (err, 0, "exec: --cwd \"%s\": must be absolute", o->cwd);
+    return ar_err (err, 0, "--cwd \"%s\": must be absolute", o->cwd);
   return 0;
 }
 

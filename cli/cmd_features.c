@@ -108,7 +108,7 @@ int
 cmd_features (struct ar_ctx *ctx, int argc, char **argv)
 {
   static const struct ar_opt opts[] = { { "help", 'h', false, 1 }, { NULL, 0, false, 0 } };
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = "features" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id = ar_opt_next (&p, &arg, &err);

@@ -73,7 +73,7 @@ int
 cmd_list (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = list_opts, .cmd = "list" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = list_opts };
   const char *arg, *format = "table";
   bool quiet = false, first = true;
   struct dirent **names = NULL;
@@ -87,11 +87,11 @@ cmd_list (struct ar_ctx *ctx, int argc, char **argv)
   if (id < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   if (strcmp (format, "table") && strcmp (format, "json"))
-    return ar_cmd_fail ((ar_err (&err, 0, "list: --format: \"%s\" is not table or json", format), ar_steal_ptr (err)));
+    return ar_cmd_fail ((ar_err (&err, 0, "--format: \"%s\" is not table or json", format), ar_steal_ptr (err)));
   bool json = strcmp (format, "json") == 0;
   n = ctx->root ? scandir (ctx->root, &names, NULL, by_name) : -1;
   if (n < 0 && errno != ENOENT && ctx->root)
-    return ar_cmd_fail ((ar_err (&err, errno, "list: read state root %s", ctx->root), ar_steal_ptr (err)));
+    return ar_cmd_fail ((ar_err (&err, errno, "read state root %s", ctx->root), ar_steal_ptr (err)));
   if (json && !quiet)
     printf ("[");
   else if (!quiet)

@@ -21,7 +21,7 @@ static int
 freeze_cmd (struct ar_ctx *ctx, int argc, char **argv, bool freeze)
 {
   const char *name = freeze ? "pause" : "resume";
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = pause_opts, .cmd = name };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = pause_opts };
   cleanup_error ar_error *err = NULL;
   cleanup_close int dirfd = -1;
   struct ar_cstate st = { 0 };
@@ -34,7 +34,7 @@ freeze_cmd (struct ar_ctx *ctx, int argc, char **argv, bool freeze)
       return 0;
     }
   if (opt == 0 && p.i + 1 != argc)
-    ar_err (&err, 0, "%s: expected exactly one container id", name);
+    ar_err (&err, 0, "expected exactly one container id");
   if (err || ar_validate_id (argv[p.i], &err) < 0 || ar_state_open (ctx->root, argv[p.i], true, &dirfd, &err) < 0)
     goto out;
   int r = ar_cstate_read (dirfd, &st, &err);
@@ -42,9 +42,9 @@ freeze_cmd (struct ar_ctx *ctx, int argc, char **argv, bool freeze)
     goto out;
   const char *status = r == 0 ? "creating" : ar_cstate_status (dirfd, &st);
   if (freeze && strcmp (status, "running") && strcmp (status, "created"))
-    ar_err (&err, 0, "pause: container \"%s\" is %s, not running", argv[p.i], status);
+    ar_err (&err, 0, "container \"%s\" is %s, not running", argv[p.i], status);
   else if (!freeze && strcmp (status, "paused"))
-    ar_err (&err, 0, "resume: container \"%s\" is %s, not paused", argv[p.i], status);
+    ar_err (&err, 0, "container \"%s\" is %s, not paused", argv[p.i], status);
   else if (ar_cgroup_freeze (st.cgroup_path, freeze, &err) == 0)
     ret = 0;
 out:

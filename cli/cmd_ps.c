@@ -62,7 +62,7 @@ run_ps (char **args, int nargs, char **out, ar_error **err)
 {
   int pfd[2];
   if (pipe2 (pfd, O_CLOEXEC) < 0)
-    return ar_err (err, errno, "ps: pipe");
+    return ar_err (err, errno, "pipe");
   char *def[] = { (char *) "-ef" };
   if (nargs == 0)
     args = def, nargs = 1;
@@ -81,7 +81,7 @@ run_ps (char **args, int nargs, char **out, ar_error **err)
   close (pfd[1]);
   cleanup_close int rfd = pfd[0];
   if (pid < 0)
-    return ar_err (err, errno, "ps: fork");
+    return ar_err (err, errno, "fork");
   char *buf = NULL;
   int rerr = ar_read_all (rfd, 64 << 20, &buf, NULL) < 0 ? errno : 0;
   if (rerr)
@@ -90,11 +90,11 @@ run_ps (char **args, int nargs, char **out, ar_error **err)
   while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
     ;
   if (rerr)
-    return ar_err (err, rerr, "ps: read the output of /bin/ps");
+    return ar_err (err, rerr, "read the output of /bin/ps");
   if (!WIFEXITED (ws) || WEXITSTATUS (ws) != 0)
     {
       free (buf);
-      return ar_err (err, 0, "ps: /bin/ps failed (exit status %d)", WIFEXITED (ws) ? WEXITSTATUS (ws) : 128 + WTERMSIG (ws));
+      return ar_err (err, 0, "/bin/ps failed (exit status %d)", WIFEXITED (ws) ? WEXITSTATUS (ws) : 128 + WTERMSIG (ws));
     }
   *out = buf;
   return 0;
@@ -143,7 +143,7 @@ print_table (pid_t *pids, size_t n, char **args, int nargs, ar_error **err)
   char *save = NULL, *line = strtok_r (out, "\n", &save);
   int col = line ? pid_column (line) : -1;
   if (col < 0)
-    return ar_err (err, 0, "ps: no PID column in the output of /bin/ps (add -o pid or use its default)");
+    return ar_err (err, 0, "no PID column in the output of /bin/ps (add -o pid or use its default)");
   printf ("%s\n", line);
   while ((line = strtok_r (NULL, "\n", &save)))
     {
@@ -158,7 +158,7 @@ int
 cmd_ps (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = ps_opts, .cmd = "ps" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = ps_opts };
   cleanup_close int dirfd = -1;
   const char *arg, *id, *format = "table";
   struct ar_cstate st = { 0 };
@@ -169,7 +169,7 @@ cmd_ps (struct ar_ctx *ctx, int argc, char **argv)
   while ((o = ar_opt_next (&p, &arg, &err)) > 0)
     format = arg;
   if (o == 0 && p.i >= argc)
-    ar_err (&err, 0, "ps: missing container id");
+    ar_err (&err, 0, "missing container id");
   id = err ? NULL : argv[p.i];
   char **ps_args = argv + p.i + 1;
   int n_ps_args = err ? 0 : argc - p.i - 1;
@@ -177,9 +177,9 @@ cmd_ps (struct ar_ctx *ctx, int argc, char **argv)
       || ar_state_open (ctx->root, id, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   if (strcmp (format, "table") && strcmp (format, "json"))
-    ar_err (&err, 0, "ps: --format: \"%s\" is not table or json", format);
+    ar_err (&err, 0, "--format: \"%s\" is not table or json", format);
   else if (strcmp (format, "json") == 0 && n_ps_args)
-    ar_err (&err, 0, "ps: ps options (\"%s\") go with --format table only", ps_args[0]);
+    ar_err (&err, 0, "ps options (\"%s\") go with --format table only", ps_args[0]);
   if (err)
     {
       ar_cstate_clear (&st);

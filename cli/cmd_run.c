@@ -11,7 +11,7 @@ cmd_run (struct ar_ctx *ctx, int argc, char **argv)
   struct ar_create_opts o;
   int status = 0;
 
-  if (ar_parse_create_opts ("run", argc, argv, true, &o, &err) < 0 || ar_container_run (ctx, &o, &status, &err) < 0)
+  if (ar_parse_create_opts (argc, argv, true, &o, &err) < 0 || ar_container_run (ctx, &o, &status, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return status;
 }

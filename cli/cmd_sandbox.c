@@ -106,7 +106,7 @@ write_bundle_only (struct ar_sandbox *sb, const char *dir)
 fail:
   if (!err)
     ar_err (&err, errno, "current folder");
-  ar_log (AR_LOG_ERROR, "%s", err->msg);
+  ar_log_error (ar_steal_ptr (err));
   return 1;
 }
 
@@ -121,7 +121,7 @@ cmd_sandbox (struct ar_ctx *ctx, int argc, char **argv)
   cleanup_error ar_error *err = NULL;
   int first, r, status = AR_SANDBOX_FAILED;
   ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .name = "sandbox", .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage,
+  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage,
                                .own_opt = sandbox_own_opt, .data = &sb };
   r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
@@ -133,20 +133,20 @@ cmd_sandbox (struct ar_ctx *ctx, int argc, char **argv)
   sb.bundle_only = sb.bundle_out != NULL;
   if (ar_sandbox_prepare (&sb, &err) < 0)
     {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
+      ar_log_error (ar_steal_ptr (err));
       r = AR_SANDBOX_FAILED;
       goto done;
     }
   if (sb.bundle_out && ar_sandbox_fit_limits (ctx, &sb, &err) < 0)
     {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
+      ar_log_error (ar_steal_ptr (err));
       r = AR_SANDBOX_FAILED;
     }
   else if (sb.bundle_out)
     r = write_bundle_only (&sb, sb.bundle_out);
   else if (say_nobody (&sb), ar_sandbox_run (ctx, &sb, &status, &err) < 0)
     {
-      ar_log (AR_LOG_ERROR, "sandbox: %s", err->msg);
+      ar_log_error (ar_steal_ptr (err));
       r = AR_SANDBOX_FAILED;
     }
   else
@@ -183,8 +183,9 @@ cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv)
       mode_seen = true;
   argc = n;
   argv = args;
+  ar_log_set_command ("spec --agent");
   ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .name = "spec --agent", .own = own, .n_own = ARRAY_SIZE (own),
+  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own),
                                .usage = spec_agent_usage };
   r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
@@ -196,7 +197,7 @@ cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv)
   sb.bundle_only = true;
   if (ar_sandbox_prepare (&sb, &err) < 0 || ar_sandbox_fit_limits (ctx, &sb, &err) < 0)
     {
-      ar_log (AR_LOG_ERROR, "spec --agent: %s", err->msg);
+      ar_log_error (ar_steal_ptr (err));
       r = 1;
       goto done;
     }

@@ -31,7 +31,7 @@ spec_usage (FILE *out)
 int
 cmd_spec (struct ar_ctx *ctx, int argc, char **argv)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = spec_opts, .cmd = "spec" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = spec_opts };
   struct ar_gen_opts o = { .host_uid = geteuid (), .host_gid = getegid () };
   const char *bundle = ".", *arg;
   cleanup_error ar_error *err = NULL;
@@ -49,7 +49,7 @@ cmd_spec (struct ar_ctx *ctx, int argc, char **argv)
       case O_HELP: spec_usage (stdout); return 0;
       }
   if (id == 0 && p.i < argc)
-    ar_err (&err, 0, "spec: unexpected argument \"%s\"", argv[p.i]);
+    ar_err (&err, 0, "unexpected argument \"%s\"", argv[p.i]);
   if (err)
     {
       ar_log_error (ar_steal_ptr (err));

@@ -14,13 +14,13 @@ int
 cmd_state (struct ar_ctx *ctx, int argc, char **argv)
 {
   cleanup_error ar_error *err = NULL;
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = no_opts, .cmd = "state" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = no_opts };
   cleanup_close int dirfd = -1;
   const char *arg, *id;
   struct ar_cstate st;
   int r;
 
-  if (ar_opt_next (&p, &arg, &err) < 0 || ar_one_id ("state", &p, &id, &err) < 0 || ar_validate_id (id, &err) < 0
+  if (ar_opt_next (&p, &arg, &err) < 0 || ar_one_id (&p, &id, &err) < 0 || ar_validate_id (id, &err) < 0
       || ar_state_open (ctx->root, id, false, &dirfd, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   r = ar_cstate_read (dirfd, &st, &err);

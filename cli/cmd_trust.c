@@ -85,13 +85,13 @@ trust_one (const char *file, bool yes)
   cleanup_error ar_error *err = NULL;
   size_t len, olen;
   if (!realpath (file, path))
-    return ar_log (AR_LOG_ERROR, "trust %s: %s", file, strerror (errno)), 1;
+    return ar_log (AR_LOG_ERROR, "%s: %s", file, strerror (errno)), 1;
   ar_sbpaths_invoker (&uid, &gid, &home);
   if (!(store = ar_trust_store_dir (home)))
-    return ar_log (AR_LOG_ERROR, "trust %s: no trust store (no XDG_CONFIG_HOME, no home)", file), 1;
+    return ar_log (AR_LOG_ERROR, "%s: no trust store (no XDG_CONFIG_HOME, no home)", file), 1;
   cleanup_close int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
-    return ar_log (AR_LOG_ERROR, "trust %s: read: %s", file, strerror (errno)), 1;
+    return ar_log (AR_LOG_ERROR, "%s: read: %s", file, strerror (errno)), 1;
   struct ar_fsid fs;
   ar_fsid_enter (&fs, uid, gid);
   int had = ar_trust_read (store, path, &old, &olen);
@@ -112,7 +112,7 @@ trust_one (const char *file, bool yes)
       return 1;
     }
   if (ar_trust_approve (store, path, text, len, uid, gid, &err) < 0)
-    return ar_log (AR_LOG_ERROR, "trust %s: %s", file, err->msg), 1;
+    return ar_log (AR_LOG_ERROR, "%s: %s", file, err->msg), 1;
   printf ("%s: trusted\n", path);
   return 0;
 }
@@ -120,7 +120,7 @@ trust_one (const char *file, bool yes)
 int
 cmd_trust (struct ar_ctx *ctx, int argc, char **argv)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = trust_opts, .cmd = "trust" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = trust_opts };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   bool yes = false;
@@ -140,9 +140,9 @@ cmd_trust (struct ar_ctx *ctx, int argc, char **argv)
         }
     }
   if (id < 0)
-    return ar_log (AR_LOG_ERROR, "trust: %s", err->msg), 1;
+    return ar_log (AR_LOG_ERROR, "%s", err->msg), 1;
   if (p.i >= argc)
-    return ar_log (AR_LOG_ERROR, "trust: no file given (agentrun trust [--yes] FILE...)"), 1;
+    return ar_log (AR_LOG_ERROR, "no file given (agentrun trust [--yes] FILE...)"), 1;
   for (int i = p.i; i < argc; i++)
     r |= trust_one (argv[i], yes);
   return r;

@@ -63,7 +63,7 @@ parse_bytes (const char *opt, const char *s, int64_t *out, ar_error **err)
   errno = 0;
   long long v = strtoll (s, &end, 10);
   if (end == s || errno)
-    return ar_err (err, 0, "update: --%s: \"%s\" is not a size", opt, s);
+    return ar_err (err, 0, "--%s: \"%s\" is not a size", opt, s);
   int shift = 0;
   switch (tolower ((unsigned char) *end))
     {
@@ -77,7 +77,7 @@ parse_bytes (const char *opt, const char *s, int64_t *out, ar_error **err)
   if (tolower ((unsigned char) *end) == 'b')
     end++;
   if (*end || (v < 0 && (v != -1 || shift)) || (shift && v > (INT64_MAX >> shift)))
-    return ar_err (err, 0, "update: --%s: \"%s\" is not a size", opt, s);
+    return ar_err (err, 0, "--%s: \"%s\" is not a size", opt, s);
   /* -1 ("no limit") takes no suffix; shifting a negative value is undefined */
   *out = v < 0 ? v : (int64_t) ((uint64_t) v << shift);
   return 0;
@@ -90,7 +90,7 @@ parse_int (const char *opt, const char *s, int64_t min, int64_t *out, ar_error *
   errno = 0;
   long long v = strtoll (s, &end, 10);
   if (end == s || *end || errno || v < min)
-    return ar_err (err, 0, "update: --%s: \"%s\" is not a number%s", opt, s, min >= 0 ? " >= 0" : "");
+    return ar_err (err, 0, "--%s: \"%s\" is not a number%s", opt, s, min >= 0 ? " >= 0" : "");
   *out = v;
   return 0;
 }
@@ -100,11 +100,11 @@ read_resources (const char *file, struct ar_resources *r, ar_error **err)
 {
   cleanup_close int fd = strcmp (file, "-") == 0 ? fcntl (0, F_DUPFD_CLOEXEC, 0) : open (file, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return ar_err (err, errno, "update: open %s", file);
+    return ar_err (err, errno, "open %s", file);
   size_t len = 0;
   cleanup_free char *buf = NULL;
   if (ar_read_all (fd, AR_SPEC_MAX_FILE_SIZE, &buf, &len) < 0)
-    return ar_err (err, errno, "update: read %s", file);
+    return ar_err (err, errno, "read %s", file);
   return ar_resources_parse (buf, len, strcmp (file, "-") == 0 ? "<stdin>" : file, r, err);
 }
 
@@ -144,7 +144,7 @@ set_flag (struct ar_resources *r, int id, const char *arg, ar_error **err)
       if (parse_int (name, arg, 0, &v, err) < 0)
         return -1;
       if (v && (v < 10 || v > 1000))
-        return ar_err (err, 0, "update: --blkio-weight: %" PRId64 " is not between 10 and 1000", v);
+        return ar_err (err, 0, "--blkio-weight: %" PRId64 " is not between 10 and 1000", v);
       need ((void **) &r->block_io, sizeof *r->block_io);
       r->block_io->has_weight = true;
       r->block_io->weight = (uint16_t) v;
@@ -163,9 +163,9 @@ do_update (struct ar_ctx *ctx, const char *id, const struct ar_resources *r, ar_
     return -1;
   int rd = ar_cstate_read (dirfd, &st, err);
   if (rd == 0)
-    ar_err (err, 0, "update: container \"%s\" is still being created", id);
+    ar_err (err, 0, "container \"%s\" is still being created", id);
   else if (rd > 0 && strcmp (ar_cstate_status (dirfd, &st), "stopped") == 0)
-    ar_err (err, 0, "update: container \"%s\" is stopped: container not running", id);
+    ar_err (err, 0, "container \"%s\" is stopped: container not running", id);
   else if (rd > 0)
     ret = ar_cgroup_update (st.cgroup_path, r, err);
   ar_cstate_clear (&st);
@@ -175,7 +175,7 @@ do_update (struct ar_ctx *ctx, const char *id, const struct ar_resources *r, ar_
 int
 cmd_update (struct ar_ctx *ctx, int argc, char **argv)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = update_opts, .cmd = "update" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = update_opts };
   cleanup_error ar_error *err = NULL;
   const char *arg, *file = NULL;
   struct { int id; const char *arg; } flags[U_HELP];
@@ -192,7 +192,7 @@ cmd_update (struct ar_ctx *ctx, int argc, char **argv)
             break;
           if (id)
             {
-              ar_err (&err, 0, "update: expected exactly one container id, got \"%s\" and \"%s\"", id, argv[p.i]);
+              ar_err (&err, 0, "expected exactly one container id, got \"%s\" and \"%s\"", id, argv[p.i]);
               break;
             }
           id = argv[p.i++];
@@ -205,10 +205,10 @@ cmd_update (struct ar_ctx *ctx, int argc, char **argv)
       else if (nflags < ARRAY_SIZE (flags))
         flags[nflags++] = (typeof (flags[0])) { opt, arg };
       else
-        ar_err (&err, 0, "update: too many flags");
+        ar_err (&err, 0, "too many flags");
     }
   if (!err && !id)
-    ar_err (&err, 0, "update: expected exactly one container id");
+    ar_err (&err, 0, "expected exactly one container id");
   struct ar_resources *r = xmalloc0 (sizeof *r);
   if (!err && file)
     read_resources (file, r, &err);

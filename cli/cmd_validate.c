@@ -38,7 +38,7 @@ validate_usage (FILE *out)
 int
 cmd_validate (struct ar_ctx *ctx, int argc, char **argv)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = validate_opts, .cmd = "validate" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = validate_opts };
   const char *bundle = NULL, *config = NULL, *arg, *id = NULL;
   cleanup_error ar_error *err = NULL;
   cleanup_free char *path = NULL;
@@ -56,7 +56,7 @@ cmd_validate (struct ar_ctx *ctx, int argc, char **argv)
   if (opt == 0 && p.i < argc)
     id = argv[p.i++];
   if (opt == 0 && p.i < argc)
-    ar_err (&err, 0, "validate: unexpected argument \"%s\"", argv[p.i]);
+    ar_err (&err, 0, "unexpected argument \"%s\"", argv[p.i]);
   bool whole_bundle = bundle || !config;
   bundle = bundle ? bundle : ".";
   path = config ? xstrdup (config) : xasprintf ("%s/config.json", bundle);

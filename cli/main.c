@@ -57,7 +57,7 @@ int
 cmd_version (struct ar_ctx *ctx, int argc, char **argv)
 {
   static const struct ar_opt opts[] = { { "help", 'h', false, 1 }, { NULL, 0, false, 0 } };
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = "version" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id = argc > 0 ? ar_opt_next (&p, &arg, &err) : 0;
@@ -154,7 +154,7 @@ int
 main (int argc, char **argv)
 {
   struct ar_ctx ctx = { .log_format = "text", .cgroup_manager = "cgroupfs", .rootless = "auto" };
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = global_opts, .cmd = "agentrun" };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = global_opts };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id;
@@ -211,7 +211,10 @@ main (int argc, char **argv)
     }
   for (const struct command *c = commands; c->name; c++)
     if (strcmp (c->name, argv[p.i]) == 0)
-      return c->fn (&ctx, argc - p.i, argv + p.i);
+      {
+        ar_log_set_command (c->name);
+        return c->fn (&ctx, argc - p.i, argv + p.i);
+      }
   ar_log (AR_LOG_ERROR, "unknown command \"%s\" (see agentrun --help)", argv[p.i]);
   return 1;
 }

@@ -63,10 +63,10 @@ ar_opt_next (struct ar_optparser *p, const char **arg, ar_error **err)
   if (!o && a[1] != '-' && len > 1 && find_short (p->opts, name[0]) && !find_short (p->opts, name[0])->has_arg)
     {
       /* Grouped short flags (-dt) are not supported; say so precisely. */
-      return ar_err (err, 0, "%s: unknown option %s", p->cmd, a);
+      return ar_err (err, 0, "unknown option %s", a);
     }
   if (!o)
-    return ar_err (err, 0, "%s: unknown option %s", p->cmd, a);
+    return ar_err (err, 0, "unknown option %s", a);
   p->i++;
   if (o->has_arg)
     {
@@ -75,7 +75,7 @@ ar_opt_next (struct ar_optparser *p, const char **arg, ar_error **err)
       else if (p->i < p->argc)
         *arg = p->argv[p->i++];
       else
-        return ar_err (err, 0, "%s: option --%s needs a value", p->cmd, o->name);
+        return ar_err (err, 0, "option --%s needs a value", o->name);
     }
   else if (eq)
     {
@@ -85,7 +85,7 @@ ar_opt_next (struct ar_optparser *p, const char **arg, ar_error **err)
       else if (strcmp (eq + 1, "false") == 0)
         *arg = "false";
       else
-        return ar_err (err, 0, "%s: option --%s takes no value", p->cmd, o->name);
+        return ar_err (err, 0, "option --%s takes no value", o->name);
     }
   return o->id;
 }

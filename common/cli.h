@@ -20,7 +20,6 @@ struct ar_optparser {
   char **argv;
   int i;                       /* next argument to look at; positionals start here when done */
   const struct ar_opt *opts;   /* terminated by an entry with name == NULL */
-  const char *cmd;             /* for error messages */
 };
 
 /* Returns the id of the next option (with *arg set when it takes one),

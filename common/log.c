@@ -13,6 +13,7 @@
 static int log_fd = -1;
 static bool log_json;
 static bool log_debug;
+static const char *log_command;
 
 static const char *const level_names[] = { "debug", "info", "warning", "error" };
 
@@ -31,6 +32,12 @@ ar_log_init (const char *file, const char *format, bool debug, ar_error **err)
         return ar_err (err, errno, "--log: open %s", file);
     }
   return 0;
+}
+
+void
+ar_log_set_command (const char *name)
+{
+  log_command = name;
 }
 
 int ar_log_fd (void) { return log_fd; }
@@ -69,7 +76,8 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
   /* Errors and warnings always reach stderr too; debug/info only without a log file. */
   if (level >= AR_LOG_WARNING || log_fd < 0)
     {
-      int n = snprintf (line, sizeof line, "agentrun: %s%s\n",
+      bool named = level == AR_LOG_ERROR && log_command;
+      int n = snprintf (line, sizeof line, "agentrun: %s%s%s%s\n", named ? log_command : "", named ? ": " : "",
                         level == AR_LOG_WARNING ? "warning: " : level == AR_LOG_DEBUG ? "debug: " : "", msg);
       if (n > 0)
         (void) ar_write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);

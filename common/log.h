@@ -10,6 +10,10 @@
 enum ar_log_level { AR_LOG_DEBUG, AR_LOG_INFO, AR_LOG_WARNING, AR_LOG_ERROR };
 
 int ar_log_init (const char *file, const char *format, bool debug, ar_error **err);
+/* The command this process runs (the CLI's, once it knows it): error lines
+ * on stderr then read "agentrun: NAME: message", so messages never name
+ * it themselves. The log file's lines keep the message alone, as runc's. */
+void ar_log_set_command (const char *name);
 /* The fd the log writes to, for children (hooks) whose output is logged; -1 if stderr only. */
 int ar_log_fd (void);
 bool ar_log_debug_enabled (void);

@@ -79,7 +79,7 @@ build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct 
       return 0;
     }
   if (!o->n_args)
-    return ar_err (err, 0, "exec: no command given (pass it after the id, or use -p process.json)");
+    return ar_err (err, 0, "no command given (pass it after the id, or use -p process.json)");
   const struct ar_process *c = spec->process;
   e->p = *c;
   e->p.args = o->args;
@@ -144,13 +144,13 @@ exec_process (struct exec_ctx *x)
   struct ar_lsm_exec lsm;
 
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || setsid () < 0)
-    ar_err (&err, errno, "exec: prctl/setsid"), exec_fail (x, err);
+    ar_err (&err, errno, "prctl/setsid"), exec_fail (x, err);
   /* the host's /proc, before entering the container's root */
   if (ar_lsm_prepare (x->p, &lsm, &err) < 0)
     exec_fail (x, err);
   /* The init's root, not the mount namespace's: right with --no-pivot too. */
   if (fchdir (x->rootfd) < 0 || chroot (".") < 0 || chdir ("/") < 0)
-    ar_err (&err, errno, "exec: enter the container's root"), exec_fail (x, err);
+    ar_err (&err, errno, "enter the container's root"), exec_fail (x, err);
   close (x->rootfd);
   if (ar_process_setup_limits (x->p, NULL, &err) < 0 || ar_process_setup_cwd (x->p, &err) < 0
       || ar_process_lookup (x->p, &path, &err) < 0)
@@ -192,17 +192,17 @@ exec_child1 (struct exec_ctx *x)
   /* Before joining anything, and inherited by the process we fork: nothing
    * in the container may ptrace us or read our fds (CVE-2016-9962). */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-    ar_err (&err, errno, "exec: prctl PR_SET_DUMPABLE"), exec_fail (x, err);
+    ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), exec_fail (x, err);
   if (ar_sync_recv (x->sock, &m, &fd, &err) <= 0 || m.type != SYNC_GO)
     _exit (1);
   /* One call joins them all, the user namespace first. */
   if (x->ns_flags && syscall (SYS_setns, x->pidfd, (int) x->ns_flags) < 0)
-    ar_err (&err, errno, "exec: join the container's namespaces"), exec_fail (x, err);
+    ar_err (&err, errno, "join the container's namespaces"), exec_fail (x, err);
   close (x->pidfd);
   struct clone_args a = { .flags = CLONE_PARENT };
   pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
   if (pid < 0)
-    ar_err (&err, errno, "exec: clone"), exec_fail (x, err);
+    ar_err (&err, errno, "clone"), exec_fail (x, err);
   if (pid == 0)
     exec_process (x);
   ar_sync_send (x->sock, SYNC_PID, pid, -1, NULL, NULL);
@@ -225,16 +225,16 @@ exec_converse (struct exec_ctx *x, int sock, struct exec_parent *ep, ar_error **
       if (r < 0)
         return -1;
       if (r == 0)
-        return ep->pid > 0 ? 0 : ar_err (err, 0, "exec: the process exited during setup");
+        return ep->pid > 0 ? 0 : ar_err (err, 0, "the process exited during setup");
       if (m.type == SYNC_PID)
         {
           ep->pid = m.value;
           ep->pidfd = (int) syscall (SYS_pidfd_open, ep->pid, 0);
           if (ep->pidfd < 0)
-            return ar_err (err, errno, "exec: pidfd_open %d", (int) ep->pid);
+            return ar_err (err, errno, "pidfd_open %d", (int) ep->pid);
           fcntl (ep->pidfd, F_SETFD, FD_CLOEXEC);
           if (ar_reap (ep->child1) != 0)
-            return ar_err (err, 0, "exec: joining the container failed");
+            return ar_err (err, 0, "joining the container failed");
           ep->child1 = 0;
         }
       else if (m.type == SYNC_PTY && fd >= 0)
@@ -276,13 +276,13 @@ open_container (struct ar_ctx *ctx, const char *id, bool ignore_paused, struct a
     return -1;
   int r = ar_cstate_read (dirfd, st, err);
   if (r <= 0)
-    return r < 0 ? -1 : ar_err (err, 0, "exec: container \"%s\" is still being created", id);
+    return r < 0 ? -1 : ar_err (err, 0, "container \"%s\" is still being created", id);
   const char *status = ar_cstate_status (dirfd, st);
   /* a process joining a frozen cgroup would wait there, and so would we */
   if (strcmp (status, "paused") == 0 && !ignore_paused)
-    return ar_err (err, 0, "exec: cannot exec in a paused container (use --ignore-paused to override)");
+    return ar_err (err, 0, "cannot exec in a paused container (use --ignore-paused to override)");
   if (strcmp (status, "running") != 0 && strcmp (status, "created") != 0 && strcmp (status, "paused") != 0)
-    return ar_err (err, 0, "exec: container \"%s\" is %s", id, status);
+    return ar_err (err, 0, "container \"%s\" is %s", id, status);
   return ar_spec_load_file (st->config_path, spec, err);
 }
 
@@ -294,7 +294,7 @@ spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *
     return -1;
   cleanup_close int uc = x->unixconn_sock;   /* the exec'd process's alone after the clone */
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return ar_err (err, errno, "exec: socketpair");
+    return ar_err (err, errno, "socketpair");
   x->sock = sv[1];
   struct clone_args a = { .exit_signal = SIGCHLD };
   ep->child1 = (pid_t) syscall (SYS_clone3, &a, sizeof a);
@@ -302,7 +302,7 @@ spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *
     {
       close (sv[0]);
       close (sv[1]);
-      return ar_err (err, errno, "exec: clone");
+      return ar_err (err, errno, "clone");
     }
   if (ep->child1 == 0)
     {
@@ -361,7 +361,7 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
   x.st = &st;
   if (x.p->terminal && o->detach && !o->console_socket)
     {
-      ar_err (err, 0, "exec: --tty with --detach needs --console-socket");
+      ar_err (err, 0, "--tty with --detach needs --console-socket");
       goto out;
     }
   if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile_cached (spec->linux_->seccomp, ctx->root, &x.prog, err) < 0)
@@ -369,7 +369,7 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
   x.pidfd = ar_cstate_pidfd (&st);
   if (x.pidfd < 0)
     {
-      ar_err (err, 0, "exec: container \"%s\" is not running", o->id);
+      ar_err (err, 0, "container \"%s\" is not running", o->id);
       goto out;
     }
   root = xasprintf ("/proc/%d/root", (int) st.pid);
@@ -377,7 +377,7 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
   if (x.rootfd < 0 || ar_ns_differing (st.pid, &x.ns_flags, err) < 0)
     {
       if (x.rootfd < 0)
-        ar_err (err, errno, "exec: open %s", root);
+        ar_err (err, errno, "open %s", root);
       goto out;
     }
   /* The root and namespaces above were reached by pid: if the pidfd's
@@ -385,7 +385,7 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
    * between, so they are the container's and not a newcomer's. */
   if (syscall (SYS_pidfd_send_signal, x.pidfd, 0, NULL, 0) < 0)
     {
-      ar_err (err, errno, "exec: container \"%s\": its init exited while joining", o->id);
+      ar_err (err, errno, "container \"%s\": its init exited while joining", o->id);
       goto out;
     }
   /* --user names are the container's: resolved in its root, not ours. */

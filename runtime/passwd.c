@@ -26,11 +26,11 @@ read_db (int root_fd, const char *path, char **buf, ar_error **err)
   *buf = NULL;
   cleanup_close int fd = ar_openat2 (root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, AR_RESOLVE_ROOT_FLAGS);
   if (fd < 0)
-    return errno == ENOENT ? 0 : ar_err (err, errno, "exec: --user: open the container's %s", path);
+    return errno == ENOENT ? 0 : ar_err (err, errno, "--user: open the container's %s", path);
   if (fstat (fd, &sb) < 0)
-    return ar_err (err, errno, "exec: --user: stat the container's %s", path);
+    return ar_err (err, errno, "--user: stat the container's %s", path);
   if (!S_ISREG (sb.st_mode) || sb.st_size > DB_MAX_SIZE)
-    return ar_err (err, 0, "exec: --user: the container's %s is not a regular file under 8 MiB", path);
+    return ar_err (err, 0, "--user: the container's %s is not a regular file under 8 MiB", path);
   cleanup_free char *b = xmalloc0 ((size_t) sb.st_size + 1);
   size_t len = 0;
   for (ssize_t n; len < (size_t) sb.st_size; len += (size_t) n)
@@ -39,7 +39,7 @@ read_db (int root_fd, const char *path, char **buf, ar_error **err)
       if (n < 0 && errno == EINTR)
         n = 0;
       else if (n < 0)
-        return ar_err (err, errno, "exec: --user: read the container's %s", path);
+        return ar_err (err, errno, "--user: read the container's %s", path);
       else if (n == 0)
         break;
     }
@@ -141,7 +141,7 @@ resolve_name (int root_fd, const char *name, struct ar_user *u, ar_error **err)
   if (read_db (root_fd, "/etc/passwd", &db, err) < 0)
     return -1;
   if (!db || each_line (db, 7, pw_match, &q) <= 0)
-    return ar_err (err, 0, "exec: --user: no user \"%s\" in the container's /etc/passwd", name);
+    return ar_err (err, 0, "--user: no user \"%s\" in the container's /etc/passwd", name);
   u->uid = q.uid;
   u->gid = q.gid;
   free (db);
@@ -164,7 +164,7 @@ resolve_group (int root_fd, const char *name, uint32_t *gid, ar_error **err)
   if (read_db (root_fd, "/etc/group", &db, err) < 0)
     return -1;
   if (!db || each_line (db, 4, gr_match, &q) <= 0)
-    return ar_err (err, 0, "exec: --user: no group \"%s\" in the container's /etc/group", name);
+    return ar_err (err, 0, "--user: no group \"%s\" in the container's /etc/group", name);
   *gid = q.gid;
   return 0;
 }
@@ -177,7 +177,7 @@ ar_passwd_resolve (int root_fd, const char *spec, struct ar_user *u, ar_error **
   if (group)
     *group++ = '\0';
   if (!*user || (group && !*group))
-    return ar_err (err, 0, "exec: --user \"%s\": expected USER[:GROUP] (names or numbers)", spec);
+    return ar_err (err, 0, "--user \"%s\": expected USER[:GROUP] (names or numbers)", spec);
   u->gid = 0;
   u->additional_gids = NULL;
   u->n_additional_gids = 0;

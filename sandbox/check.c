@@ -198,10 +198,10 @@ unix_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   strcpy (a.sun_path, p);
   h->unix_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (h->unix_fd < 0 || bind (h->unix_fd, (struct sockaddr *) &a, sizeof a) < 0)
-    return ar_err (err, errno, "check: host socket %s", p);
+    return ar_err (err, errno, "host socket %s", p);
   h->unix_path = p, p = NULL;
   if (chmod (h->unix_path, 0777) < 0 || listen (h->unix_fd, 4) < 0)
-    return ar_err (err, errno, "check: host socket %s", h->unix_path);
+    return ar_err (err, errno, "host socket %s", h->unix_path);
   argv_add (sb, "--unix-socket", h->unix_path);
   return 0;
 }
@@ -220,16 +220,16 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   h->listen_fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (h->listen_fd < 0 || bind (h->listen_fd, (struct sockaddr *) &sin, sizeof sin) < 0
       || listen (h->listen_fd, 4) < 0 || getsockname (h->listen_fd, (struct sockaddr *) &sin, &sl) < 0)
-    return ar_err (err, errno, "check: host loopback listener");
+    return ar_err (err, errno, "host loopback listener");
   h->leak_fd = open ("/", O_RDONLY | O_DIRECTORY);   /* no O_CLOEXEC: the runtime must close it */
   if (h->leak_fd < 0)
-    return ar_err (err, errno, "check: open / for the inherited-fd probe");
+    return ar_err (err, errno, "open / for the inherited-fd probe");
   h->out_fd = memfd_create ("agentrun-check", MFD_CLOEXEC);
   if (h->out_fd < 0)
-    return ar_err (err, errno, "check: memfd_create");
+    return ar_err (err, errno, "memfd_create");
   cleanup_free char *self = ar_selfexe_path ();
   if (!self)
-    return ar_err (err, errno, "check: /proc/self/exe");
+    return ar_err (err, errno, "/proc/self/exe");
   struct ar_agent_opts *o = &sb->prof;
   free (sb->probe_src);
   sb->probe_src = xstrdup (self);
@@ -325,13 +325,13 @@ read_all (int fd, char **out, ar_error **err)
 {
   struct stat st;
   if (fstat (fd, &st) < 0)
-    return ar_err (err, errno, "check: stat the probes' output");
+    return ar_err (err, errno, "stat the probes' output");
   char *b = xmalloc0 ((size_t) st.st_size + 1);
   ssize_t n = pread (fd, b, (size_t) st.st_size, 0);
   if (n < 0)
     {
       free (b);
-      return ar_err (err, errno, "check: read the probes' output");
+      return ar_err (err, errno, "read the probes' output");
     }
   b[n] = '\0';
   *out = b;

@@ -489,7 +489,7 @@ push (const char ***v, size_t *n, const char *s)
 static int
 parse_probe_args (int argc, char **argv, struct probe_args *a, ar_error **err)
 {
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = probe_opts, .cmd = AR_PROBE_CMD };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = probe_opts };
   const char *arg;
   unsigned long long v;
   int id;

@@ -618,7 +618,7 @@ int
 ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int argc, char **argv, int *first_arg)
 {
   const struct ar_opt *opts = opts_with (c->own, c->n_own, c->drop_id);
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = c->name };
+  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts };
   cleanup_error ar_error *err = NULL;
   const char *arg;
   int id;
@@ -641,11 +641,11 @@ ar_sandbox_parse_args (struct ar_sandbox *sb, const struct ar_sb_cmd *c, int arg
     }
   /* settings last, so that their denies cover every allow */
   if (!err)
-    ar_profile_apply_opts (sb, (struct ar_optparser){ .argc = argc, .argv = argv, .i = 1, .opts = opts, .cmd = c->name },
+    ar_profile_apply_opts (sb, (struct ar_optparser){ .argc = argc, .argv = argv, .i = 1, .opts = opts },
                            AR_SBC_SETTINGS, ar_settings_load, &err);
   if (err)
     {
-      ar_log (AR_LOG_ERROR, "%s: %s", c->name, err->msg);
+      ar_log_error (ar_steal_ptr (err));
       return -1;
     }
   *first_arg = p.i;

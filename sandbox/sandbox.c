@@ -990,7 +990,7 @@ copy_probe (int bfd, const char *dir, const char *name, const char *src, ar_erro
   cleanup_free char *buf = NULL;
   size_t len;
   if (in < 0 || ar_read_all (in, 256u << 20, &buf, &len) < 0)
-    return ar_err (err, errno, "check: read the probe runner %s", src);
+    return ar_err (err, errno, "read the probe runner %s", src);
   return write_new_file (bfd, dir, name, buf, len, 0555, err);
 }
 

@@ -103,7 +103,6 @@ struct ar_sandbox {
  * are handled here, others (below AR_SBC_PROFILE) go to own_opt. */
 enum { AR_SBC_HELP = 1, AR_SBC_PROFILE = 50, AR_SBC_SETTINGS, AR_SBC_ASK, AR_SBC_SAVE_PROFILE };
 struct ar_sb_cmd {
-  const char *name;
   const struct ar_opt *own; size_t n_own;
   void (*usage) (FILE *);
   int (*own_opt) (void *data, int id, const char *arg, ar_error **err);

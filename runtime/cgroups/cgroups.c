@@ -403,7 +403,7 @@ check_subs (const struct ar_cg_layout *l, char *const *subs, size_t n, ar_error 
         {
           size_t m = strcspn (p, "/");
           if (m == 2 && p[0] == '.' && p[1] == '.')
-            return ar_err (err, 0, "exec: --cgroup: %s is not a sub cgroup path", sub);
+            return ar_err (err, 0, "--cgroup: %s is not a sub cgroup path", sub);
           p += m + (p[m] == '/');
         }
       if (!colon || colon == subs[i])
@@ -415,7 +415,7 @@ check_subs (const struct ar_cg_layout *l, char *const *subs, size_t n, ar_error 
           for (size_t k = 0; k < l->n_v1 && !known; k++)
             known = carries_any (l->v1[k].ctrls, p, m);
           if (!known && !(l->unified && l->mode == AR_CG_V2))
-            return ar_err (err, 0, "exec: --cgroup: unknown controller \"%.*s\"", (int) m, p);
+            return ar_err (err, 0, "--cgroup: unknown controller \"%.*s\"", (int) m, p);
           p += m + 1;
         }
     }
@@ -437,7 +437,7 @@ enter_one (const char *mnt, const char *path, const char *sub, pid_t pid, ar_err
       char what[128];
       snprintf (what, sizeof what, "%s", strerror (errno));
       what[0] = (char) tolower ((unsigned char) what[0]);
-      return ar_err (err, 0, "exec: adding pid %d to %s: %s", (int) pid, file, what);
+      return ar_err (err, 0, "adding pid %d to %s: %s", (int) pid, file, what);
     }
   return 0;
 }
@@ -469,7 +469,7 @@ int
 ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **err)
 {
   if (!path)
-    return ar_err (err, 0, "update: the container has no cgroup (created with --cgroup-manager disabled)");
+    return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
   /* CRI's UpdateContainerResources sends the devices it created with;
    * runc leaves a running container's device rules as they are, and so
    * do we. */
