@@ -115,6 +115,27 @@ one_line() {
   nothing_left
 }
 
+# main names the command and nothing else does: the parser and the commands'
+# messages never repeat it (sandbox, check and trust used to say it twice).
+@test "errors: every command is named once, as agentrun: CMD: message" {
+  for cmd in create run start state kill delete list ps exec update pause resume events spec validate \
+             sandbox check trust; do
+    run ar $cmd --bogus
+    [ "$status" -ne 0 ]
+    [ "${lines[0]}" = "agentrun: $cmd: unknown option --bogus" ] || { echo "$cmd: $output"; false; }
+  done
+  run ar spec --agent --bogus
+  [ "${lines[0]}" = "agentrun: spec --agent: unknown option --bogus" ] || { echo "$output"; false; }
+  run ar --bogus
+  [ "${lines[0]}" = "agentrun: unknown option --bogus" ] || { echo "$output"; false; }
+  run ar delete ghost
+  [ "$output" = 'agentrun: delete: container "ghost" does not exist' ] || { echo "$output"; false; }
+  run ar kill
+  [ "$output" = "agentrun: kill: missing container id" ] || { echo "$output"; false; }
+  run ar check extra
+  [ "$output" = 'agentrun: check: unexpected argument "extra" (check runs its own probes)' ] || { echo "$output"; false; }
+}
+
 @test "errors: invalid ids" {
   for id in ../evil .hidden 'a/b' ''; do
     run ar create -b "$B" "$id"
