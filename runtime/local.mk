@@ -7,7 +7,7 @@ libagentrun_a_CPPFLAGS = $(AM_CPPFLAGS) $(RUNTIME_INC)
 libagentrun_a_SOURCES = \
 	runtime/state.c runtime/state.h runtime/namespaces.c runtime/namespaces.h runtime/kfile.c runtime/kfile.h runtime/caps.c runtime/caps.h \
 	runtime/process.c runtime/process.h runtime/terminal.c runtime/terminal.h runtime/signals.c runtime/signals.h \
-	runtime/selfexe.c runtime/selfexe.h runtime/sync.h runtime/init.c runtime/pid1.c runtime/pid1.h runtime/janitor.c runtime/janitor.h runtime/container.c runtime/container.h \
+	runtime/selfexe.c runtime/selfexe.h runtime/sync.h runtime/init.c runtime/pid1.c runtime/pid1.h runtime/janitor.c runtime/janitor.h runtime/container.c runtime/container.h runtime/context.h \
 	runtime/delete.c runtime/exec.c runtime/exec.h \
 	runtime/seccomp.c runtime/seccomp.h runtime/seccomp_names.c runtime/seccomp_enosys.c runtime/seccomp_cache.c runtime/seccomp_cache.h \
 	runtime/lsm.c runtime/lsm.h runtime/passwd.c runtime/passwd.h \
