@@ -19,6 +19,17 @@ xasprintf (const char *fmt, ...)
   return s;
 }
 
+/* The one place an error object is made: msg is handed over. */
+static int
+set_error (ar_error **err, int errnum, int code, char *msg)
+{
+  *err = xmalloc0 (sizeof **err);
+  (*err)->errnum = errnum;
+  (*err)->code = code;
+  (*err)->msg = msg;
+  return -1;
+}
+
 int
 ar_err (ar_error **err, int errnum, const char *fmt, ...)
 {
@@ -37,10 +48,7 @@ ar_err (ar_error **err, int errnum, const char *fmt, ...)
       free (msg);
       msg = full;
     }
-  *err = xmalloc0 (sizeof **err);
-  (*err)->errnum = errnum;
-  (*err)->msg = msg;
-  return -1;
+  return set_error (err, errnum, 0, msg);
 }
 
 int
@@ -55,11 +63,7 @@ ar_err_coded (ar_error **err, int errnum, int code, const char *fmt, ...)
   if (vasprintf (&msg, fmt, ap) < 0)
     abort ();
   va_end (ap);
-  *err = xmalloc0 (sizeof **err);
-  (*err)->errnum = errnum;
-  (*err)->code = code;
-  (*err)->msg = msg;
-  return -1;
+  return set_error (err, errnum, code, msg);
 }
 
 int
