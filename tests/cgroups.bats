@@ -384,6 +384,35 @@ state_status() { ar state "$ID" | jq -r .status; }
   [[ "$output" == *rc=0* ]]
 }
 
+@test "cgroups: device access is a set of r, w and m in any order; 'a' denies all in a deny rule, grants nothing in an allow" {
+  need_v1 devices
+  [ -c /dev/kmsg ] || skip "no /dev/kmsg here"
+  bundle sh -c 'head -c1 /dev/kmsg >/dev/null; echo "rc=$?"'
+  config_edit "$B" '.linux.resources.devices = [{"allow": false, "access": "rwm"},
+                                                {"allow": true, "type": "c", "major": 1, "minor": 11, "access": "mr"}]
+                    | .linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11}]
+                    | .process.capabilities.bounding += ["CAP_SYSLOG"] | .process.capabilities.effective += ["CAP_SYSLOG"]
+                    | .process.capabilities.permitted += ["CAP_SYSLOG"]'
+  run ar run -b "$B" "$ID"
+  echo "$output"
+  [[ "$status" -eq 0 && "$output" == *rc=0* ]]
+  # runc's own suite denies with "rwa": read here as every access
+  config_edit "$B" '.linux.resources.devices += [{"allow": false, "type": "c", "major": 1, "minor": 11, "access": "rwa"}]'
+  run ar run -b "$B" "$ID-2"
+  echo "$output"
+  [[ "$status" -eq 0 && "$output" == *rc=1* ]]
+  # in an allow rule 'a' adds nothing: "wa" lets the node be written, not read
+  config_edit "$B" '.linux.resources.devices[1].access = "wa" | del(.linux.resources.devices[2])'
+  run ar run -b "$B" "$ID-3"
+  echo "$output"
+  [[ "$status" -eq 0 && "$output" == *rc=1* ]]
+  # a letter outside the set is refused, naming where
+  config_edit "$B" '.linux.resources.devices[1].access = "rx"'
+  run ar run -b "$B" "$ID-4"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.resources.devices[1].access"*'"rx"'* ]]
+}
+
 @test "cgroups: a pre-existing frozen cgroup is refused at once and left as it was" {
   need_v1 freezer
   mkdir -p "$CG/freezer/$PARENT/c"
