@@ -217,13 +217,13 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
    * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
    * the host). Only for the hooks' run: no container process exists yet. */
-  bool hooks = ar_sync_runtime_hooks (spec);
+  bool hooks = ar_sync_runtime_hooks (spec), stop = ar_sync_init_stops (spec);
   bool open_up = c->rootless && hooks;
   if (open_up && prctl (PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE for the createRuntime hooks"), fail (c, err);
-  if (hooks && ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
+  if (stop && ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
     fail (c, err);
-  if (hooks)
+  if (stop)
     expect (c, SYNC_HOOKS_ACK, &m);
   /* A network namespace of ours starts with lo down: up it, as runc does,
    * before the container's own hooks and process. After the createRuntime

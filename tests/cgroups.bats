@@ -413,6 +413,28 @@ state_status() { ar state "$ID" | jq -r .status; }
   [[ "$output" == *"linux.resources.devices[1].access"*'"rx"'* ]]
 }
 
+@test "cgroups: a linux.devices node the rules deny is made all the same (no host twin needed), and stays denied" {
+  need_v1 devices
+  [ ! -e /dev/agentrun-test-nodev ] || skip "the host has a /dev/agentrun-test-nodev"
+  bundle sh -c 'stat -c "%F %t:%T %a %u" /dev/agentrun-test-nodev; head -c1 /dev/agentrun-test-nodev; echo "rc=$?"'
+  # 10:666 is no device the host has: the node can only be made, not bound
+  config_edit "$B" '.linux.resources.devices = [{"allow": false, "access": "rwm"}]
+                    | .linux.devices = [{"path": "/dev/agentrun-test-nodev", "type": "c", "major": 10, "minor": 666,
+                                         "fileMode": 432, "uid": 0, "gid": 0}]'
+  run ar run -b "$B" "$ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"character special file a:29a 660 0"* ]]
+  # the cgroup denies it: EPERM, not the driver's ENXIO
+  [[ "$output" == *"Operation not permitted"* && "$output" == *rc=1* ]]
+  grep -q cgroup2 /proc/filesystems || return 0
+  export AGENTRUN ROOT B ID PARENT
+  run in_v2 'ar run -b "$B" "$ID-v2" 2>&1'
+  echo "$output"
+  [[ "$output" == *"character special file a:29a 660 0"* ]]
+  [[ "$output" == *"Operation not permitted"* && "$output" == *rc=1* ]]
+}
+
 @test "cgroups: a pre-existing frozen cgroup is refused at once and left as it was" {
   need_v1 freezer
   mkdir -p "$CG/freezer/$PARENT/c"
