@@ -233,6 +233,10 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   cleanup_free char *st = hook_state (c, *host_pid, "creating");
+  /* in the rootfs, as runc's are: a relative path a hook writes (an
+   * ldconfig run, a library it copies in) lands in the container */
+  if (c->cc_hooks.n && rc.rootfs_fd >= 0 && fchdir (rc.rootfs_fd) < 0)
+    ar_err (&err, errno, "chdir to the rootfs for the createContainer hooks"), fail (c, err);
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
   if (ar_process_setup_sysctl (spec, rc.rootfs_fd, ipc_sysctl_early (c), &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
