@@ -295,8 +295,7 @@ on_hooks (struct parent_io *io, ar_error **err)
   struct created *c = io->c;
   /* the nodes are made: confine them before any hook or process runs */
   if (io->devices_pending
-      && ar_cgroup_apply_devices (io->g->cgroup_manager, c->st.cgroup_path, c->spec->linux_, is_rootless (io->g), err)
-             < 0)
+      && ar_cgroup_apply_devices (io->g->cgroup_manager, c->st.cgroup_path, c->spec->linux_, is_rootless (io->g), err) < 0)
     return -1;
   io->devices_pending = false;
   cleanup_free char *st = ar_cstate_hook_json (&c->st, c->st.id, "creating");
@@ -650,8 +649,8 @@ spawn (struct ar_globals *g, const struct ar_create_opts *o, struct created *c, 
                                     &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
-  struct parent_io io = { .g = g, .o = o, .c = c, .sock = sock, .foreground = foreground,
-                          .devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_) };
+  struct parent_io io = { .g = g, .o = o, .c = c, .sock = sock, .foreground = foreground };
+  io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;

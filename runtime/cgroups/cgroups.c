@@ -353,8 +353,7 @@ ar_cgroup_devices_deferred (const struct ar_linux *lnx)
 }
 
 int
-ar_cgroup_apply_devices (const char *manager, const char *path, const struct ar_linux *lnx, bool rootless,
-                         ar_error **err)
+ar_cgroup_apply_devices (const char *manager, const char *path, const struct ar_linux *lnx, bool rootless, ar_error **err)
 {
   /* the same choice as at create: rootless cgroupfs leaves devices to the
    * user namespace, a systemd scope is ours to confine */

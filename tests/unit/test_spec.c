@@ -246,8 +246,8 @@ access_is (const char *allow, const char *acc, const char *want)
     ok (rc == 0 && r->n_devices == 1 && strcmp (r->devices[0].access, want) == 0, "%s rule access \"%s\" is \"%s\"",
         *allow == 't' ? "allow" : "deny", acc, want);
   else
-    ok (rc < 0 && err && strstr (err->msg, "devices[0].access") && strstr (err->msg, acc), "%s rule access \"%s\" refused",
-        *allow == 't' ? "allow" : "deny", acc);
+    ok (rc < 0 && err && strstr (err->msg, "devices[0].access") && strstr (err->msg, acc),
+        "%s rule access \"%s\" refused", *allow == 't' ? "allow" : "deny", acc);
   if (rc < 0 && want)
     diag ("%s", err->msg);
   ar_error_free (err);
