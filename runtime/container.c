@@ -276,6 +276,7 @@ struct parent_io {
   struct created *c;
   int sock;
   bool foreground;
+  bool devices_pending; /* the device rules wait for the init's mounts */
 };
 
 /* Hold the init by a pidfd and note its start time (state.json). It is our
@@ -335,6 +336,11 @@ static int
 on_hooks (struct parent_io *io, ar_error **err)
 {
   struct created *c = io->c;
+  /* the nodes are made: confine them before any hook or process runs */
+  if (io->devices_pending
+      && ar_cgroup_apply_devices (io->ctx->cgroup_manager, c->st.cgroup_path, c->spec->linux_, is_rootless (io->ctx), err) < 0)
+    return -1;
+  io->devices_pending = false;
   cleanup_free char *st = ar_cstate_hook_json (&c->st, c->st.id, "creating");
   if (ar_hooks_run (&c->spec->hooks, AR_HOOK_PRESTART, st, err) < 0
       || ar_hooks_run (&c->spec->hooks, AR_HOOK_CREATE_RUNTIME, st, err) < 0)
@@ -435,8 +441,11 @@ converse (struct parent_io *io, ar_error **err)
         case SYNC_PTY: if (on_pty (io, fd, err) < 0) return -1; break;
         case SYNC_SECCOMP_FD: if (on_seccomp_fd (io, fd, err) < 0) return -1; break;
         case SYNC_READY:
+          /* fail closed: never ready with the device rules unapplied */
+          if (io->devices_pending)
+            return ar_err (err, 0, "cgroup: the init did not stop for the device rules to be applied");
           /* without runtime hooks the init did not stop for them */
-          if (!ar_sync_runtime_hooks (c->spec))
+          if (!ar_sync_init_stops (c->spec))
             ar_fault_point ("create-after-hooks");
           return on_ready (io, err);
         case SYNC_ERROR: return ar_err (err, 0, "%s", m.text);
@@ -684,6 +693,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
     return -1;
   ar_fault_point ("create-after-cgroup");
   struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
+  io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;

@@ -217,13 +217,13 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
    * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
    * the host). Only for the hooks' run: no container process exists yet. */
-  bool hooks = ar_sync_runtime_hooks (spec);
+  bool hooks = ar_sync_runtime_hooks (spec), stop = ar_sync_init_stops (spec);
   bool open_up = c->rootless && hooks;
   if (open_up && prctl (PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE for the createRuntime hooks"), fail (c, err);
-  if (hooks && ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
+  if (stop && ar_sync_send (c->sock, SYNC_HOOKS, 0, -1, NULL, &err) < 0)
     fail (c, err);
-  if (hooks)
+  if (stop)
     expect (c, SYNC_HOOKS_ACK, &m);
   /* A network namespace of ours starts with lo down: up it, as runc does,
    * before the container's own hooks and process. After the createRuntime
@@ -233,6 +233,10 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   cleanup_free char *st = hook_state (c, *host_pid, "creating");
+  /* in the rootfs, as runc's are: a relative path a hook writes (an
+   * ldconfig run, a library it copies in) lands in the container */
+  if (c->cc_hooks.n && rc.rootfs_fd >= 0 && fchdir (rc.rootfs_fd) < 0)
+    ar_err (&err, errno, "chdir to the rootfs for the createContainer hooks"), fail (c, err);
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
   if (ar_process_setup_sysctl (spec, rc.rootfs_fd, ipc_sysctl_early (c), &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "cgroups.h"
 #include "error.h"
 #include "model.h"
 #include "namespaces.h"
@@ -47,13 +48,21 @@ struct ar_sync_msg {
 #define AR_START_REPORT_MAX 2048
 #define AR_START_REPORT_HELPER "S"
 
-/* Are there prestart or createRuntime hooks, i.e. does the init stop after
- * its mounts for the parent to run them (SYNC_HOOKS)? Both sides ask the
- * same spec, so without such hooks that round trip is left out. */
+/* Are there prestart or createRuntime hooks for the parent to run? */
 static inline bool
 ar_sync_runtime_hooks (const struct ar_spec *s)
 {
   return s->hooks.n[AR_HOOK_PRESTART] || s->hooks.n[AR_HOOK_CREATE_RUNTIME];
+}
+
+/* Does the init stop after its mounts (SYNC_HOOKS), for the parent to
+ * apply the device rules that waited for linux.devices' nodes and to run
+ * those hooks? Both sides ask the same spec, so without either that round
+ * trip is left out. */
+static inline bool
+ar_sync_init_stops (const struct ar_spec *s)
+{
+  return ar_sync_runtime_hooks (s) || ar_cgroup_devices_deferred (s->linux_);
 }
 
 int ar_sync_send (int sock, int type, int value, int fd, const char *text, ar_error **err);

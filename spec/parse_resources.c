@@ -5,6 +5,39 @@
 #include "spec.h"
 #include "util.h"
 
+/* A device rule's access is a set: r, w and m in any order, repeats
+ * allowed, written back as "rwm"'s subset in that order (the form v1's
+ * devices.allow and the eBPF filter both take). runc also takes letters
+ * outside the set and drops them; we take only 'a' of those (runc's own
+ * tests write "rwa"), and read it toward confinement: in a deny rule it
+ * denies every access, in an allow rule it grants nothing more. */
+static int
+device_access_set (const char *acc, bool allow, char out[4])
+{
+  bool r = false, w = false, m = false;
+  for (const char *p = acc; *p; p++)
+    switch (*p)
+      {
+      case 'r': r = true; break;
+      case 'w': w = true; break;
+      case 'm': m = true; break;
+      case 'a':
+        if (!allow)
+          r = w = m = true;
+        break;
+      default: return -1;
+      }
+  char *o = out;
+  if (r)
+    *o++ = 'r';
+  if (w)
+    *o++ = 'w';
+  if (m)
+    *o++ = 'm';
+  *o = '\0';
+  return 0;
+}
+
 static int
 parse_device_cgroup (struct ar_jctx *c, yajl_val o, void *out)
 {
@@ -22,11 +55,15 @@ parse_device_cgroup (struct ar_jctx *c, yajl_val o, void *out)
         return ar_jerr_at (c, "type", "unknown device type \"%s\" (a, b or c)", type);
       d->type = type[0];
     }
-  if (d->access)
+  if (d->access && *d->access)
     {
-      for (const char *p = d->access; *p; p++)
-        if (!strchr ("rwm", *p))
-          return ar_jerr_at (c, "access", "\"%s\" is not a combination of r, w and m", d->access);
+      char set[4];
+      if (device_access_set (d->access, d->allow, set) < 0)
+        return ar_jerr_at (c, "access", "\"%s\" is not a combination of r, w and m", d->access);
+      if (!*set)
+        return ar_jerr_at (c, "access", "\"%s\" allows nothing (a combination of r, w and m)", d->access);
+      free (d->access);
+      d->access = xstrdup (set);
     }
   return 0;
 }

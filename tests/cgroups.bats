@@ -384,6 +384,57 @@ state_status() { ar state "$ID" | jq -r .status; }
   [[ "$output" == *rc=0* ]]
 }
 
+@test "cgroups: device access is a set of r, w and m in any order; 'a' denies all in a deny rule, grants nothing in an allow" {
+  need_v1 devices
+  [ -c /dev/kmsg ] || skip "no /dev/kmsg here"
+  bundle sh -c 'head -c1 /dev/kmsg >/dev/null; echo "rc=$?"'
+  config_edit "$B" '.linux.resources.devices = [{"allow": false, "access": "rwm"},
+                                                {"allow": true, "type": "c", "major": 1, "minor": 11, "access": "mr"}]
+                    | .linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11}]
+                    | .process.capabilities.bounding += ["CAP_SYSLOG"] | .process.capabilities.effective += ["CAP_SYSLOG"]
+                    | .process.capabilities.permitted += ["CAP_SYSLOG"]'
+  run ar run -b "$B" "$ID"
+  echo "$output"
+  [[ "$status" -eq 0 && "$output" == *rc=0* ]]
+  # runc's own suite denies with "rwa": read here as every access
+  config_edit "$B" '.linux.resources.devices += [{"allow": false, "type": "c", "major": 1, "minor": 11, "access": "rwa"}]'
+  run ar run -b "$B" "$ID-2"
+  echo "$output"
+  [[ "$status" -eq 0 && "$output" == *rc=1* ]]
+  # in an allow rule 'a' adds nothing: "wa" lets the node be written, not read
+  config_edit "$B" '.linux.resources.devices[1].access = "wa" | del(.linux.resources.devices[2])'
+  run ar run -b "$B" "$ID-3"
+  echo "$output"
+  [[ "$status" -eq 0 && "$output" == *rc=1* ]]
+  # a letter outside the set is refused, naming where
+  config_edit "$B" '.linux.resources.devices[1].access = "rx"'
+  run ar run -b "$B" "$ID-4"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"linux.resources.devices[1].access"*'"rx"'* ]]
+}
+
+@test "cgroups: a linux.devices node the rules deny is made all the same (no host twin needed), and stays denied" {
+  need_v1 devices
+  [ ! -e /dev/agentrun-test-nodev ] || skip "the host has a /dev/agentrun-test-nodev"
+  bundle sh -c 'stat -c "%F %t:%T %a %u" /dev/agentrun-test-nodev; head -c1 /dev/agentrun-test-nodev; echo "rc=$?"'
+  # 10:666 is no device the host has: the node can only be made, not bound
+  config_edit "$B" '.linux.resources.devices = [{"allow": false, "access": "rwm"}]
+                    | .linux.devices = [{"path": "/dev/agentrun-test-nodev", "type": "c", "major": 10, "minor": 666,
+                                         "fileMode": 432, "uid": 0, "gid": 0}]'
+  run ar run -b "$B" "$ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"character special file a:29a 660 0"* ]]
+  # the cgroup denies it: EPERM, not the driver's ENXIO
+  [[ "$output" == *"Operation not permitted"* && "$output" == *rc=1* ]]
+  grep -q cgroup2 /proc/filesystems || return 0
+  export AGENTRUN ROOT B ID PARENT
+  run in_v2 'ar run -b "$B" "$ID-v2" 2>&1'
+  echo "$output"
+  [[ "$output" == *"character special file a:29a 660 0"* ]]
+  [[ "$output" == *"Operation not permitted"* && "$output" == *rc=1* ]]
+}
+
 @test "cgroups: a pre-existing frozen cgroup is refused at once and left as it was" {
   need_v1 freezer
   mkdir -p "$CG/freezer/$PARENT/c"

@@ -71,6 +71,14 @@ sh_hook() {
   [ "$(cat "$B/ns-createRuntime")" = "$(readlink /proc/self/ns/mnt)" ]
 }
 
+@test "createContainer hooks run in the rootfs: a relative path lands in the container" {
+  add_hook createContainer "$(sh_hook "pwd -P >cwd-createContainer")"
+  run ar run --bundle "$B" hk-cwd
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$B/rootfs/cwd-createContainer")" = "$(cd "$B/rootfs" && pwd -P)" ]
+}
+
 @test "stdin carries the state: id, pid, bundle, status per stage" {
   add_hook createRuntime "$(sh_hook "cat >$B/state-createRuntime")"
   add_hook poststop "$(sh_hook "cat >$B/state-poststop")"

@@ -223,7 +223,8 @@ systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **pa
   const struct ar_cg_layout *l = ar_cg_layout_get (err);
   size_t n = 0;
   cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
-  if (!l || mkdir_all (l, path, err) < 0 || ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, true, err) < 0
+  bool devices = !ar_cgroup_devices_deferred (lnx);
+  if (!l || mkdir_all (l, path, err) < 0 || ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, devices, err) < 0
       || enter_all (l, path, pid, err) < 0)
     {
       ar_cgroup_systemd_stop (unit, NULL);
@@ -273,7 +274,8 @@ make_and_apply (const struct ar_cg_layout *l, const char *path, const struct ar_
     ar_warn ("container's cgroup is not empty: %zu process(es) found", n);
   n = 0;
   cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
-  if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, !rootless, err) < 0)
+  bool devices = !rootless && !ar_cgroup_devices_deferred (lnx);
+  if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, devices, err) < 0)
     {
       rmdir_all (l, path, NULL);
       return -1;
@@ -342,6 +344,28 @@ ar_cgroup_create_early (const char *manager, const char *id, const struct ar_lin
   ar_debug ("cgroup %s created (v2 layout), the container starts in it", path);
   *path_out = ar_steal_ptr (path);
   return 0;
+}
+
+bool
+ar_cgroup_devices_deferred (const struct ar_linux *lnx)
+{
+  return lnx && lnx->n_devices > 0;
+}
+
+int
+ar_cgroup_apply_devices (const char *manager, const char *path, const struct ar_linux *lnx, bool rootless, ar_error **err)
+{
+  /* the same choice as at create: rootless cgroupfs leaves devices to the
+   * user namespace, a systemd scope is ours to confine */
+  bool systemd = manager && strcmp (manager, "systemd") == 0;
+  if (!path || (rootless && !systemd))
+    return 0;
+  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  if (!l)
+    return -1;
+  size_t n = 0;
+  cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
+  return ar_cg_apply (l, path, NULL, rules, n, true, err);
 }
 
 int

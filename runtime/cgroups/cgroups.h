@@ -57,6 +57,14 @@ int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linu
 /* Remove what such a record names: kill what is in the cgroup and remove
  * it; for "systemd:UNIT", also stop the unit when it is still there. */
 int ar_cgroup_destroy_pending (const char *record, ar_error **err);
+/* The device rules wait while the init makes linux.devices' nodes (a node
+ * they deny could not be made, as with runc, which sets them after its
+ * mounts): ar_cgroup_create(_early) leaves them out when this is true, and
+ * create applies them with ar_cgroup_apply_devices when the init stops
+ * after its mounts, before any hook or container process runs. */
+bool ar_cgroup_devices_deferred (const struct ar_linux *lnx);
+int ar_cgroup_apply_devices (const char *manager, const char *path, const struct ar_linux *lnx, bool rootless,
+                             ar_error **err);
 /* Move another process (exec) into the container's cgroup. */
 int ar_cgroup_enter (const char *path, pid_t pid, ar_error **err);
 /* The same for exec, with its --cgroup [CTRL[,CTRL]:]SUB list (n may be 0). */
