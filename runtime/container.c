@@ -277,6 +277,7 @@ struct parent_io {
   int sock;
   bool foreground;
   bool devices_pending; /* the device rules wait for the init's mounts */
+  bool join_late;   /* the direct init joins its made cgroup between SYNC_GO and SYNC_PID_ACK */
 };
 
 /* Hold the init by a pidfd and note its start time (state.json). It is our
@@ -328,6 +329,11 @@ direct_go (struct parent_io *io, bool new_userns, ar_error **err)
   pid_t pid = c->init;
   if ((new_userns && write_idmaps (io, pid, err) < 0) || note_init (c, pid, err) < 0
       || ar_sync_send (io->sock, SYNC_GO, 0, -1, NULL, err) < 0)
+    return -1;
+  /* The join waits for an RCU grace period (cgroups.h): the init makes
+   * its mounts meanwhile, and waits for PID_ACK before anything that
+   * must happen inside (its cgroup namespace, hooks, the process). */
+  if (io->join_late && ar_cgroup_enter (c->st.cgroup_path, pid, err) < 0)
     return -1;
   return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
 }
@@ -486,6 +492,18 @@ direct_init_possible (const struct ar_init_ctx *ic, bool cgroup_after_clone)
   return !(ic->new_flags & 0x80 /* CLONE_NEWTIME */) && !ic->spec->process->has_oom_score_adj;
 }
 
+/* A cgroup file system mounted in the container shows the cgroup namespace
+ * it was mounted in: that one must be made before the mounts. */
+static bool
+mounts_cgroupfs (const struct ar_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    if (spec->mounts[i].type && (strcmp (spec->mounts[i].type, "cgroup") == 0
+                                 || strcmp (spec->mounts[i].type, "cgroup2") == 0))
+      return true;
+  return false;
+}
+
 /* The first child: the init itself when possible, else child1 (init.c).
  * *joined: it was born in the cgroup. A direct clone that fails is tried
  * again the two-step way, whose error says which namespace and why. */
@@ -493,6 +511,8 @@ static pid_t
 clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
 {
   unsigned long ns = ic->direct ? ic->new_flags : 0;
+  if (ic->cgroupns_late)
+    ns &= ~(unsigned long) CLONE_NEWCGROUP;
   pid_t pid = clone_child (cgfd, ns);
   *joined = cgfd >= 0 && pid >= 0;
   /* a kernel before 5.7 knows no CLONE_INTO_CGROUP: join the usual way
@@ -501,7 +521,7 @@ clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
     pid = clone_child (-1, ns);
   if (pid < 0 && ic->direct)
     {
-      ic->direct = false;
+      ic->direct = ic->cgroupns_late = false;
       return clone_first (ic, cgfd, joined);
     }
   return pid;
@@ -661,7 +681,12 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   ic->sock = sv[1];
-  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0);
+  /* made but not joined (v1, some controllers only): joined while the
+   * init sets up, which then makes its cgroup namespace itself */
+  bool join_late = c->st.cgroup_path && cgfd < 0;
+  ic->cgroupns_late = join_late && (ic->new_flags & CLONE_NEWCGROUP) && !mounts_cgroupfs (c->spec);
+  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !ic->cgroupns_late);
+  ic->cgroupns_late = ic->cgroupns_late && ic->direct;
   bool joined;
   pid_t first = clone_first (ic, cgfd, &joined);
   if (first < 0)
@@ -688,11 +713,13 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
   if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-                : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
-                                    &c->st.systemd_unit, err) < 0)
+      : join_late ? !ic->direct && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+                  : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
+                                      &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
-  struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
+  struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground,
+                          .join_late = join_late && ic->direct };
   io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)

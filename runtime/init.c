@@ -214,6 +214,8 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
    * time); from here on what we do is seen from outside, so wait for it. */
   expect (c, SYNC_PID_ACK, &m);
   *host_pid = m.value;
+  if (c->cgroupns_late && unshare (CLONE_NEWCGROUP) < 0)
+    ar_err (&err, errno, "unshare the cgroup namespace"), fail (c, err);
   /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
    * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
    * the host). Only for the hooks' run: no container process exists yet. */

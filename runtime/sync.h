@@ -84,6 +84,9 @@ struct ar_init_ctx {
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool direct;                       /* the init is cloned in its namespaces, no child1 */
+  bool cgroupns_late;                /* direct, born outside its cgroup, which the parent joins
+                                        while it sets up: its cgroup namespace is made after
+                                        SYNC_PID_ACK, once it is in there */
   bool die_with_parent;              /* PR_SET_PDEATHSIG before execve (sandbox) */
   char *const *exec_env; size_t n_exec_env;  /* added to process.env at exec (sandbox) */
   bool userns;                       /* new or joined */

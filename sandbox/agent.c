@@ -591,10 +591,14 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
       g_str (G, "memory");
       g_open (G, true);
       g_kint (G, "limit", o->memory);
+      /* swap is memory and swap in all: the same figure, so no page of
+       * the sandbox's (tmpfs ones included) goes to swap beyond the limit */
+      if (o->memory_swap)
+        g_kint (G, "swap", o->memory);
       /* cgroup v1 counts TCP buffers apart from the limit above, and only
        * once a limit of their own is set */
-      if (o->kernel_tcp)
-        g_kint (G, "kernelTCP", o->memory);
+      if (o->kernel_tcp > 0)
+        g_kint (G, "kernelTCP", o->kernel_tcp);
       g_close (G, true);
     }
   if (!o->pids_rlimit)

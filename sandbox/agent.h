@@ -73,6 +73,9 @@ struct ar_agent_opts {
   char *user;                                   /* user name, for USER */
   /* resources */
   bool has_memory; int64_t memory;              /* bytes */
+  bool memory_unlimited;                        /* --memory unlimited (or 0): no default limit */
+  bool memory_default;                          /* memory is the default, not asked for */
+  bool memory_swap;                             /* swap is accounted: memory+swap capped at memory too */
   int64_t pids;                                 /* > 0 */
   bool pids_rlimit;                             /* rootless without a cgroup: pids as RLIMIT_NPROC */
   bool has_cpus; int64_t cpu_quota;             /* microseconds per AR_AGENT_CPU_PERIOD */
@@ -81,7 +84,7 @@ struct ar_agent_opts {
   /* the sandbox's user namespace's own budgets (user.max_inotify_*,
    * user.max_fanotify_*), each a part of its user's on the host: > 0 */
   long long inotify_instances, inotify_watches, fanotify_groups, fanotify_marks;
-  bool kernel_tcp;                              /* cgroup v1: TCP buffers capped at the memory size too */
+  int64_t kernel_tcp;                           /* cgroup v1: TCP buffers' own limit in bytes, 0: none */
   /* SysV IPC of the sandbox's IPC namespace: shared memory at most shm_size
    * bytes, queues and semaphores a few. Only for a runtime that runs as
    * root: without a root mapped, those sysctls are the host root's. */

@@ -7,7 +7,7 @@
  * two sandboxes at once as much as two). */
 #include "config.h"
 #include "budgets.h"
-#include "cgroups_internal.h"
+#include "cgroups.h"
 #include "util.h"
 
 #include <errno.h>
@@ -94,13 +94,51 @@ fill_inotify (struct ar_agent_opts *o, ar_error **err)
   return 0;
 }
 
-static void
-fill_kernel_tcp (struct ar_agent_opts *o)
+static int64_t
+memory_default (void)
 {
-  const struct ar_cg_layout *l = o->has_memory ? ar_cg_layout_get (NULL) : NULL;
-  const char *mnt = l ? ar_cg_v1_mount (l, "memory") : NULL;
-  cleanup_free char *f = mnt ? xasprintf ("%s/memory.kmem.tcp.limit_in_bytes", mnt) : NULL;
-  o->kernel_tcp = f && access (f, F_OK) == 0;
+  struct sysinfo si;
+  if (sysinfo (&si) < 0)
+    return AR_BUDGET_MEMORY_MAX / 4;
+  int64_t half = (int64_t) si.totalram * si.mem_unit / 2;
+  return half < AR_BUDGET_MEMORY_MAX ? half : AR_BUDGET_MEMORY_MAX;
+}
+
+/* The host's TCP buffers are one pool (net.ipv4.tcp_mem, in pages, for
+ * every network namespace): past its third figure every TCP allocation on
+ * the host fails. A part of it, in bytes; 0 when it cannot be read. */
+static int64_t
+tcp_share (void)
+{
+  long long lo, mid, hi;
+  cleanup_fclose FILE *f = fopen ("/proc/sys/net/ipv4/tcp_mem", "re");
+  if (!f || fscanf (f, "%lld %lld %lld", &lo, &mid, &hi) != 3 || hi <= 0)
+    return 0;
+  return (int64_t) hi * sysconf (_SC_PAGESIZE) / AR_BUDGET_TCP_DIV;
+}
+
+/* A memory limit by default wherever a memory cgroup can be made (root, or
+ * a delegated cgroup); --memory unlimited lifts it. A plain user without a
+ * cgroup gets none, and says nothing: --memory asked there fails instead
+ * (cmd_sandbox.c). The limit covers what a cgroup charges: the processes,
+ * their tmpfs pages (/tmp, the home, /dev/shm, SysV shm), swap where it is
+ * accounted, and TCP buffers (cgroup2 counts them in; v1 apart, under
+ * a limit of their own). */
+static void
+fill_memory (struct ar_agent_opts *o)
+{
+  if (!o->has_memory && !o->memory_unlimited && ar_cgroup_usable ("cgroupfs:memory", "sandbox", NULL))
+    {
+      o->has_memory = o->memory_default = true;
+      o->memory = memory_default ();
+    }
+  if (!o->has_memory)
+    return;
+  struct ar_cgroup_memory_caps caps;
+  ar_cgroup_memory_caps (&caps);
+  o->memory_swap = caps.swap;
+  int64_t tcp = caps.kernel_tcp ? tcp_share () : 0;
+  o->kernel_tcp = caps.kernel_tcp ? (tcp > 0 && tcp < o->memory ? tcp : o->memory) : 0;
 }
 
 int
@@ -116,7 +154,7 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
     return -1;
   o->fanotify_groups = part_of ("max_fanotify_groups", 4);
   o->fanotify_marks = part_of ("max_fanotify_marks", 8);
-  fill_kernel_tcp (o);
+  fill_memory (o);
   /* the init writes them as root before it takes the agent's uid (the
    * runtime's init.c); a runtime run by a user cannot */
   o->ipc_limits = geteuid () == 0;

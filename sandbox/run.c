@@ -43,13 +43,39 @@
 
 /* ---- limits without a cgroup ---- */
 
+/* The cgroup manager of a run: the cgroupfs one makes the sandbox's cgroup
+ * only for the controllers its limits need (memory, cpu with --cpus): each
+ * hierarchy joined is a write to its cgroup.procs, and the pids cap is had
+ * without one (pids_cap_only). "disabled" when no limit needs a cgroup. */
+static const char *
+run_manager (const struct ar_ctx *g, const struct ar_sandbox *sb)
+{
+  const struct ar_agent_opts *o = &sb->prof;
+  if (!o->has_memory && !o->has_cpus)
+    return "disabled";
+  if (strcmp (g->cgroup_manager, "cgroupfs") != 0)
+    return g->cgroup_manager;
+  return o->has_memory && o->has_cpus ? "cgroupfs:memory,cpu" : o->has_memory ? "cgroupfs:memory" : "cgroupfs:cpu";
+}
+
 /* Rootless with no cgroup the user may write, memory and CPU caps cannot
- * be had at all (an error), and the pids cap becomes RLIMIT_NPROC. */
+ * be had at all (an error), and the pids cap becomes RLIMIT_NPROC. A
+ * default memory limit goes where no cgroup will be made. */
 int
 ar_sandbox_fit_limits (struct ar_ctx *ctx, struct ar_sandbox *sb, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
-  if (!ar_rootless_detect (ctx->rootless) || ar_cgroup_usable (ctx->cgroup_manager, "sandbox", NULL))
+  bool disabled = strcmp (ctx->cgroup_manager, "disabled") == 0;
+  if (o->memory_default && disabled)
+    {
+      o->has_memory = o->memory_default = o->memory_swap = false;
+      o->kernel_tcp = 0;
+    }
+  if ((o->has_memory || o->has_cpus) && disabled)
+    return ar_err (err, 0, "%s needs a cgroup, and --cgroup-manager disabled makes none",
+                   o->has_memory ? "--memory" : "--cpus");
+  const char *m = o->has_memory || o->has_cpus ? run_manager (ctx, sb) : ctx->cgroup_manager;
+  if (!ar_rootless_detect (ctx->rootless) || ar_cgroup_usable (m, "sandbox", NULL))
     return 0;
   if (o->has_memory || o->has_cpus)
     return ar_err (err, 0, "%s needs a cgroup, and uid %u has no writable (delegated) cgroup here: drop it, or "
@@ -60,22 +86,21 @@ ar_sandbox_fit_limits (struct ar_ctx *ctx, struct ar_sandbox *sb, ar_error **err
   return 0;
 }
 
-/* A run asked for no memory or CPU cap needs no cgroup: its one cgroup
- * limit, the pids cap, is had as RLIMIT_NPROC instead. Why: joining a
- * cgroup is a write to cgroup.procs, which takes the kernel's cgroup
- * threadgroup rwsem for writing and so waits for an RCU grace period (10 to
- * 50 ms on a loaded host: most of the start-up of `sandbox -- true`; one
- * hierarchy or ten, it is one wait). It is the same cap: RLIMIT_NPROC is
- * counted per uid in the sandbox's own user namespace, where the agent's
- * uid is the only one mapped, so every task the agent makes counts (threads
- * too), and lifting it needs CAP_SYS_RESOURCE in the initial namespace,
- * which nothing inside has. The device allowlist a root-made cgroup also
- * carried holds without it (the nodev binds, sandbox/agent.c g_bind). With
- * --memory or --cpus the cgroup is made, and carries the pids cap too. */
+/* The pids cap needs no cgroup: it is had as RLIMIT_NPROC. Why: joining a
+ * cgroup is a write to cgroup.procs, and on cgroup2 that write takes the
+ * kernel's cgroup threadgroup rwsem for writing and so waits for an RCU
+ * grace period (3 ms, up to 50 ms on a loaded host). It is the same cap:
+ * RLIMIT_NPROC is counted per uid in the sandbox's own user namespace,
+ * where the agent's uid is the only one mapped, so every task the agent
+ * makes counts (threads too), and lifting it needs CAP_SYS_RESOURCE in the
+ * initial namespace, which nothing inside has. The device allowlist a
+ * root-made cgroup also carried holds without it (the nodev binds,
+ * sandbox/agent.c g_bind). Only systemd's scope, which joins every hierarchy
+ * anyway, carries the pids cap in the cgroup. */
 static bool
-pids_cap_only (const struct ar_sandbox *sb)
+pids_cap_only (const struct ar_ctx *g, const struct ar_sandbox *sb)
 {
-  return !sb->prof.has_memory && !sb->prof.has_cpus;
+  return strcmp (run_manager (g, sb), "systemd") != 0;
 }
 
 /* ---- removal ---- */
@@ -516,11 +541,8 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
     return -1;
   struct ar_ctx run_ctx = *ctx;
   ctx = &run_ctx;
-  if (pids_cap_only (sb))
-    {
-      sb->prof.pids_rlimit = true;
-      run_ctx.cgroup_manager = "disabled";
-    }
+  sb->prof.pids_rlimit = pids_cap_only (ctx, sb);
+  run_ctx.cgroup_manager = run_manager (ctx, sb);
   /* from here a ^C or a kill is held until we can act on it, so that
    * whatever was made gets removed */
   if (sigprocmask (SIG_BLOCK, &set, &old) < 0)

@@ -342,8 +342,10 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       strv_add (&sb->env_args, &sb->n_env_args, arg);
       return 0;
     case AR_SB_MEMORY:
-      o->has_memory = true;
-      return ar_agent_parse_size (arg, &o->memory, err);
+      /* no limit at all, not even the default one */
+      o->memory_unlimited = strcmp (arg, "unlimited") == 0 || strcmp (arg, "0") == 0;
+      o->has_memory = !o->memory_unlimited;
+      return o->memory_unlimited ? 0 : ar_agent_parse_size (arg, &o->memory, err);
     case AR_SB_PIDS:
       if (ar_opt_uint ("--pids", arg, 4194304, &v, err) < 0)
         return -1;

@@ -175,14 +175,20 @@ EOF
   [ "${lines[1]}" -le $(( 3 << 20 )) ]
 }
 
+# The host's TCP pool (tcp_mem's third figure) in bytes, a quarter of it.
+tcp_quarter() { echo $(( $(awk '{ print $3 }' /proc/sys/net/ipv4/tcp_mem) * $(getconf PAGESIZE) / 4 )); }
+
 @test "budgets: --memory caps TCP buffers too where cgroup v1 counts them apart" {
   run sb --memory 256m --bundle "$T/b" -- true
   [ "$status" -eq 0 ]
-  local mnt tcp
+  local mnt tcp q=$(tcp_quarter)
   mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
   tcp=$(jq '.linux.resources.memory.kernelTCP' "$T/b/config.json")
   if [ -n "$mnt" ] && [ -e "$mnt/memory.kmem.tcp.limit_in_bytes" ]; then
-    [ "$tcp" = 268435456 ]
+    # the memory limit, or a quarter of the host's TCP pool if less
+    [ "$tcp" = $(( q < 268435456 ? q : 268435456 )) ]
+    run sb --memory 64g --bundle "$T/b2" -- true
+    [ "$(jq '.linux.resources.memory.kernelTCP' "$T/b2/config.json")" = $(( q < (64 << 30) ? q : 64 << 30 )) ]
   else
     [ "$tcp" = null ]
     skip "no cgroup v1 memory controller with memory.kmem.tcp here"
@@ -195,6 +201,70 @@ EOF
   child=$(pgrep -xf "sleep $nap")
   local cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' /proc/$child/cgroup)
   [ "$(cat "$mnt$cg/memory.kmem.tcp.limit_in_bytes")" = $((64 << 20)) ]
+}
+
+# MEMDIR: the memory cgroup of pid $1 as the host sees it; LIMIT its limit
+# file, SWAP its swap one and SWAP_WANT what swap holds at the limit given.
+mem_cgroup_of() {
+  local mnt
+  mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts)
+  if [ -n "$mnt" ]; then
+    MEMDIR=$mnt$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$1/cgroup")
+    LIMIT=memory.limit_in_bytes SWAP=memory.memsw.limit_in_bytes SWAP_WANT=$2
+  else
+    mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+    MEMDIR=$mnt$(sed -n 's/^0:://p' "/proc/$1/cgroup")
+    LIMIT=memory.max SWAP=memory.swap.max SWAP_WANT=0
+  fi
+}
+
+@test "budgets: a memory limit by default (RAM/2, at most 16 GiB) in a cgroup of the memory controller alone, removed after the run" {
+  local ram=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024 )) want nap="30.$RANDOM" child id
+  want=$(( ram / 2 < (16 << 30) ? ram / 2 : 16 << 30 ))
+  want=$(( want / 4096 * 4096 ))   # the kernel keeps whole pages
+  # agentrun itself in the background (not the sb function's subshell): the signal is for it
+  env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sleep "$nap" &
+  SB=$!
+  track_pid $SB
+  wait_for pgrep -xf "sleep $nap"
+  child=$(pgrep -xf "sleep $nap")
+  mem_cgroup_of "$child" "$want"
+  id=$(basename "$MEMDIR")
+  [[ "$id" == sandbox-* ]]
+  [ "$(cat "$MEMDIR/$LIMIT")" = "$want" ]
+  # no swap beyond it, where swap is accounted
+  if [ -e "$MEMDIR/$SWAP" ]; then [ "$(cat "$MEMDIR/$SWAP")" = "$SWAP_WANT" ]; fi
+  if [ -e "$MEMDIR/memory.kmem.tcp.limit_in_bytes" ]; then
+    local q=$(tcp_quarter)
+    [ "$(cat "$MEMDIR/memory.kmem.tcp.limit_in_bytes")" = $(( (q < want ? q : want) / 4096 * 4096 )) ]
+  fi
+  # the memory hierarchy's folder is its only one: no other controller was joined
+  [ "$(find /sys/fs/cgroup -maxdepth 3 -name "$id" | wc -l)" = 1 ]
+  kill -TERM "$SB"
+  wait "$SB" || true
+  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "$id")" ]
+  # --memory unlimited (or 0) lifts it: no memory limit, no cgroup
+  run sb --memory unlimited --bundle "$T/b" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '.linux.resources.memory' "$T/b/config.json")" = null ]
+  run sb --memory 0 --bundle "$T/b0" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '.linux.resources.memory' "$T/b0/config.json")" = null ]
+  run sb --memory unlimited -- sh -c 'sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q sandbox-
+}
+
+@test "budgets: the memory limit covers the tmpfs: a /tmp write beyond --memory is stopped there" {
+  local fill='dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>/dev/null; echo "size=$(stat -c %s /tmp/fill)"'
+  run sb --memory 32m --tmp-size 128m -- sh -c "$fill"
+  echo "$output"
+  local size=$(echo "$output" | sed -n 's/^size=//p')
+  [ -n "$size" ] && [ "$size" -lt $((32 << 20)) ]
+  # the control: without a limit the same write takes all 64 MiB
+  run sb --memory unlimited --tmp-size 128m -- sh -c "$fill"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | sed -n 's/^size=//p')" = $((64 << 20)) ]
 }
 
 @test "budgets: the relay holds --net-max-conns connections of the sandbox at once and cuts idle ones" {

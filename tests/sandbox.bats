@@ -183,7 +183,7 @@ except OSError:
 
 @test "sandbox: SIGTERM stops the command and removes state, bundle, relay, cgroup" {
   start_echo
-  # --memory: a cgroup is made only for a memory or CPU cap
+  # --memory given (the default limit makes one too, where a cgroup can be made)
   env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --memory 256m \
     --allow "echo.test:443=127.0.0.1:$ECHO_PORT" -- sleep 1000 &
   SB=$!
@@ -254,6 +254,8 @@ sleeper_runs() {
   tmpdir=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
   case $(basename "$tmpdir") in agentrun-"$ID"-*) ;; *) false ;; esac
   LEFT_TMPDIR=$tmpdir
+  # the default memory limit's cgroup, which the janitor removes too
+  [ -n "$(find /sys/fs/cgroup -maxdepth 3 -name "$ID" 2>/dev/null)" ]
   kill -KILL "$SB"
   wait "$SB" || true
   # gone or a zombie (its reaper is the host's init now): it was killed
@@ -261,9 +263,10 @@ sleeper_runs() {
   wait_for bash -c "[ ! -e /proc/$CMD ] || grep -q '^State:.*Z' /proc/$CMD/status"
   # a SIGKILL leaves agentrun no chance to clean up: its janitor does
   wait_for bash -c "[ ! -e '$tmpdir' ] && [ ! -e '$ROOT/$ID' ]"
+  wait_for bash -c "[ -z \"\$(find /sys/fs/cgroup -maxdepth 3 -name '$ID')\" ]"
 }
 
-@test "sandbox: --pids without --memory/--cpus is RLIMIT_NPROC, bites, and no cgroup is made" {
+@test "sandbox: --pids is RLIMIT_NPROC and bites; the one cgroup made is the default memory limit's, none with --memory unlimited" {
   run sb --pids 12 -- sh -c 'grep "^Max processes" /proc/self/limits; i=0
     while [ $i -lt 30 ]; do sleep 5 & i=$((i + 1)); echo "forked $i"; done'
   [ "$status" -ne 0 ]
@@ -274,16 +277,28 @@ sleeper_runs() {
   run sb -- sh -c 'i=0; while [ $i -lt 30 ]; do sleep 0.1 & i=$((i + 1)); done; wait; echo "forked $i"'
   [ "$status" -eq 0 ]
   [ "$output" = "forked 30" ]
-  # and while one runs, there is no cgroup of it anywhere
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- "${LOOP[@]}" &
-  SB=$!
-  track_pid $SB
-  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
-  id=$(ls "$ROOT" | grep '^sandbox-')
-  wait_for test -s "$ROOT/$id/state.json"
-  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
-  kill -TERM "$SB"
-  wait "$SB" || true
+  # while one runs, its cgroup is one folder: the memory controller's (v1),
+  # or cgroup2's with no pids limit; with --memory unlimited there is none
+  local mem=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/mounts) lift found
+  for lift in "" "--memory unlimited"; do
+    env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" $lift -- "${LOOP[@]}" &
+    SB=$!
+    track_pid $SB
+    wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+    id=$(ls "$ROOT" | grep '^sandbox-')
+    wait_for test -s "$ROOT/$id/state.json"
+    found=$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)
+    if [ -n "$lift" ]; then
+      [ -z "$found" ]
+    elif [ -n "$mem" ]; then
+      [ "$found" = "$mem/agentrun/$id" ]
+    else
+      [ "$(echo "$found" | wc -l)" = 1 ] && [ "$(cat "$found/pids.max" 2>/dev/null || echo max)" = max ]
+    fi
+    kill -TERM "$SB"
+    wait "$SB" || true
+    wait_for bash -c "! ls '$ROOT' | grep -q '^sandbox-'"
+  done
 }
 
 @test "sandbox: runs from a sealed copy of agentrun only when the agent's uid could write the binary" {

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -58,6 +59,27 @@ resolve_path (const char *id, const struct ar_linux *lnx, char **out, ar_error *
       return normalize (d, out, err);
     }
   return normalize (p, out, err);
+}
+
+/* "cgroupfs:CTRL[,CTRL]": the controllers the cgroup is made for, else NULL. */
+static const char *
+manager_only (const char *manager)
+{
+  return manager && strncmp (manager, "cgroupfs:", 9) == 0 && manager[9] ? manager + 9 : NULL;
+}
+
+/* The record to store (cgroups_internal.h: ar_cg_layout_of). */
+static int
+resolve_record (const char *manager, const char *id, const struct ar_linux *lnx, char **out, ar_error **err)
+{
+  cleanup_free char *path = NULL;
+  const char *only = manager_only (manager);
+  if (only && strchr (only, ':'))
+    return ar_err (err, 0, "cgroup: manager %s: a controller list has no ':'", manager);
+  if (resolve_path (id, lnx, &path, err) < 0)
+    return -1;
+  *out = only ? xasprintf ("%s:%s", only, path) : ar_steal_ptr (path);
+  return 0;
 }
 
 /* The config's rules, then the runtime-spec's default devices (null, zero,
@@ -185,7 +207,7 @@ ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *l
       *path_out = xasprintf ("systemd:%s", unit);
       return 0;
     }
-  return resolve_path (id, lnx, path_out, err);
+  return resolve_record (manager, id, lnx, path_out, err);
 }
 
 int
@@ -204,7 +226,10 @@ ar_cgroup_destroy_pending (const char *record, ar_error **err)
         return -1;
       return ar_cgroup_destroy (scope, err);
     }
-  if (record[0] != '/')
+  const char *path;
+  if (!ar_cg_layout_of (record, &path, err))
+    return -1;
+  if (path[0] != '/')
     return ar_err (err, 0, "\"%.100s\" is not a cgroup path", record);
   ar_cgroup_kill_all (record, SIGKILL, NULL);
   return ar_cgroup_destroy (record, err);
@@ -237,17 +262,28 @@ systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **pa
   return 0;
 }
 
-/* Make the cgroup at path and apply the limits and device rules; 0 with
- * *made false when rootless without a cgroup is fine (no limits asked). */
+/* Device rules for the cgroup a record names: in every cgroup made in
+ * every hierarchy, in one made for some controllers only when they
+ * include devices. */
+static bool
+record_devices (const char *record)
+{
+  const char *colon = record[0] != '/' ? strchr (record, ':') : NULL;
+  return !colon || ar_cg_carries_any ("devices", record, (size_t) (colon - record));
+}
+
+/* Make the cgroup at path (in l, the layout record names) and apply the
+ * limits and device rules; 0 with *made false when rootless without a
+ * cgroup is fine (no limits asked). */
 static int
-make_and_apply (const struct ar_cg_layout *l, const char *path, const struct ar_linux *lnx, bool rootless,
-                bool *made, ar_error **err)
+make_and_apply (const struct ar_cg_layout *l, const char *record, const char *path, const struct ar_linux *lnx,
+                bool rootless, bool *made, ar_error **err)
 {
   cleanup_error ar_error *mk = NULL;
   *made = false;
   /* A process put in it would stop at once, and so would we waiting on it
    * (runc's words); the folder is not ours to remove. */
-  if (ar_cgroup_is_frozen (path))
+  if (ar_cgroup_is_frozen (record))
     return ar_err (err, 0, "container's cgroup unexpectedly frozen: %s", path);
   if (mkdir_all (l, path, &mk) < 0)
     {
@@ -270,11 +306,11 @@ make_and_apply (const struct ar_cg_layout *l, const char *path, const struct ar_
   /* as runc: sharing a cgroup is allowed, but rarely meant */
   cleanup_free pid_t *pids = NULL;
   size_t n = 0;
-  if (ar_cgroup_pids (path, &pids, &n, NULL) == 0 && n > 0)
+  if (ar_cgroup_pids (record, &pids, &n, NULL) == 0 && n > 0)
     ar_warn ("container's cgroup is not empty: %zu process(es) found", n);
   n = 0;
   cleanup_free struct ar_device_cgroup *rules = ar_cg_device_rules (lnx, &n);
-  bool devices = !rootless && !ar_cgroup_devices_deferred (lnx);
+  bool devices = !rootless && !ar_cgroup_devices_deferred (lnx) && record_devices (record);
   if (ar_cg_apply (l, path, lnx ? lnx->resources : NULL, rules, n, devices, err) < 0)
     {
       rmdir_all (l, path, NULL);
@@ -294,12 +330,13 @@ ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *ln
     return 0;
   if (manager && strcmp (manager, "systemd") == 0)
     return systemd_create (id, lnx, pid, path_out, unit_out, err);
-  cleanup_free char *path = NULL;
-  if (resolve_path (id, lnx, &path, err) < 0)
+  cleanup_free char *record = NULL;
+  const char *path;
+  if (resolve_record (manager, id, lnx, &record, err) < 0)
     return -1;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   bool made;
-  if (!l || make_and_apply (l, path, lnx, rootless, &made, err) < 0)
+  if (!l || make_and_apply (l, record, path, lnx, rootless, &made, err) < 0)
     return -1;
   if (!made)
     return 0;
@@ -308,9 +345,9 @@ ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *ln
       rmdir_all (l, path, NULL);
       return -1;
     }
-  ar_debug ("cgroup %s created (%s layout), pid %d joined", path,
+  ar_debug ("cgroup %s created (%s layout), pid %d joined", record,
             l->mode == AR_CG_V2 ? "v2" : l->mode == AR_CG_HYBRID ? "hybrid" : "v1", (int) pid);
-  *path_out = ar_steal_ptr (path);
+  *path_out = ar_steal_ptr (record);
   return 0;
 }
 
@@ -322,17 +359,26 @@ ar_cgroup_create_early (const char *manager, const char *id, const struct ar_lin
   *dirfd_out = -1;
   if (manager && (strcmp (manager, "disabled") == 0 || strcmp (manager, "systemd") == 0))
     return 0;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  cleanup_free char *record = NULL;
+  const char *path;
+  if (resolve_record (manager, id, lnx, &record, err) < 0)
+    return -1;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
-  if (l->mode != AR_CG_V2)
+  if (l->mode != AR_CG_V2 && !manager_only (manager))
     return 0;
-  cleanup_free char *path = NULL;
   bool made;
-  if (resolve_path (id, lnx, &path, err) < 0 || make_and_apply (l, path, lnx, rootless, &made, err) < 0)
+  if (make_and_apply (l, record, path, lnx, rootless, &made, err) < 0)
     return -1;
   if (!made)
     return 0;
+  if (l->mode != AR_CG_V2)
+    {
+      ar_debug ("cgroup %s created (%s layout), to be joined", record, l->mode == AR_CG_HYBRID ? "hybrid" : "v1");
+      *path_out = ar_steal_ptr (record);
+      return 0;
+    }
   cleanup_free char *dir = ar_cg_dir (l->unified, path);
   *dirfd_out = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (*dirfd_out < 0)
@@ -341,8 +387,8 @@ ar_cgroup_create_early (const char *manager, const char *id, const struct ar_lin
       rmdir_all (l, path, NULL);
       return -1;
     }
-  ar_debug ("cgroup %s created (v2 layout), the container starts in it", path);
-  *path_out = ar_steal_ptr (path);
+  ar_debug ("cgroup %s created (v2 layout), the container starts in it", record);
+  *path_out = ar_steal_ptr (record);
   return 0;
 }
 
@@ -353,14 +399,17 @@ ar_cgroup_devices_deferred (const struct ar_linux *lnx)
 }
 
 int
-ar_cgroup_apply_devices (const char *manager, const char *path, const struct ar_linux *lnx, bool rootless, ar_error **err)
+ar_cgroup_apply_devices (const char *manager, const char *record, const struct ar_linux *lnx, bool rootless,
+                         ar_error **err)
 {
   /* the same choice as at create: rootless cgroupfs leaves devices to the
-   * user namespace, a systemd scope is ours to confine */
+   * user namespace, a systemd scope is ours to confine, a cgroup for some
+   * controllers has devices only when they include it */
   bool systemd = manager && strcmp (manager, "systemd") == 0;
-  if (!path || (rootless && !systemd))
+  if (!record || (rootless && !systemd) || !record_devices (record))
     return 0;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
   size_t n = 0;
@@ -369,33 +418,13 @@ ar_cgroup_apply_devices (const char *manager, const char *path, const struct ar_
 }
 
 int
-ar_cgroup_enter (const char *path, pid_t pid, ar_error **err)
+ar_cgroup_enter (const char *record, pid_t pid, ar_error **err)
 {
-  if (!path)
+  if (!record)
     return 0;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   return l ? enter_all (l, path, pid, err) : -1;
-}
-
-/* Does the v1 hierarchy carrying ctrls ("cpu,cpuacct") carry one of list's? */
-static bool
-carries_any (const char *ctrls, const char *list, size_t len)
-{
-  const char *p = list, *end = list + len;
-  while (p < end)
-    {
-      const char *q = memchr (p, ',', (size_t) (end - p));
-      size_t n = (size_t) ((q ? q : end) - p);
-      for (const char *c = ctrls; c && *c;)
-        {
-          size_t m = strcspn (c, ",");
-          if (m == n && strncmp (c, p, n) == 0)
-            return true;
-          c += m + (c[m] == ',');
-        }
-      p += n + 1;
-    }
-  return false;
 }
 
 /* exec --cgroup: SUB for every hierarchy, or CTRL[,CTRL]:SUB for those
@@ -409,7 +438,7 @@ sub_for (const char *ctrls, char *const *subs, size_t n)
       const char *colon = strchr (subs[i], ':');
       if (!colon)
         out = subs[i];
-      else if (ctrls && carries_any (ctrls, subs[i], (size_t) (colon - subs[i])))
+      else if (ctrls && ar_cg_carries_any (ctrls, subs[i], (size_t) (colon - subs[i])))
         out = colon + 1;
       else if (!ctrls && colon == subs[i])
         out = colon + 1;
@@ -437,7 +466,7 @@ check_subs (const struct ar_cg_layout *l, char *const *subs, size_t n, ar_error 
           size_t m = strcspn (p, ",:");
           bool known = false;
           for (size_t k = 0; k < l->n_v1 && !known; k++)
-            known = carries_any (l->v1[k].ctrls, p, m);
+            known = ar_cg_carries_any (l->v1[k].ctrls, p, m);
           if (!known && !(l->unified && l->mode == AR_CG_V2))
             return ar_err (err, 0, "--cgroup: unknown controller \"%.*s\"", (int) m, p);
           p += m + 1;
@@ -467,9 +496,10 @@ enter_one (const char *mnt, const char *path, const char *sub, pid_t pid, ar_err
 }
 
 int
-ar_cgroup_enter_sub (const char *path, char *const *subs, size_t n, pid_t pid, ar_error **err)
+ar_cgroup_enter_sub (const char *record, char *const *subs, size_t n, pid_t pid, ar_error **err)
 {
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l || check_subs (l, subs, n, err) < 0)
     return -1;
   for (size_t i = 0; i < l->n_v1; i++)
@@ -481,25 +511,27 @@ ar_cgroup_enter_sub (const char *path, char *const *subs, size_t n, pid_t pid, a
 }
 
 int
-ar_cgroup_destroy (const char *path, ar_error **err)
+ar_cgroup_destroy (const char *record, ar_error **err)
 {
-  if (!path)
+  if (!record)
     return 0;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   return l ? rmdir_all (l, path, err) : -1;
 }
 
 int
-ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **err)
+ar_cgroup_update (const char *record, const struct ar_resources *res, ar_error **err)
 {
-  if (!path)
+  if (!record)
     return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
   /* CRI's UpdateContainerResources sends the devices it created with;
    * runc leaves a running container's device rules as they are, and so
    * do we. */
   if (res->n_devices)
     ar_debug ("update: linux.resources.devices ignored: device rules are set at create");
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
   /* Every check and value first, then the writes, undone if one fails. */
@@ -511,6 +543,39 @@ ar_cgroup_update (const char *path, const struct ar_resources *res, ar_error **e
     r = ar_cg_plan_run (&plan, err);
   ar_cg_plan_clear (&plan);
   return r;
+}
+
+/* Our own cgroup2 folder (the "0::" line of /proc/self/cgroup), caller frees. */
+static char *
+own_v2_dir (const struct ar_cg_layout *l)
+{
+  cleanup_fclose FILE *f = fopen ("/proc/self/cgroup", "re");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  while (f && getline (&line, &cap, f) > 0)
+    if (strncmp (line, "0::", 3) == 0)
+      {
+        line[strcspn (line, "\n")] = '\0';
+        return ar_cg_dir (l->unified, line + 3);
+      }
+  return NULL;
+}
+
+void
+ar_cgroup_memory_caps (struct ar_cgroup_memory_caps *c)
+{
+  *c = (struct ar_cgroup_memory_caps) { 0 };
+  const struct ar_cg_layout *l = ar_cg_layout_get (NULL);
+  const char *m = l && l->mode != AR_CG_V2 ? ar_cg_v1_mount (l, "memory") : NULL;
+  if (m)
+    {
+      c->swap = ar_cg_exists (m, "memory.memsw.limit_in_bytes");
+      c->kernel_tcp = ar_cg_exists (m, "memory.kmem.tcp.limit_in_bytes");
+      return;
+    }
+  /* cgroup2's root has no memory.swap.max: look at a cgroup below it */
+  cleanup_free char *own = l && l->unified ? own_v2_dir (l) : NULL;
+  c->swap = own && ar_cg_exists (own, "memory.swap.max");
 }
 
 /* The nearest existing folder at or above dir lets us create below it. */
@@ -537,11 +602,14 @@ ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *ln
     return false;
   if (manager && strcmp (manager, "systemd") == 0)
     return true; /* systemd decides; its create fails loudly */
-  cleanup_free char *path = NULL;
-  const struct ar_cg_layout *l = ar_cg_layout_get (NULL);
-  if (!l || resolve_path (id, lnx, &path, NULL) < 0)
+  cleanup_free char *record = NULL;
+  const char *path;
+  if (resolve_record (manager, id, lnx, &record, NULL) < 0)
     return false;
-  /* mkdir_all needs every hierarchy, so every one must be ours to write. */
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, NULL);
+  if (!l)
+    return false;
+  /* mkdir_all needs every hierarchy it makes, so each must be ours to write. */
   for (size_t i = 0; i < l->n_v1; i++)
     {
       cleanup_free char *dir = ar_cg_dir (l->v1[i].mnt, path);

@@ -12,7 +12,12 @@
  * and the parents this runtime made (marked with the user.agentrun.made
  * xattr) once empty. "systemd" asks systemd over D-Bus for a transient scope
  * (cgroups_systemd.c), whose cgroup path is then stored and used the same
- * way; delete stops the scope (ar_cgroup_systemd_stop). */
+ * way; delete stops the scope (ar_cgroup_systemd_stop).
+ * "cgroupfs:CTRL[,CTRL]" (internal, not a --cgroup-manager value) makes the
+ * cgroup only in the hierarchies that carry those controllers (on cgroup2,
+ * the one hierarchy, with no device program unless devices is named), and
+ * the string stored is then "CTRL[,CTRL]:PATH", which every function here
+ * takes back. */
 #ifndef AR_CGROUPS_H
 #define AR_CGROUPS_H
 
@@ -39,7 +44,10 @@ int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
  * container's first process exists: *dirfd_out is the cgroup's directory
  * for clone3(CLONE_INTO_CGROUP), which starts that process inside. Joining
  * later by a write to cgroup.procs takes the kernel's cgroup threadgroup
- * rwsem for writing, which waits for an RCU grace period (10 ms and more).
+ * rwsem for writing, which waits for an RCU grace period (3 to 20 ms, on v1
+ * too). With "cgroupfs:CTRL,..." on v1 or hybrid, the same work but the
+ * join, *path_out set and *dirfd_out -1: the caller joins with
+ * ar_cgroup_enter when it can wait best (while the init sets itself up).
  * Elsewhere (v1, hybrid, "disabled", "systemd", rootless without a cgroup)
  * *dirfd_out is -1, *path_out NULL, and ar_cgroup_create does it all. */
 int ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
@@ -48,6 +56,12 @@ int ar_cgroup_create_early (const char *manager, const char *id, const struct ar
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */
 bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx);
+/* What a memory limit can also cover in a cgroup made here: swap
+ * (memory.memsw on v1, memory.swap.max on v2, with swap accounting on),
+ * and TCP buffers with a limit of their own (v1's memory.kmem.tcp; v2
+ * counts them in memory.max). */
+struct ar_cgroup_memory_caps { bool swap, kernel_tcp; };
+void ar_cgroup_memory_caps (struct ar_cgroup_memory_caps *c);
 /* What ar_cgroup_create will make, so that create can record it before
  * making it: a create killed half way leaves delete --force what to remove.
  * The cgroup path for cgroupfs; "systemd:UNIT" for systemd (the scope's

@@ -26,6 +26,14 @@ struct ar_cg_layout {
  * /sys/fs/cgroup or $AGENTRUN_CGROUP_ROOT (test-only: point the runtime at
  * another cgroup mount, e.g. the cgroup2 half of a hybrid host). */
 const struct ar_cg_layout *ar_cg_layout_get (ar_error **err);
+/* The layout a stored cgroup record names, and *path its cgroup path: a
+ * plain path ("/agentrun/ID") is in every hierarchy; "CTRL[,CTRL]:PATH"
+ * only in those carrying one of the controllers (a container that needs
+ * no other: each hierarchy joined costs a write to its cgroup.procs, and
+ * on cgroup2 that write waits for an RCU grace period). */
+const struct ar_cg_layout *ar_cg_layout_of (const char *record, const char **path, ar_error **err);
+/* Does ctrls ("cpu,cpuacct") name one of list's len bytes ("memory,pids")? */
+bool ar_cg_carries_any (const char *ctrls, const char *list, size_t len);
 /* The mount of the v1 hierarchy that carries controller ctrl, or NULL. */
 const char *ar_cg_v1_mount (const struct ar_cg_layout *l, const char *ctrl);
 /* The directory of `path` in the hierarchy mounted at mnt (caller frees). */

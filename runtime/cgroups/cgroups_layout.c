@@ -136,6 +136,88 @@ ar_cg_layout_get (ar_error **err)
   return cached = l;
 }
 
+/* Does ctrls ("cpu,cpuacct") name one of list's len bytes ("memory,pids")? */
+bool
+ar_cg_carries_any (const char *ctrls, const char *list, size_t len)
+{
+  const char *p = list, *end = list + len;
+  while (p < end)
+    {
+      const char *q = memchr (p, ',', (size_t) (end - p));
+      size_t n = (size_t) ((q ? q : end) - p);
+      for (const char *c = ctrls; c && *c;)
+        {
+          size_t m = strcspn (c, ",");
+          if (m == n && strncmp (c, p, n) == 0)
+            return true;
+          c += m + (c[m] == ',');
+        }
+      p += n + 1;
+    }
+  return false;
+}
+
+/* Is one of list's controllers left to cgroup2 (not on any v1 hierarchy)
+ * and offered there? */
+static bool
+v2_carries_any (const struct ar_cg_layout *l, const char *list, size_t len)
+{
+  for (const char *p = list, *end = list + len; p < end;)
+    {
+      const char *q = memchr (p, ',', (size_t) (end - p));
+      cleanup_free char *c = strndup (p, (size_t) ((q ? q : end) - p));
+      if (!c)
+        abort ();
+      if (!ar_cg_v1_mount (l, c) && ar_cg_v2_has (l->unified, c))
+        return true;
+      p += strlen (c) + 1;
+    }
+  return false;
+}
+
+/* The hierarchies that carry one of the controllers in list: the v1 ones
+ * naming them, cgroup2 when pure or when it carries one of them itself. */
+static struct ar_cg_layout *
+only (const struct ar_cg_layout *all, const char *list, size_t len, ar_error **err)
+{
+  struct ar_cg_layout *l = xmalloc0 (sizeof *l);
+  for (size_t i = 0; i < all->n_v1; i++)
+    if (ar_cg_carries_any (all->v1[i].ctrls, list, len))
+      {
+        l->v1 = xrealloc (l->v1, (l->n_v1 + 1) * sizeof *l->v1);
+        l->v1[l->n_v1++] = all->v1[i];   /* borrowed: layouts live as long as the process */
+      }
+  if (all->unified && (all->mode == AR_CG_V2 || v2_carries_any (all, list, len)))
+    l->unified = all->unified;
+  if (l->n_v1 == 0 && !l->unified)
+    {
+      free (l);
+      ar_err (err, 0, "cgroup: no hierarchy here carries %.*s", (int) len, list);
+      return NULL;
+    }
+  l->mode = l->n_v1 == 0 ? AR_CG_V2 : l->unified ? AR_CG_HYBRID : AR_CG_V1;
+  return l;
+}
+
+const struct ar_cg_layout *
+ar_cg_layout_of (const char *record, const char **path, ar_error **err)
+{
+  static struct { char *list; struct ar_cg_layout *l; } cache[4];
+  const struct ar_cg_layout *all = ar_cg_layout_get (err);
+  const char *colon = record[0] != '/' ? strchr (record, ':') : NULL;
+  *path = colon ? colon + 1 : record;
+  if (!all || !colon)
+    return all;
+  size_t len = (size_t) (colon - record), i = 0;
+  for (; i < ARRAY_SIZE (cache) && cache[i].list; i++)
+    if (strlen (cache[i].list) == len && strncmp (cache[i].list, record, len) == 0)
+      return cache[i].l;
+  struct ar_cg_layout *l = only (all, record, len, err);
+  if (l && i < ARRAY_SIZE (cache))
+    cache[i].list = strndup (record, len), cache[i].l = l;
+  return l;
+}
+
 const char *
 ar_cg_v1_mount (const struct ar_cg_layout *l, const char *ctrl)
 {

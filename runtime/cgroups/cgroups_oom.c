@@ -22,12 +22,13 @@ oom_kills (const char *dir)
 }
 
 int
-ar_cgroup_oom_open (const char *path, struct ar_cgroup_oom *w, ar_error **err)
+ar_cgroup_oom_open (const char *record, struct ar_cgroup_oom *w, ar_error **err)
 {
   *w = (struct ar_cgroup_oom) { .fd = -1, .ctl_fd = -1 };
-  if (!path)
+  if (!record)
     return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path = NULL;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   struct ar_cg_target t;
   if (!l || ar_cg_target (l, path, "memory", "memory", false, &t, err) < 0)
     return -1;

@@ -22,13 +22,14 @@ ar_cg_procs_dir (const struct ar_cg_layout *l, const char *path)
 }
 
 int
-ar_cgroup_pids (const char *path, pid_t **pids, size_t *n, ar_error **err)
+ar_cgroup_pids (const char *record, pid_t **pids, size_t *n, ar_error **err)
 {
   *pids = NULL;
   *n = 0;
-  if (!path)
+  if (!record)
     return 0;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path = NULL;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
   cleanup_free char *dir = ar_cg_procs_dir (l, path);
@@ -79,10 +80,11 @@ frozen_now (const char *dir, bool v1)
 }
 
 bool
-ar_cgroup_is_frozen (const char *path)
+ar_cgroup_is_frozen (const char *record)
 {
   bool v1;
-  const struct ar_cg_layout *l = path ? ar_cg_layout_get (NULL) : NULL;
+  const char *path = NULL;
+  const struct ar_cg_layout *l = record ? ar_cg_layout_of (record, &path, NULL) : NULL;
   cleanup_free char *dir = l ? freezer_dir (l, path, &v1) : NULL;
   return dir && frozen_now (dir, v1);
 }
@@ -90,11 +92,12 @@ ar_cgroup_is_frozen (const char *path)
 /* Writing the request is not the end: tasks freeze one by one, and a v1
  * freezer can stay FREEZING while a task is in an uninterruptible wait. */
 int
-ar_cgroup_freeze (const char *path, bool frozen, ar_error **err)
+ar_cgroup_freeze (const char *record, bool frozen, ar_error **err)
 {
-  if (!path)
+  if (!record)
     return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path = NULL;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
   bool v1;
@@ -117,11 +120,12 @@ ar_cgroup_freeze (const char *path, bool frozen, ar_error **err)
 }
 
 int
-ar_cgroup_kill_all (const char *path, int sig, ar_error **err)
+ar_cgroup_kill_all (const char *record, int sig, ar_error **err)
 {
-  if (!path)
+  if (!record)
     return 0;
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path = NULL;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
   /* cgroup.kill (5.14) kills the whole tree at once, no pid races. On a
@@ -133,16 +137,16 @@ ar_cgroup_kill_all (const char *path, int sig, ar_error **err)
         return ar_cg_write (dir, "cgroup.kill", "1", err);
     }
   /* Otherwise freeze so nothing forks between reading and signalling. */
-  bool was_frozen = ar_cgroup_is_frozen (path);
-  bool froze = !was_frozen && ar_cgroup_freeze (path, true, NULL) == 0;
+  bool was_frozen = ar_cgroup_is_frozen (record);
+  bool froze = !was_frozen && ar_cgroup_freeze (record, true, NULL) == 0;
   cleanup_free pid_t *pids = NULL;
   size_t n = 0;
-  int ret = ar_cgroup_pids (path, &pids, &n, err);
+  int ret = ar_cgroup_pids (record, &pids, &n, err);
   for (size_t i = 0; ret == 0 && i < n; i++)
     if (kill (pids[i], sig) < 0 && errno != ESRCH)
       ret = ar_err (err, errno, "kill pid %d of cgroup %s with signal %d", (int) pids[i], path, sig);
   /* A v1-frozen task cannot act on SIGKILL until thawed. */
   if (froze || (was_frozen && sig == SIGKILL))
-    ar_cgroup_freeze (path, false, NULL);
+    ar_cgroup_freeze (record, false, NULL);
   return ret;
 }

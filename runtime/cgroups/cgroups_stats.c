@@ -259,11 +259,12 @@ blkio_stats (yajl_gen g, const char *dir, bool v2)
 }
 
 int
-ar_cgroup_stats_json (const char *path, const char *id, char **out, ar_error **err)
+ar_cgroup_stats_json (const char *record, const char *id, char **out, ar_error **err)
 {
-  if (!path)
+  if (!record)
     return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
-  const struct ar_cg_layout *l = ar_cg_layout_get (err);
+  const char *path = NULL;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   if (!l)
     return -1;
   cleanup_free char *probe = ar_cg_procs_dir (l, path);
