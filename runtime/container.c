@@ -277,7 +277,6 @@ struct parent_io {
   int sock;
   bool foreground;
   bool devices_pending; /* the device rules wait for the init's mounts */
-  bool join_late;   /* the direct init joins its made cgroup between SYNC_GO and SYNC_PID_ACK */
 };
 
 /* Hold the init by a pidfd and note its start time (state.json). It is our
@@ -329,11 +328,6 @@ direct_go (struct parent_io *io, bool new_userns, ar_error **err)
   pid_t pid = c->init;
   if ((new_userns && write_idmaps (io, pid, err) < 0) || note_init (c, pid, err) < 0
       || ar_sync_send (io->sock, SYNC_GO, 0, -1, NULL, err) < 0)
-    return -1;
-  /* The join waits for an RCU grace period (cgroups.h): the init makes
-   * its mounts meanwhile, and waits for PID_ACK before anything that
-   * must happen inside (its cgroup namespace, hooks, the process). */
-  if (io->join_late && ar_cgroup_enter (c->st.cgroup_path, pid, err) < 0)
     return -1;
   return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
 }
@@ -511,7 +505,8 @@ static pid_t
 clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
 {
   unsigned long ns = ic->direct ? ic->new_flags : 0;
-  if (ic->cgroupns_late)
+  /* born outside its cgroup, it makes that namespace once inside */
+  if (ic->direct && ic->n_cg_join)
     ns &= ~(unsigned long) CLONE_NEWCGROUP;
   pid_t pid = clone_child (cgfd, ns);
   *joined = cgfd >= 0 && pid >= 0;
@@ -521,7 +516,7 @@ clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
     pid = clone_child (-1, ns);
   if (pid < 0 && ic->direct)
     {
-      ic->direct = ic->cgroupns_late = false;
+      ic->direct = false;
       return clone_first (ic, cgfd, joined);
     }
   return pid;
@@ -681,18 +676,24 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   ic->sock = sv[1];
-  /* made but not joined (v1, some controllers only): joined while the
-   * init sets up, which then makes its cgroup namespace itself */
+  /* made but not joined (v1, some controllers only): the direct init
+   * joins by itself, and makes its cgroup namespace then */
   bool join_late = c->st.cgroup_path && cgfd < 0;
-  ic->cgroupns_late = join_late && (ic->new_flags & CLONE_NEWCGROUP) && !mounts_cgroupfs (c->spec);
-  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !ic->cgroupns_late);
-  ic->cgroupns_late = ic->cgroupns_late && ic->direct;
+  if (join_late && !mounts_cgroupfs (c->spec)
+      && ar_cgroup_self_join_fds (c->st.cgroup_path, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds), &ic->n_cg_join,
+                                  err) < 0)
+    return -1;
+  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !ic->n_cg_join);
   bool joined;
   pid_t first = clone_first (ic, cgfd, &joined);
   if (first < 0)
     {
+      int e = errno;
       close (sv[0]);
-      return ar_err (err, errno, "clone");
+      for (size_t i = 0; i < ic->n_cg_join; i++)
+        close (ic->cg_join_fds[i]);
+      ic->n_cg_join = 0;
+      return ar_err (err, e, "clone");
     }
   if (first == 0)
     {
@@ -712,14 +713,17 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
     close (ar_steal_fd (ic->unixconn_sock));
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
+  /* the init's copies of the tasks files are its own */
+  bool self_join = ic->direct && ic->n_cg_join;
+  for (; ic->n_cg_join; ic->n_cg_join--)
+    close (ic->cg_join_fds[ic->n_cg_join - 1]);
   if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-      : join_late ? !ic->direct && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+      : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
                   : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
                                       &c->st.systemd_unit, err) < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
-  struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground,
-                          .join_late = join_late && ic->direct };
+  struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
   io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)

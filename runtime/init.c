@@ -214,8 +214,6 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
    * time); from here on what we do is seen from outside, so wait for it. */
   expect (c, SYNC_PID_ACK, &m);
   *host_pid = m.value;
-  if (c->cgroupns_late && unshare (CLONE_NEWCGROUP) < 0)
-    ar_err (&err, errno, "unshare the cgroup namespace"), fail (c, err);
   /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
    * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
    * the host). Only for the hooks' run: no container process exists yet. */
@@ -477,6 +475,23 @@ ar_init_child1 (struct ar_init_ctx *c)
   _exit (0);
 }
 
+/* Into the container's cgroup by ourselves (cgroups.h: no grace period to
+ * wait for), then the cgroup namespace, rooted there, as a clone would
+ * have made it had we been born inside. */
+static void
+join_own_cgroup (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
+  for (size_t i = 0; i < c->n_cg_join; i++)
+    {
+      if (write (c->cg_join_fds[i], "0", 1) != 1)
+        ar_err (&err, errno, "join the container's cgroup"), fail (c, err);
+      close (c->cg_join_fds[i]);
+    }
+  if ((c->new_flags & CLONE_NEWCGROUP) && unshare (CLONE_NEWCGROUP) < 0)
+    ar_err (&err, errno, "unshare the cgroup namespace"), fail (c, err);
+}
+
 void
 ar_init_direct (struct ar_init_ctx *c)
 {
@@ -490,5 +505,7 @@ ar_init_direct (struct ar_init_ctx *c)
       write_ipc_sysctl_early (c);
       take_mapped_ids (c);
     }
+  if (c->n_cg_join)
+    join_own_cgroup (c);
   init_main (c);
 }

@@ -84,9 +84,10 @@ struct ar_init_ctx {
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool direct;                       /* the init is cloned in its namespaces, no child1 */
-  bool cgroupns_late;                /* direct, born outside its cgroup, which the parent joins
-                                        while it sets up: its cgroup namespace is made after
-                                        SYNC_PID_ACK, once it is in there */
+  /* direct, born outside its cgroup (v1, not joined at clone): it moves
+   * itself in through these "tasks" files (ar_cgroup_self_join_fds), then
+   * makes its cgroup namespace when the spec asks for one */
+  int cg_join_fds[4]; size_t n_cg_join;
   bool die_with_parent;              /* PR_SET_PDEATHSIG before execve (sandbox) */
   char *const *exec_env; size_t n_exec_env;  /* added to process.env at exec (sandbox) */
   bool userns;                       /* new or joined */

@@ -240,6 +240,11 @@ mem_cgroup_of() {
   fi
   # the memory hierarchy's folder is its only one: no other controller was joined
   [ "$(find /sys/fs/cgroup -maxdepth 3 -name "$id" | wc -l)" = 1 ]
+  # the command's pid 1 is in it too, and the cgroup namespace is rooted there
+  grep -q "/$id\$" "/proc/$(awk '/^PPid:/ { print $2 }' "/proc/$child/status")/cgroup"
+  run sb -- cat /proc/self/cgroup
+  [ "$status" -eq 0 ]
+  [ -z "$(echo "$output" | grep -v ':/$')" ]
   kill -TERM "$SB"
   wait "$SB" || true
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "$id")" ]

@@ -427,6 +427,32 @@ ar_cgroup_enter (const char *record, pid_t pid, ar_error **err)
   return l ? enter_all (l, path, pid, err) : -1;
 }
 
+int
+ar_cgroup_self_join_fds (const char *record, int *fds, size_t max, size_t *n, ar_error **err)
+{
+  const char *path;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
+  *n = 0;
+  if (!l)
+    return -1;
+  if (l->unified || l->n_v1 > max)
+    return ar_err (err, 0, "cgroup: %s: a thread joins by itself only on v1, %zu hierarchies at most", record, max);
+  for (size_t i = 0; i < l->n_v1; i++)
+    {
+      cleanup_free char *f = xasprintf ("%s/%s/tasks", l->v1[i].mnt, path[0] == '/' ? path + 1 : path);
+      fds[i] = open (f, O_WRONLY | O_CLOEXEC);
+      if (fds[i] < 0)
+        {
+          int e = errno;
+          while (i > 0)
+            close (fds[--i]);
+          return ar_err (err, e, "cgroup: open %s", f);
+        }
+    }
+  *n = l->n_v1;
+  return 0;
+}
+
 /* exec --cgroup: SUB for every hierarchy, or CTRL[,CTRL]:SUB for those
  * carrying them (cgroup2's when CTRL is empty); the last that matches wins. */
 static const char *

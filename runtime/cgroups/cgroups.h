@@ -52,6 +52,15 @@ int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
  * *dirfd_out is -1, *path_out NULL, and ar_cgroup_create does it all. */
 int ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
                             char **path_out, int *dirfd_out, ar_error **err);
+/* The files through which a process moves itself into a cgroup that
+ * ar_cgroup_create_early made on v1: each hierarchy's "tasks", opened here
+ * (the kernel checks the opener's rights, so they serve a process that
+ * has none), O_CLOEXEC. Why: writing "0" there moves the writer's one
+ * thread without the threadgroup rwsem, so without the RCU grace period
+ * that a write of a pid to cgroup.procs waits for; a single-threaded
+ * process is then all in. An error when the cgroup is on cgroup2 too, or
+ * in more than max hierarchies. */
+int ar_cgroup_self_join_fds (const char *record, int *fds, size_t max, size_t *n, ar_error **err);
 /* Could ar_cgroup_create make the container's cgroup with our rights
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */
