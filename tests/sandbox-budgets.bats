@@ -258,6 +258,15 @@ mem_cgroup_of() {
   run sb --memory unlimited -- sh -c 'sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup'
   [ "$status" -eq 0 ]
   ! echo "$output" | grep -q sandbox-
+  # no cgroup manager: the default goes quietly, --memory asked is refused
+  run env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" --cgroup-manager disabled sandbox \
+    --workspace "$WS" -- echo ran
+  [ "$status" -eq 0 ]
+  [ "$output" = ran ]
+  run env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" --cgroup-manager disabled sandbox \
+    --workspace "$WS" --memory 64m -- echo ran
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"--memory needs a cgroup"* ]]
 }
 
 @test "budgets: the memory limit covers the tmpfs: a /tmp write beyond --memory is stopped there" {
