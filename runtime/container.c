@@ -516,7 +516,10 @@ clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
     pid = clone_child (-1, ns);
   if (pid < 0 && ic->direct)
     {
+      /* child1 makes every namespace, after we joined it to the cgroup */
       ic->direct = false;
+      for (; ic->n_cg_join; ic->n_cg_join--)
+        close (ic->cg_join_fds[ic->n_cg_join - 1]);
       return clone_first (ic, cgfd, joined);
     }
   return pid;
@@ -676,14 +679,19 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   ic->sock = sv[1];
-  /* made but not joined (v1, some controllers only): the direct init
-   * joins by itself, and makes its cgroup namespace then */
+  /* made but not joined (v1, some controllers only): a direct init joins
+   * by itself, and makes its cgroup namespace then; else we join it */
   bool join_late = c->st.cgroup_path && cgfd < 0;
-  if (join_late && !mounts_cgroupfs (c->spec)
+  bool by_itself = join_late && !mounts_cgroupfs (c->spec);
+  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !by_itself);
+  cleanup_error ar_error *jerr = NULL;
+  if (ic->direct && by_itself
       && ar_cgroup_self_join_fds (c->st.cgroup_path, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds), &ic->n_cg_join,
-                                  err) < 0)
-    return -1;
-  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !ic->n_cg_join);
+                                  &jerr) < 0)
+    {
+      ar_debug ("the init cannot join by itself (%s): joined from here", jerr->msg);
+      ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0);
+    }
   bool joined;
   pid_t first = clone_first (ic, cgfd, &joined);
   if (first < 0)
