@@ -53,6 +53,20 @@ test_conversions (void)
   is_int (ar_cg_shares_to_weight (1ULL << 40), 10000, "cpu shares above the range are clamped");
 }
 
+/* A cgroup record "CTRL[,CTRL]:PATH" names the hierarchies by their
+ * controllers: a v1 mount's list ("cpu,cpuacct") carries one of them. */
+static void
+test_controller_lists (void)
+{
+  ok (ar_cg_carries_any ("memory", "memory", 6), "memory carries memory");
+  ok (ar_cg_carries_any ("cpu,cpuacct", "memory,cpu", 10), "cpu,cpuacct carries one of memory,cpu");
+  ok (!ar_cg_carries_any ("cpuacct", "memory,cpu", 10), "cpuacct is not cpu");
+  ok (!ar_cg_carries_any ("cpu", "cpuacct", 7), "cpu is not cpuacct");
+  ok (!ar_cg_carries_any ("name=systemd", "memory", 6), "a named hierarchy carries no controller");
+  ok (ar_cg_carries_any ("pids", "memory,pids:/agentrun/x", 11), "the list stops at its length");
+  ok (!ar_cg_carries_any ("agentrun", "memory:/agentrun/x", 6), "nor is the path read as a controller");
+}
+
 static char cgdir[256];
 
 /* A file of the fake cgroup folder, so that a writer that looks for it
@@ -433,6 +447,7 @@ main (void)
       return 1;
     }
   test_conversions ();
+  test_controller_lists ();
   test_blkio ();
   test_memory_swap ();
   rmdir (cgdir);
