@@ -253,10 +253,6 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 
 @test "as a plain user without XDG_RUNTIME_DIR: --agent claude with --home, the key passed, other names refused and told" {
   need_user
-  local bin
-  bin=$(public_bin)
-  # the presets beside the binary, as in the build tree
-  install -d -m 0755 "$bin/contrib/presets" && install -m 0644 "$SRCDIR"/contrib/presets/*.json "$bin/contrib/presets/"
   run as_user ANTHROPIC_API_KEY=sk-user agentrun sandbox --agent claude --home "$FHOME/sb" -- \
     "sh -c 'id -u; echo key=\$ANTHROPIC_API_KEY; getent hosts api.anthropic.com; getent hosts pypi.org || echo refused'"
   echo "$output"
