@@ -95,7 +95,9 @@ need_agent() {
 # --root); su resets HOME, so the environment is set after it.
 agentrun_as() {
   local envs=(HOME="$FHOME" PATH="$NPM_BIN:/usr/bin:/bin" "$@")
-  if [ "$AS" = user ]; then
+  if [ "$AS" = user ] && [ -n "${IN_USER_SHELL:-}" ]; then
+    AR=(env -u XDG_RUNTIME_DIR "${envs[@]}" "$(public_bin)/agentrun")
+  elif [ "$AS" = user ]; then
     AR=(env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'exec "$@"' -- "$USER_NAME" sh env "${envs[@]}" "$(public_bin)/agentrun")
   else
     AR=(env -u SUDO_UID -u SUDO_GID "${envs[@]}" "$AGENTRUN" --root "$ROOT")
@@ -228,10 +230,14 @@ gemini_p() {
 }
 
 # The TUIs in a tmux session of the test's own, at an interactive shell (for
-# job control): tui_start NAME, screen NAME, keys NAME KEYS...,
+# job control), root's or, as a plain user, the one `su agentrun-test` gives
+# (su -c would run the command in a session of its own, where no Ctrl-Z
+# reaches anything): tui_start NAME, screen NAME, keys NAME KEYS...,
 # wait_for_screen NAME REGEX.
 tui_start() {
-  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' bash --norc -i"
+  local sh="bash --norc -i"
+  [ "$AS" != user ] || sh="env -u XDG_RUNTIME_DIR su -s /bin/bash -- $USER_NAME --norc -i"
+  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' $sh"
   keys "$1" "$T/run.sh; echo EXITED=\$?" Enter
 }
 screen() { tmux -S "$T/tmux.sock" capture-pane -p -t "$1"; }
@@ -255,31 +261,34 @@ stop_and_resume() {
   wait_for_screen "$1" "$2"
 }
 
-# run.sh AGENT [VAR=VALUE...]: the TUI's command line as the README gives
-# it, as $AS, plus the test's plumbing (the npm install and the CA bound in,
-# the model's names on the fake API).
+# run.sh AGENT OPTION... -- CMD...: `agentrun sandbox OPTION... -- CMD...`
+# as the README gives it, as $AS, plus the test's plumbing before the `--`
+# (the npm install and the CA bound in, the model's names on the fake API,
+# the key).
 write_tui_script() {
-  local agent=$1 ar
+  local agent=$1 ar opts=() plumbing IN_USER_SHELL=1
   shift
-  agentrun_as TERM=xterm-256color "$@"
-  printf -v ar '%q ' "${AR[@]}"
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
   case $agent in
-    claude) set -- --allow "api.anthropic.com=127.0.0.1:$PORT" --allow "platform.claude.com=127.0.0.1:$PORT" \
-                   --env NODE_EXTRA_CA_CERTS="$F/ca/ca.pem" ;;
-    codex) set -- --allow "api.openai.test=127.0.0.1:$PORT" --env SSL_CERT_FILE="$F/ca/ca.pem" ;;
+    claude) agentrun_as TERM=xterm-256color ANTHROPIC_API_KEY=sk-ant-test
+            plumbing=(--allow "api.anthropic.com=127.0.0.1:$PORT" --allow "platform.claude.com=127.0.0.1:$PORT"
+                      --env NODE_EXTRA_CA_CERTS="$F/ca/ca.pem") ;;
+    codex) agentrun_as TERM=xterm-256color OPENAI_API_KEY=sk-test
+           plumbing=(--allow "api.openai.test=127.0.0.1:$PORT" --env SSL_CERT_FILE="$F/ca/ca.pem") ;;
   esac
+  printf -v ar '%q ' "${AR[@]}"
   {
     echo '#!/bin/sh'
-    printf 'cd %q && exec %ssandbox --agent %s --ro %q --ro %q' "$WS" "$ar" "$agent" "$NPM_CACHE" "$F/ca"
-    printf ' %q' "$@" -- "$agent"
+    printf 'cd %q && exec %ssandbox' "$WS" "$ar"
+    printf ' %q' "${opts[@]}" --ro "$NPM_CACHE" --ro "$F/ca" "${plumbing[@]}" "$@"
     echo
   } >"$T/run.sh"
   chmod 755 "$T/run.sh"
   cat "$T/run.sh"
 }
 
-@test "claude's TUI under tmux: it renders in the sandbox's terminal, a key reaches it, Ctrl-Z then fg" {
-  write_tui_script claude ANTHROPIC_API_KEY=sk-ant-test
+claude_tui() {
+  write_tui_script claude --agent claude -- claude
   tui_start tui
   # a fresh home: the first-run theme choice, drawn in the sandbox's pty
   wait_for_screen tui 'Choose the text style'
@@ -292,10 +301,19 @@ write_tui_script() {
   tmux -S "$T/tmux.sock" kill-session -t tui
 }
 
+@test "claude's TUI under tmux: it renders in the sandbox's terminal, a key reaches it, Ctrl-Z then fg" {
+  claude_tui
+}
+
+@test "claude's TUI as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  claude_tui
+}
+
 # agentrun sandbox --agent claude -- claude, twice: onboarding once, then
 # straight to the prompt, where a prompt runs the tool (asked, allowed).
 claude_twice() {
-  write_tui_script claude ANTHROPIC_API_KEY=sk-ant-test
+  write_tui_script claude --agent claude -- claude
   tui_start first
   wait_for_screen first 'Choose the text style'
   keys first Enter
@@ -340,17 +358,14 @@ claude_twice() {
 # Codex's TUI talks to an app server it starts itself, over a Unix socket it
 # binds inside the sandbox (a provider set with -c flags would make it run
 # embedded, without the socket: the fake provider is in its config file).
-@test "codex's TUI under tmux: its app server's socket connects, a key and a prompt reach it, Ctrl-Z then fg" {
-  mkdir -p "$FHOME/.codex"
+codex_tui() {
+  local keep=$FHOME/.sandbox-home
+  install -d -m 0700 -o "$WHO_UID" -g "$WHO_UID" "$keep" "$keep/.codex"
   printf '%s\n' 'model = "fake-model"' 'model_provider = "fake"' '[model_providers.fake]' 'name = "fake"' \
     'base_url = "https://api.openai.test/v1"' 'env_key = "OPENAI_API_KEY"' 'wire_api = "responses"' \
-    >"$FHOME/.codex/config.toml"
-  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME/.codex"
-  write_tui_script codex OPENAI_API_KEY=sk-test
-  # -q: its plugin sync (github.com) and analytics are refused, and a line
-  # per name on the terminal would be drawn over the TUI
-  sed -i 's/ sandbox --agent codex / sandbox -q --agent codex /; s/ codex$/ codex --dangerously-bypass-approvals-and-sandbox/' "$T/run.sh"
-  grep -q ' sandbox -q --agent codex .* codex --dangerously-bypass-approvals-and-sandbox$' "$T/run.sh"
+    >"$keep/.codex/config.toml"
+  chown "$WHO_UID:$WHO_UID" "$keep/.codex/config.toml"
+  write_tui_script codex -q --agent codex --home "$keep" -- codex --dangerously-bypass-approvals-and-sandbox
   tui_start cx
   wait_for_screen cx 'Ask Codex to do anything'
   wait_for_screen cx 'fake-model'
@@ -360,11 +375,12 @@ claude_twice() {
   keys cx Enter
   wait_for_screen cx 'TOOL-RESULT-END'
   [ "$(cat "$WS/written-by-agent")" = from-the-agent ]
+  [ "$(stat -c %u "$WS/written-by-agent")" = "$WHO_UID" ]
   screen cx | grep -q 'example-refused'
   ! screen cx | grep -q 'AGENTRUN-TEST-PRIVATE-KEY'
   api_log | jq -e 'map(select(.api == "openai" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
   # it ran with its app server, not embedded
-  [ -d "$FHOME/.codex/app-server-daemon" ]
+  [ -d "$keep/.codex/app-server-daemon" ]
   # Ctrl-C ends it (the sandbox with it); resumed by fg, its status is fg's
   keys cx C-c
   wait_for_screen cx 'codex resume'
@@ -372,4 +388,13 @@ claude_twice() {
   keys cx 'echo EXITED=$?' Enter
   wait_for_screen cx 'EXITED=0'
   tmux -S "$T/tmux.sock" kill-session -t cx
+}
+
+@test "codex's TUI under tmux: its app server's socket connects, a key and a prompt reach it, Ctrl-Z then fg" {
+  codex_tui
+}
+
+@test "codex's TUI as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  codex_tui
 }
