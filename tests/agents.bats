@@ -6,9 +6,10 @@
 # the relay under the names the agents use. The fake model answers the first
 # turn with one shell tool call; what that call could and could not do comes
 # back in the agent's final answer. Each agent runs non-interactively as root
-# (the agent runs as nobody) and as the plain user agentrun-test through su
-# (no XDG_RUNTIME_DIR, no --root); the TUIs of Claude Code and Codex run under
-# tmux, with a key, Ctrl-Z and fg.
+# (the agent runs as nobody), as the plain user agentrun-test through su (no
+# XDG_RUNTIME_DIR, no --root) and through sudo for agentrun-test; the TUIs of
+# Claude Code and Codex run under tmux, with a key, Ctrl-Z and fg, as root and
+# as agentrun-test.
 
 load helpers
 
@@ -85,20 +86,29 @@ as_plain_user() {
   AS=user WHO_UID=$(id -u "$USER_NAME")
 }
 
+# The rest of the test runs agentrun as root through sudo for agentrun-test.
+as_sudo_user() {
+  as_plain_user
+  AS=sudo
+}
+
 need_agent() {
   "$NPM_BIN/$1" --version >/dev/null 2>&1 || skip "$1 from npm does not run here"
 }
 
 # AR: the command that starts agentrun as $AS, in the environment a person
-# has: root without sudo (a state root of the test's), or agentrun-test
-# through su as a login without pam_systemd has it (no XDG_RUNTIME_DIR, no
-# --root); su resets HOME, so the environment is set after it.
+# has: root without sudo (a state root of the test's); agentrun-test through
+# su as a login without pam_systemd has it (no XDG_RUNTIME_DIR, no --root;
+# su resets HOME, so the environment is set after it); or root as sudo
+# leaves it for agentrun-test (SUDO_UID, no XDG_RUNTIME_DIR, no --root).
 agentrun_as() {
   local envs=(HOME="$FHOME" PATH="$NPM_BIN:/usr/bin:/bin" "$@")
   if [ "$AS" = user ] && [ -n "${IN_USER_SHELL:-}" ]; then
     AR=(env -u XDG_RUNTIME_DIR "${envs[@]}" "$(public_bin)/agentrun")
   elif [ "$AS" = user ]; then
     AR=(env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'exec "$@"' -- "$USER_NAME" sh env "${envs[@]}" "$(public_bin)/agentrun")
+  elif [ "$AS" = sudo ]; then
+    AR=(env -u XDG_RUNTIME_DIR SUDO_UID="$WHO_UID" SUDO_GID="$WHO_UID" XDG_CONFIG_HOME="$T/config" "${envs[@]}" "$AGENTRUN")
   else
     AR=(env -u SUDO_UID -u SUDO_GID "${envs[@]}" "$AGENTRUN" --root "$ROOT")
   fi
@@ -202,12 +212,22 @@ gemini_p() {
   claude_p
 }
 
+@test "claude -p through sudo for a plain user" {
+  as_sudo_user
+  claude_p
+}
+
 @test "codex exec in the sandbox: its tool call writes the workspace, cannot read ~/.ssh nor reach a host not allowed" {
   codex_exec
 }
 
 @test "codex exec as a plain user without XDG_RUNTIME_DIR" {
   as_plain_user
+  codex_exec
+}
+
+@test "codex exec through sudo for a plain user" {
+  as_sudo_user
   codex_exec
 }
 
@@ -220,12 +240,22 @@ gemini_p() {
   opencode_run
 }
 
+@test "opencode through sudo for a plain user" {
+  as_sudo_user
+  opencode_run
+}
+
 @test "gemini --agent gemini: it starts, its tool call holds to the walls, its state lasts" {
   gemini_p
 }
 
 @test "gemini as a plain user without XDG_RUNTIME_DIR" {
   as_plain_user
+  gemini_p
+}
+
+@test "gemini through sudo for a plain user" {
+  as_sudo_user
   gemini_p
 }
 
