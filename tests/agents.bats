@@ -267,7 +267,8 @@ gemini_p() {
 tui_start() {
   local sh="bash --norc -i"
   [ "$AS" != user ] || sh="env -u XDG_RUNTIME_DIR su -s /bin/bash -- $USER_NAME --norc -i"
-  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' $sh"
+  # HISTFILE empty: the shell keeps no history in root's or the user's home
+  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' HISTFILE= $sh"
   keys "$1" "$T/run.sh; echo EXITED=\$?" Enter
 }
 screen() { tmux -S "$T/tmux.sock" capture-pane -p -t "$1"; }
