@@ -288,8 +288,16 @@ stop_and_resume() {
   keys "$1" clear Enter
   wait_for_screen "$1" '^SHELL-PROMPT\$$'
   keys "$1" fg Enter
-  [ -z "${3:-}" ] || { sleep 1; keys "$1" "$3"; }
-  wait_for_screen "$1" "$2"
+  [ -n "${3:-}" ] || { wait_for_screen "$1" "$2"; return; }
+  # a key typed before the TUI has its terminal back is the shell's, echoed
+  # and then flushed: type it again until the TUI has drawn
+  local i j
+  for i in $(seq 15); do
+    keys "$1" "$3"
+    for j in $(seq 20); do screen "$1" | grep -q "$2" && return 0; sleep 0.1; done
+  done
+  screen "$1"
+  return 1
 }
 
 # run.sh AGENT OPTION... -- CMD...: `agentrun sandbox OPTION... -- CMD...`
@@ -326,9 +334,10 @@ claude_tui() {
   wait_for_screen tui '❯ 2\. Dark mode'
   keys tui Down
   wait_for_screen tui '❯ 3\. Light mode'
-  # Claude Code (Ink) draws only what changed: the next key redraws it all
+  # Claude Code (Ink) draws only what changed: the next key redraws it all,
+  # the choice moved on by it
   stop_and_resume tui 'Choose the text style' Down
-  wait_for_screen tui '❯ 4\. '
+  wait_for_screen tui '❯ [4-7]\. '
   tmux -S "$T/tmux.sock" kill-session -t tui
 }
 
