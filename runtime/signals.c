@@ -58,6 +58,7 @@ struct relay {
   int in;             /* stdin, or a non-blocking reopening of it when it is a tty */
   int in_to;          /* where stdin goes: the master, the command's stdin pipe, or -1 */
   bool in_open;       /* stdin still readable */
+  bool in_tty;        /* stdin is a terminal (a hung-up one no longer says so) */
   int out[2];         /* to our stdout and stderr: the master alone, or the command's pipes */
   bool raw;
   struct termios saved;
@@ -102,6 +103,7 @@ relay_start (struct relay *r, int master, struct ar_fg_pipes *pipes)
       r->out[1] = pipes->err;
     }
   r->in_open = r->in_to >= 0;
+  r->in_tty = isatty (STDIN_FILENO);
   /* Someone else may read the same terminal between our poll and our read
    * (sandbox --ask stops us, asks, and reads the answer): a blocking read
    * would then wait for the next keystroke with the container's output
@@ -152,10 +154,14 @@ pump (int from, int to, char *last)
 
 /* End of our stdin. From a pipe or a file, the process on the pty would
  * never learn of it (the master stays open for its output): send ^D, as a
- * user would type it. A tty's end is a hangup, not input: left alone. The
+ * user would type it. A tty's end is a hangup, not input: in raw mode a
+ * read ends only so, and no SIGHUP may come with it (su -c runs us in a
+ * session of our own; a shell that ignores SIGTERM outlives the terminal):
+ * the command's terminal is ours, so we hang it up as the kernel would, a
+ * SIGHUP, with the grace and SIGKILL of any SIGHUP we pass on. The
  * command's stdin pipe is closed: its end of input. */
 static void
-stdin_ended (struct relay *r)
+stdin_ended (struct relay *r, int pidfd, const struct ar_fg_ops *ops)
 {
   r->in_open = false;
   cleanup_error ar_error *err = NULL;
@@ -164,8 +170,12 @@ stdin_ended (struct relay *r)
       close (r->in_to);
       r->pipes->in = r->in_to = -1;
     }
-  else if (!isatty (STDIN_FILENO)
-           && ar_pty_send_eof (r->master, r->last_in != 0 && r->last_in != '\n', &err) < 0)
+  else if (r->in_tty)
+    {
+      if (r->raw && syscall (SYS_pidfd_send_signal, pidfd, SIGHUP, NULL, 0) == 0 && ops && ops->signalled)
+        ops->signalled (ops->data, SIGHUP);
+    }
+  else if (ar_pty_send_eof (r->master, r->last_in != 0 && r->last_in != '\n', &err) < 0)
     ar_warn ("terminal: %s", err->msg);
 }
 
@@ -311,7 +321,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
       if ((p[4].revents & POLLIN) && ops->readable)
         ops->readable (ops->data);
       if (p[2].revents && !pump (r.in, r.in_to, &r.last_in))
-        stdin_ended (&r);
+        stdin_ended (&r, pidfd, ops);
       for (int i = 0; i < 2; i++)
         if (p[3 + 2 * i].revents && !pump (r.out[i], i + 1, NULL))
           r.out[i] = -1;

@@ -631,30 +631,39 @@ build_env (struct ar_sandbox *sb)
 }
 
 /* A folder or a file (a name without a trailing '/') made for the agent when
- * missing: 0700 / 0600, its owner the agent's uid when we are root. */
+ * missing: 0700 / 0600, its owner the agent's uid when we are root. name is
+ * taken in the folder dfd, never through a symlink of its own; shown is what
+ * errors call it. */
 static int
-make_for_agent (const struct ar_agent_opts *o, const char *path, bool dir, ar_error **err)
+make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, const char *shown, bool dir,
+                   ar_error **err)
 {
   struct stat st;
-  if (lstat (path, &st) == 0)
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
     return 0;
   if (errno != ENOENT)
-    return ar_err (err, errno, "stat %s", path);
-  if (dir && mkdir (path, 0700) < 0)
-    return ar_err (err, errno, "create %s", path);
+    return ar_err (err, errno, "stat %s", shown);
+  if (dir && mkdirat (dfd, name, 0700) < 0)
+    return ar_err (err, errno, "create %s", shown);
   if (!dir)
     {
       /* a JSON state file starts as an empty object: agents call an empty
        * file corrupt (Claude Code does) */
-      size_t n = strlen (path);
-      bool json = n > 5 && strcmp (path + n - 5, ".json") == 0;
-      cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      size_t n = strlen (name);
+      bool json = n > 5 && strcmp (name + n - 5, ".json") == 0;
+      cleanup_close int fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 || (json && write (fd, "{}\n", 3) != 3))
-        return ar_err (err, errno, "create %s", path);
+        return ar_err (err, errno, "create %s", shown);
     }
-  if (geteuid () == 0 && lchown (path, o->uid, o->gid) < 0)
-    return ar_err (err, errno, "chown %s", path);
+  if (geteuid () == 0 && fchownat (dfd, name, o->uid, o->gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return ar_err (err, errno, "chown %s", shown);
   return 0;
+}
+
+static int
+make_for_agent (const struct ar_agent_opts *o, const char *path, bool dir, ar_error **err)
+{
+  return make_for_agent_at (o, AT_FDCWD, path, path, dir, err);
 }
 
 /* --home DIR: bound read-write at the home path, so what the agent keeps
@@ -668,6 +677,44 @@ persistent_home (struct ar_sandbox *sb, ar_error **err)
   if (make_for_agent (o, sb->home_arg, true, err) < 0)
     return ar_err_prefix (err, "--home");
   return set_dir ("--home", sb->home_arg, &o->home_src, err);
+}
+
+/* The folder holding the state path rel of the home base, opened, and the
+ * folders between made when missing (a fresh home has no ~/.config nor
+ * ~/.local/share): 0700, owned like the home they are in. A --home folder
+ * is the agent's, written in earlier runs: there no folder on the way may
+ * be a symlink, or one planted there would carry the creation (and the
+ * agent's ownership) anywhere on the host. Returns an O_PATH fd. */
+static int
+open_state_parent (const struct ar_agent_opts *o, const char *base, const char *rel, ar_error **err)
+{
+  struct stat st;
+  int fd = open (base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      return ar_err (err, e, "%s", base);
+    }
+  int flags = O_PATH | O_DIRECTORY | O_CLOEXEC | (o->home_src ? O_NOFOLLOW : 0);
+  cleanup_free char *buf = xstrdup (rel);
+  for (char *c = buf, *slash; (slash = strchr (c, '/')); c = slash + 1)
+    {
+      *slash = '\0';
+      int next = *c ? openat (fd, c, flags) : dup (fd);
+      if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0
+          && (geteuid () != 0 || fchownat (fd, c, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) == 0))
+        next = openat (fd, c, flags);
+      int e = errno;
+      close (fd);
+      if (next < 0)
+        return ar_err (err, e, "%s/%s%s", base, buf,
+                       e == ELOOP || e == ENOTDIR ? ": not a folder (a symlink in --home is never followed)" : "");
+      fd = next;
+      *slash = '/';
+    }
+  return fd;
 }
 
 /* The paths a preset keeps between runs (~/.claude, ~/.codex), made when
@@ -686,17 +733,10 @@ state_binds (struct ar_sandbox *sb, ar_error **err)
       if (dir)
         rel[n - 1] = '\0';
       cleanup_free char *p = xasprintf ("%s/%s", base, rel);
-      char *slash = strrchr (p, '/');
-      *slash = '\0';
-      struct stat st;
-      bool parent_ok = stat (p, &st) == 0 && S_ISDIR (st.st_mode);
-      *slash = '/';
-      if (!parent_ok)
-        {
-          ar_debug ("state %s: its folder is not there, left out", p);
-          continue;
-        }
-      if (make_for_agent (o, p, dir, err) < 0 || (!o->home_src && add_bind (sb, "state", p, true, err) < 0))
+      const char *leaf = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
+      cleanup_close int dfd = open_state_parent (o, base, rel, err);
+      if (dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0
+          || (!o->home_src && add_bind (sb, "state", p, true, err) < 0))
         return ar_err_prefix (err, "agent state");
     }
   return 0;

@@ -1,16 +1,22 @@
 #!/usr/bin/env bats
-# The real agents inside agentrun sandbox: Claude Code and Codex from the npm
-# registry (cached in /var/cache/agentrun-tests/npm-agents between runs),
-# talking over TLS to a model API of the tests' own on host loopback
-# (tests/clients/fake-model-api.py, a CA made here), reached through the
-# relay under the names the agents use. The fake model answers the first
+# The real agents inside agentrun sandbox: Claude Code, Codex, OpenCode and
+# Gemini CLI from the npm registry (cached in /var/cache/agentrun-tests/npm-agents
+# between runs), talking over TLS to a model API of the tests' own on host
+# loopback (tests/clients/fake-model-api.py, a CA made here), reached through
+# the relay under the names the agents use. The fake model answers the first
 # turn with one shell tool call; what that call could and could not do comes
-# back in the agent's final answer. Run as root, the agent runs as nobody.
+# back in the agent's final answer. Each agent runs non-interactively as root
+# (the agent runs as nobody), as the plain user agentrun-test through su (no
+# XDG_RUNTIME_DIR, no --root) and through sudo for agentrun-test; the TUIs of
+# Claude Code and Codex run under tmux, with a key, Ctrl-Z and fg, as root and
+# as agentrun-test.
 
 load helpers
 
 AGENT_UID=65534
+USER_NAME=agentrun-test
 NPM_CACHE=${AGENTRUN_NPM_CACHE:-/var/cache/agentrun-tests/npm-agents}
+NPM_BIN=$NPM_CACHE/node_modules/.bin
 # what the model asks the agent's shell tool to run
 TOOL_CMD='echo from-the-agent >written-by-agent; cat ~/.ssh/id_rsa 2>&1 | head -1; getent hosts example.com || echo example-refused'
 
@@ -19,14 +25,16 @@ setup_file() {
   for c in node npm openssl python3 tmux; do
     command -v "$c" >/dev/null 2>&1 || skip "needs $c (not installed)"
   done
-  if [ ! -x "$NPM_CACHE/node_modules/.bin/claude" ] || [ ! -x "$NPM_CACHE/node_modules/.bin/codex" ]; then
+  local a missing=
+  for a in claude codex opencode gemini; do [ -x "$NPM_BIN/$a" ] || missing=1; done
+  if [ -n "$missing" ]; then
     mkdir -p "$NPM_CACHE"
-    timeout 300 npm install --prefix "$NPM_CACHE" --no-audit --no-fund --loglevel=error \
-      @anthropic-ai/claude-code @openai/codex >"$BATS_FILE_TMPDIR/npm.log" 2>&1 \
+    timeout 600 npm install --prefix "$NPM_CACHE" --no-audit --no-fund --loglevel=error \
+      @anthropic-ai/claude-code @openai/codex opencode-ai @google/gemini-cli >"$BATS_FILE_TMPDIR/npm.log" 2>&1 \
       || skip "the npm registry cannot be reached (npm install: $(tail -1 "$BATS_FILE_TMPDIR/npm.log"))"
   fi
-  "$NPM_CACHE/node_modules/.bin/claude" --version >/dev/null 2>&1 || skip "claude from npm does not run here"
-  "$NPM_CACHE/node_modules/.bin/codex" --version >/dev/null 2>&1 || skip "codex from npm does not run here"
+  "$NPM_BIN/claude" --version >/dev/null 2>&1 || skip "claude from npm does not run here"
+  "$NPM_BIN/codex" --version >/dev/null 2>&1 || skip "codex from npm does not run here"
   F=$BATS_FILE_TMPDIR
   let_others_walk_to "$F"
   mkdir -p "$F/ca"
@@ -34,7 +42,7 @@ setup_file() {
     cd "$F/ca"
     openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=agentrun-test-ca
     openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=fake-model
-    printf 'subjectAltName=DNS:api.anthropic.com,DNS:platform.claude.com,DNS:api.openai.test\nbasicConstraints=CA:FALSE\n' >ext
+    printf 'subjectAltName=DNS:api.anthropic.com,DNS:platform.claude.com,DNS:api.openai.test,DNS:generativelanguage.googleapis.com\nbasicConstraints=CA:FALSE\n' >ext
     openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext
   ) >/dev/null 2>&1
   chmod 755 "$F/ca" && chmod 644 "$F/ca/ca.pem"
@@ -47,7 +55,6 @@ setup_file() {
 
 teardown_file() {
   [ -s "$BATS_FILE_TMPDIR/api.pid" ] && kill "$(cat "$BATS_FILE_TMPDIR/api.pid")" 2>/dev/null || true
-  [ -S "$BATS_FILE_TMPDIR/tmux.sock" ] && tmux -S "$BATS_FILE_TMPDIR/tmux.sock" kill-server 2>/dev/null || true
 }
 
 setup() {
@@ -58,46 +65,90 @@ setup() {
   echo AGENTRUN-TEST-PRIVATE-KEY >"$FHOME/.ssh/id_rsa"
   chown -R "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
   PORT=$(cat "$F/port")
+  AS=root WHO_UID=$AGENT_UID
+  API_MARK=$(wc -l <"$F/api.log" 2>/dev/null || echo 0)
 }
 
+# The model API's log of this test's requests, as one JSON array.
+api_log() { tail -n +"$((API_MARK + 1))" "$F/api.log" | jq -s .; }
+
 teardown() {
+  [ -S "$T/tmux.sock" ] && tmux -S "$T/tmux.sock" kill-server 2>/dev/null || true
   kill_tracked
   cleanup_containers
+}
+
+# The rest of the test runs agentrun as the plain user agentrun-test.
+as_plain_user() {
+  id "$USER_NAME" >/dev/null 2>&1 || skip "user $USER_NAME missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown -R "$USER_NAME:" "$WS" "$FHOME"
+  AS=user WHO_UID=$(id -u "$USER_NAME")
+}
+
+# The rest of the test runs agentrun as root through sudo for agentrun-test.
+as_sudo_user() {
+  as_plain_user
+  AS=sudo
+}
+
+need_agent() {
+  "$NPM_BIN/$1" --version >/dev/null 2>&1 || skip "$1 from npm does not run here"
+}
+
+# AR: the command that starts agentrun as $AS, in the environment a person
+# has: root without sudo (a state root of the test's); agentrun-test through
+# su as a login without pam_systemd has it (no XDG_RUNTIME_DIR, no --root;
+# su resets HOME, so the environment is set after it); or root as sudo
+# leaves it for agentrun-test (SUDO_UID, no XDG_RUNTIME_DIR, no --root).
+agentrun_as() {
+  local envs=(HOME="$FHOME" PATH="$NPM_BIN:/usr/bin:/bin" "$@")
+  if [ "$AS" = user ] && [ -n "${IN_USER_SHELL:-}" ]; then
+    AR=(env -u XDG_RUNTIME_DIR "${envs[@]}" "$(public_bin)/agentrun")
+  elif [ "$AS" = user ]; then
+    AR=(env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'exec "$@"' -- "$USER_NAME" sh env "${envs[@]}" "$(public_bin)/agentrun")
+  elif [ "$AS" = sudo ]; then
+    AR=(env -u XDG_RUNTIME_DIR SUDO_UID="$WHO_UID" SUDO_GID="$WHO_UID" XDG_CONFIG_HOME="$T/config" "${envs[@]}" "$AGENTRUN")
+  else
+    AR=(env -u SUDO_UID -u SUDO_GID "${envs[@]}" "$AGENTRUN" --root "$ROOT")
+  fi
 }
 
 # The sandbox as a person starts it for an agent: its preset, the npm
 # install read-only, the model's names mapped onto the fake API.
 agent_sb() {
-  (cd "$WS" && env -u SUDO_UID -u SUDO_GID HOME="$FHOME" PATH="$NPM_CACHE/node_modules/.bin:/usr/bin:/bin" \
-     "$AGENTRUN" --root "$ROOT" sandbox --ro "$NPM_CACHE" --ro "$F/ca" "$@")
+  agentrun_as
+  (cd "$WS" && "${AR[@]}" sandbox --ro "$NPM_CACHE" --ro "$F/ca" "$@")
 }
 
 # What the tool call could and could not do, read from the agent's answer.
 assert_tool_walls() {
   [[ "$output" == *TOOL-RESULT-BEGIN* ]]
   [ "$(cat "$WS/written-by-agent")" = from-the-agent ]
-  [ "$(stat -c %u "$WS/written-by-agent")" = "$AGENT_UID" ]
+  [ "$(stat -c %u "$WS/written-by-agent")" = "$WHO_UID" ]
   [[ "$output" != *AGENTRUN-TEST-PRIVATE-KEY* ]]
   [[ "$output" == *"id_rsa: No such file or directory"* ]]
   [[ "$output" == *example-refused* ]]
 }
 
-@test "claude -p in the sandbox: its tool call writes the workspace, cannot read ~/.ssh nor reach a host not allowed" {
+# claude -p, codex exec, opencode run, gemini -p: each agent's own
+# non-interactive prompt, run as $AS.
+claude_p() {
   run agent_sb --agent claude --allow "api.anthropic.com=127.0.0.1:$PORT" \
     --env NODE_EXTRA_CA_CERTS="$F/ca/ca.pem" --env ANTHROPIC_API_KEY=sk-ant-test -- \
     claude -p --dangerously-skip-permissions "run the command you are given"
   echo "$output"
   [ "$status" -eq 0 ]
   assert_tool_walls
-  # the model saw the tool's result, and the key never reached a file of ours
-  jq -e -s 'map(select(.tool_result != null and (.tool_result | contains("example-refused")))) | length >= 1' "$F/api.log"
+  # the model saw the tool's result
+  api_log | jq -e 'map(select(.api == "anthropic" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
   [[ "$output" == *"agentrun: blocked example.com (not allowed; add --allow example.com)"* ]]
   # what it keeps lasts: ~/.claude and ~/.claude.json are in the real home
   [ -d "$FHOME/.claude" ]
   jq -e . "$FHOME/.claude.json" >/dev/null
 }
 
-@test "codex exec in the sandbox: its tool call writes the workspace, cannot read ~/.ssh nor reach a host not allowed" {
+codex_exec() {
   run agent_sb --agent codex --allow "api.openai.test=127.0.0.1:$PORT" \
     --env SSL_CERT_FILE="$F/ca/ca.pem" --env OPENAI_API_KEY=sk-test -- \
     codex exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox \
@@ -108,48 +159,201 @@ assert_tool_walls() {
   echo "$output"
   [ "$status" -eq 0 ]
   assert_tool_walls
-  jq -e -s 'map(select(.api == "openai" and .tool_result != null)) | length >= 1' "$F/api.log"
-  [ -d "$FHOME/.codex" ]
+  api_log | jq -e 'map(select(.api == "openai" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
+  [ -d "$FHOME/.codex/sessions" ]
 }
 
-# claude's TUI in a tmux session of the test's own: tui_start NAME, screen
-# NAME, wait_for_screen NAME REGEX.
-tui_start() {
-  tmux -S "$F/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "$T/run.sh; echo EXITED=\$?; sleep 60"
+# OpenCode's own Anthropic provider, at the name the preset allows; --auto
+# approves its tool as the other agents' skip-permissions flags do.
+opencode_run() {
+  need_agent opencode
+  run agent_sb --agent opencode -- opencode --version
+  [ "$status" -eq 0 ]
+  [ "$output" = "$("$NPM_BIN/opencode" --version)" ]
+  run agent_sb --agent opencode --allow "api.anthropic.com=127.0.0.1:$PORT" \
+    --env NODE_EXTRA_CA_CERTS="$F/ca/ca.pem" --env ANTHROPIC_API_KEY=sk-ant-test -- \
+    opencode run --auto -m anthropic/claude-sonnet-4-5 "run the command you are given"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  assert_tool_walls
+  api_log | jq -e 'map(select(.api == "anthropic" and (.tools | index("bash"))
+                   and (.tool_result // "" | contains("example-refused")))) | length >= 1'
+  # its state (a fresh home has no ~/.local/share) lasts: the next run lists the session
+  [ -d "$FHOME/.local/share/opencode" ] && [ -d "$FHOME/.config/opencode" ]
+  run agent_sb -q --agent opencode -- opencode session list
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *ses_* ]]
 }
-screen() { tmux -S "$F/tmux.sock" capture-pane -p -t "$1"; }
-keys() { tmux -S "$F/tmux.sock" send-keys -t "$@"; }
+
+# Gemini CLI with an API key, at the name the preset allows; -y approves
+# its shell tool, --skip-trust its first-run question about the folder.
+gemini_p() {
+  need_agent gemini
+  run agent_sb --agent gemini -- gemini --version
+  [ "$status" -eq 0 ]
+  [ "$output" = "$("$NPM_BIN/gemini" --version)" ]
+  run agent_sb --agent gemini --allow "generativelanguage.googleapis.com=127.0.0.1:$PORT" \
+    --env NODE_EXTRA_CA_CERTS="$F/ca/ca.pem" --env GEMINI_API_KEY=gemini-test -- \
+    gemini --skip-trust -y -p "run the command you are given"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  assert_tool_walls
+  api_log | jq -e 'map(select(.api == "gemini" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
+  [ -d "$FHOME/.gemini/tmp" ]
+}
+
+@test "claude -p in the sandbox: its tool call writes the workspace, cannot read ~/.ssh nor reach a host not allowed" {
+  claude_p
+}
+
+@test "claude -p as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  claude_p
+}
+
+@test "claude -p through sudo for a plain user" {
+  as_sudo_user
+  claude_p
+}
+
+@test "codex exec in the sandbox: its tool call writes the workspace, cannot read ~/.ssh nor reach a host not allowed" {
+  codex_exec
+}
+
+@test "codex exec as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  codex_exec
+}
+
+@test "codex exec through sudo for a plain user" {
+  as_sudo_user
+  codex_exec
+}
+
+@test "opencode --agent opencode: it starts, its tool call holds to the walls, its state lasts" {
+  opencode_run
+}
+
+@test "opencode as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  opencode_run
+}
+
+@test "opencode through sudo for a plain user" {
+  as_sudo_user
+  opencode_run
+}
+
+@test "gemini --agent gemini: it starts, its tool call holds to the walls, its state lasts" {
+  gemini_p
+}
+
+@test "gemini as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  gemini_p
+}
+
+@test "gemini through sudo for a plain user" {
+  as_sudo_user
+  gemini_p
+}
+
+# The TUIs in a tmux session of the test's own, at an interactive shell (for
+# job control), root's or, as a plain user, the one `su agentrun-test` gives
+# (su -c would run the command in a session of its own, where no Ctrl-Z
+# reaches anything): tui_start NAME, screen NAME, keys NAME KEYS...,
+# wait_for_screen NAME REGEX.
+tui_start() {
+  local sh="bash --norc -i"
+  [ "$AS" != user ] || sh="env -u XDG_RUNTIME_DIR su -s /bin/bash -- $USER_NAME --norc -i"
+  # HISTFILE empty: the shell keeps no history in root's or the user's home
+  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' HISTFILE= $sh"
+  keys "$1" "$T/run.sh; echo EXITED=\$?" Enter
+}
+screen() { tmux -S "$T/tmux.sock" capture-pane -p -t "$1"; }
+keys() { tmux -S "$T/tmux.sock" send-keys -t "$@"; }
 wait_for_screen() {
   local i
   for i in $(seq 300); do screen "$1" | grep -q "$2" && return 0; sleep 0.1; done
   screen "$1"
   return 1
 }
-
-write_tui_script() {
-  cat >"$T/run.sh" <<EOF
-#!/bin/sh
-cd '$WS' && exec env -u SUDO_UID -u SUDO_GID HOME='$FHOME' PATH='$NPM_CACHE/node_modules/.bin:/usr/bin:/bin' \
-  TERM=xterm-256color ANTHROPIC_API_KEY=sk-ant-test '$AGENTRUN' --root '$ROOT' sandbox -q --agent claude \
-  --ro '$NPM_CACHE' --ro '$F/ca' --allow 'api.anthropic.com=127.0.0.1:$PORT' \
-  --allow 'platform.claude.com=127.0.0.1:$PORT' --env NODE_EXTRA_CA_CERTS='$F/ca/ca.pem' -- claude
-EOF
-  chmod 755 "$T/run.sh"
+# Ctrl-Z gives the shell back with the job stopped (a `clear` typed there
+# runs); fg brings the TUI back and it redraws what it showed (REGEX), at
+# once or, for a TUI that redraws only what changed, at the next key (KEY).
+stop_and_resume() {
+  keys "$1" C-z
+  wait_for_screen "$1" 'Stopped.*run\.sh'
+  keys "$1" clear Enter
+  wait_for_screen "$1" '^SHELL-PROMPT\$$'
+  keys "$1" fg Enter
+  [ -n "${3:-}" ] || { wait_for_screen "$1" "$2"; return; }
+  # a key typed before the TUI has its terminal back is the shell's, echoed
+  # and then flushed: type it again until the TUI has drawn
+  local i j
+  for i in $(seq 15); do
+    keys "$1" "$3"
+    for j in $(seq 20); do screen "$1" | grep -q "$2" && return 0; sleep 0.1; done
+  done
+  screen "$1"
+  return 1
 }
 
-@test "claude's TUI under tmux: it renders in the sandbox's terminal and a key reaches it" {
-  write_tui_script
+# run.sh AGENT OPTION... -- CMD...: `agentrun sandbox OPTION... -- CMD...`
+# as the README gives it, as $AS, plus the test's plumbing before the `--`
+# (the npm install and the CA bound in, the model's names on the fake API,
+# the key).
+write_tui_script() {
+  local agent=$1 ar opts=() plumbing IN_USER_SHELL=1
+  shift
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  case $agent in
+    claude) agentrun_as TERM=xterm-256color ANTHROPIC_API_KEY=sk-ant-test
+            plumbing=(--allow "api.anthropic.com=127.0.0.1:$PORT" --allow "platform.claude.com=127.0.0.1:$PORT"
+                      --env NODE_EXTRA_CA_CERTS="$F/ca/ca.pem") ;;
+    codex) agentrun_as TERM=xterm-256color OPENAI_API_KEY=sk-test
+           plumbing=(--allow "api.openai.test=127.0.0.1:$PORT" --env SSL_CERT_FILE="$F/ca/ca.pem") ;;
+  esac
+  printf -v ar '%q ' "${AR[@]}"
+  {
+    echo '#!/bin/sh'
+    printf 'cd %q && exec %ssandbox' "$WS" "$ar"
+    printf ' %q' "${opts[@]}" --ro "$NPM_CACHE" --ro "$F/ca" "${plumbing[@]}" "$@"
+    echo
+  } >"$T/run.sh"
+  chmod 755 "$T/run.sh"
+  cat "$T/run.sh"
+}
+
+claude_tui() {
+  write_tui_script claude --agent claude -- claude
   tui_start tui
   # a fresh home: the first-run theme choice, drawn in the sandbox's pty
   wait_for_screen tui 'Choose the text style'
   wait_for_screen tui '❯ 2\. Dark mode'
   keys tui Down
   wait_for_screen tui '❯ 3\. Light mode'
-  tmux -S "$F/tmux.sock" kill-session -t tui
+  # Claude Code (Ink) draws only what changed: the next key redraws it all,
+  # the choice moved on by it
+  stop_and_resume tui 'Choose the text style' Down
+  wait_for_screen tui '❯ [4-7]\. '
+  tmux -S "$T/tmux.sock" kill-session -t tui
 }
 
-@test "claude --agent claude: onboarding once, and the second run goes straight to the prompt" {
-  write_tui_script
+@test "claude's TUI under tmux: it renders in the sandbox's terminal, a key reaches it, Ctrl-Z then fg" {
+  claude_tui
+}
+
+@test "claude's TUI as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  claude_tui
+}
+
+# agentrun sandbox --agent claude -- claude, twice: onboarding once, then
+# straight to the prompt, where a prompt runs the tool (asked, allowed).
+claude_twice() {
+  write_tui_script claude --agent claude -- claude
   tui_start first
   wait_for_screen first 'Choose the text style'
   keys first Enter
@@ -165,11 +369,72 @@ EOF
   sleep 0.3
   keys first Enter
   wait_for_screen first 'EXITED=0'
-  tmux -S "$F/tmux.sock" kill-session -t first
+  tmux -S "$T/tmux.sock" kill-session -t first
   # what it learnt is in the real home, bound in by the preset
   jq -e '.hasCompletedOnboarding == true' "$FHOME/.claude.json"
   tui_start second
   wait_for_screen second '? for shortcuts'
   [ "$(screen second | grep -c 'Choose the text style')" = 0 ]
-  tmux -S "$F/tmux.sock" kill-session -t second
+  keys second "run the command you are given"
+  sleep 0.3
+  keys second Enter
+  wait_for_screen second 'Do you want to proceed'
+  keys second Enter
+  wait_for_screen second 'TOOL-RESULT-BEGIN'
+  [ "$(cat "$WS/written-by-agent")" = from-the-agent ]
+  [ "$(stat -c %u "$WS/written-by-agent")" = "$WHO_UID" ]
+  tmux -S "$T/tmux.sock" kill-session -t second
+}
+
+@test "claude --agent claude: onboarding once, and the second run goes straight to the prompt" {
+  claude_twice
+}
+
+@test "claude --agent claude as a plain user without XDG_RUNTIME_DIR: onboarding once, then straight to the prompt" {
+  as_plain_user
+  claude_twice
+}
+
+# Codex's TUI talks to an app server it starts itself, over a Unix socket it
+# binds inside the sandbox (a provider set with -c flags would make it run
+# embedded, without the socket: the fake provider is in its config file).
+codex_tui() {
+  local keep=$FHOME/.sandbox-home
+  install -d -m 0700 -o "$WHO_UID" -g "$WHO_UID" "$keep" "$keep/.codex"
+  printf '%s\n' 'model = "fake-model"' 'model_provider = "fake"' '[model_providers.fake]' 'name = "fake"' \
+    'base_url = "https://api.openai.test/v1"' 'env_key = "OPENAI_API_KEY"' 'wire_api = "responses"' \
+    >"$keep/.codex/config.toml"
+  chown "$WHO_UID:$WHO_UID" "$keep/.codex/config.toml"
+  write_tui_script codex -q --agent codex --home "$keep" -- codex --dangerously-bypass-approvals-and-sandbox
+  tui_start cx
+  wait_for_screen cx 'Ask Codex to do anything'
+  wait_for_screen cx 'fake-model'
+  keys cx "run the command you are given"
+  wait_for_screen cx '› run the command you are given'
+  stop_and_resume cx '› run the command you are given'
+  keys cx Enter
+  wait_for_screen cx 'TOOL-RESULT-END'
+  [ "$(cat "$WS/written-by-agent")" = from-the-agent ]
+  [ "$(stat -c %u "$WS/written-by-agent")" = "$WHO_UID" ]
+  screen cx | grep -q 'example-refused'
+  ! screen cx | grep -q 'AGENTRUN-TEST-PRIVATE-KEY'
+  api_log | jq -e 'map(select(.api == "openai" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
+  # it ran with its app server, not embedded
+  [ -d "$keep/.codex/app-server-daemon" ]
+  # Ctrl-C ends it (the sandbox with it); resumed by fg, its status is fg's
+  keys cx C-c
+  wait_for_screen cx 'codex resume'
+  wait_for_screen cx '^SHELL-PROMPT\$$'
+  keys cx 'echo EXITED=$?' Enter
+  wait_for_screen cx 'EXITED=0'
+  tmux -S "$T/tmux.sock" kill-session -t cx
+}
+
+@test "codex's TUI under tmux: its app server's socket connects, a key and a prompt reach it, Ctrl-Z then fg" {
+  codex_tui
+}
+
+@test "codex's TUI as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  codex_tui
 }

@@ -96,11 +96,13 @@ let_others_walk_to() {
 
 # The binaries copied to a folder every uid can walk to, for tests that run
 # them as an unprivileged user: the build may sit under a 0700 folder (root's
-# home, mktemp -d). Prints the folder.
+# home, mktemp -d), with the agent presets beside them as in the build tree.
+# Prints the folder.
 public_bin() {
   local d=$BATS_RUN_TMPDIR/public-bin
   if [ ! -x "$d/agentrun" ]; then
-    install -d -m 0755 "$d" && install -m 0755 "$AGENTRUN" "$RELAY" "$NETPROXY" "$d/" || return 1
+    install -d -m 0755 "$d" "$d/contrib/presets" && install -m 0644 "$SRCDIR"/contrib/presets/*.json "$d/contrib/presets/" \
+      && install -m 0755 "$AGENTRUN" "$RELAY" "$NETPROXY" "$d/" || return 1
   fi
   let_others_walk_to "$d"
   echo "$d"

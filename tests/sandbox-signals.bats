@@ -314,3 +314,26 @@ EOF
   grep -q '^Uid:[[:space:]]*1000[[:space:]]' "$T/out"
   grep -qx 'got-term' "$T/out"
 }
+
+@test "a terminal that hangs up with no SIGHUP for agentrun (su -c, setsid) ends the command as a hangup would" {
+  need_cmd tmux setsid
+  TMUX_SOCK=$T/tmux.sock
+  # in a session of its own, as su -c runs it: the pane's terminal is its
+  # stdio, not its controlling terminal, so no SIGHUP comes when it goes
+  cat >"$T/run.sh" <<EOF
+#!/bin/sh
+echo \$\$ >'$T/pid'
+cd '$WS' && exec env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- \
+  sh -c 'echo started >started; exec sleep 300'
+EOF
+  chmod 755 "$T/run.sh"
+  tmux -S "$TMUX_SOCK" new-session -d -x 80 -y 24 "setsid -w '$T/run.sh'"
+  wait_for test -s "$WS/started"
+  local pid
+  pid=$(cat "$T/pid")
+  track_pid "$pid"
+  [ "$(ps -o args= -p "$pid" | cut -d' ' -f1)" = "$AGENTRUN" ]
+  tmux -S "$TMUX_SOCK" kill-server
+  # sleep has no handler: it ends at the hangup, and agentrun with it
+  wait_for bash -c "! kill -0 $pid 2>/dev/null"
+}

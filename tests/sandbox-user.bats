@@ -143,6 +143,26 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   jq -e '.hooks.createRuntime[0].args | index("--route")' "$T/b/config.json"
 }
 
+@test "--agent opencode: nested state folders made in a fresh home and kept; a symlink on the way in --home is never followed" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  run sb --agent opencode -- sh -c 'echo kept >"$HOME/.local/share/opencode/data"; echo c >"$HOME/.config/opencode/c"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$FHOME/.local/share/opencode/data")" = kept ]
+  [ "$(cat "$FHOME/.config/opencode/c")" = c ]
+  # the folders on the way belong to the home's owner, the state to the agent
+  [ "$(stat -c %a:%u "$FHOME/.local" "$FHOME/.local/share" "$FHOME/.local/state/opencode")" = \
+    "$(printf '700:%s\n' "$AGENT_UID" "$AGENT_UID" "$AGENT_UID")" ]
+  # a --home an earlier run planted a symlink in: refused, nothing made where it points
+  install -d -o "$AGENT_UID" "$T/keep" "$T/elsewhere"
+  ln -s "$T/elsewhere" "$T/keep/.config"
+  run sb --agent opencode --home "$T/keep" -- true
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"agent state: $T/keep/.config: not a folder (a symlink in --home is never followed)"* ]]
+  [ -z "$(ls -A "$T/elsewhere")" ]
+}
+
 @test "a profile names a preset and a home; an unknown preset is an error naming it" {
   chown "$AGENT_UID:$AGENT_UID" "$WS"
   echo '{"agent": "codex", "home": "agent-home"}' >"$T/p.json"
@@ -233,10 +253,6 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 
 @test "as a plain user without XDG_RUNTIME_DIR: --agent claude with --home, the key passed, other names refused and told" {
   need_user
-  local bin
-  bin=$(public_bin)
-  # the presets beside the binary, as in the build tree
-  install -d -m 0755 "$bin/contrib/presets" && install -m 0644 "$SRCDIR"/contrib/presets/*.json "$bin/contrib/presets/"
   run as_user ANTHROPIC_API_KEY=sk-user agentrun sandbox --agent claude --home "$FHOME/sb" -- \
     "sh -c 'id -u; echo key=\$ANTHROPIC_API_KEY; getent hosts api.anthropic.com; getent hosts pypi.org || echo refused'"
   echo "$output"

@@ -3,10 +3,11 @@
 # The sandbox can see a host socket inside its workspace; only the
 # --unix-socket one may be connected, by absolute or relative path, by a
 # non-dumpable client, and whatever a second thread does to the address;
-# sockets bound inside the sandbox connect. TCP through the netproxy (the
-# control) still connects; the supervisor lives outside the sandbox's pid
-# namespace, out of its reach; a dead supervisor means ENOSYS, never an
-# unchecked connect. As root (the agent runs as nobody) and as agentrun-test.
+# sockets bound inside the sandbox connect (tmux, multiprocessing, an
+# ssh-agent). TCP through the netproxy (the control) still connects; the
+# supervisor lives outside the sandbox's pid namespace, out of its reach; a
+# dead supervisor means ENOSYS, never an unchecked connect. As root (the
+# agent runs as nobody) and as agentrun-test.
 
 load helpers
 
@@ -287,6 +288,36 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$status" -eq 0 ]
   [[ "$output" == *"manager 2"* ]]
   [[ "$output" == *"tmux 1"* ]]
+}
+
+# ssh-agent started inside binds its socket in the sandbox; ssh-add
+# connects to it (exit 1 "no identities" is a connection, 2 is none) and
+# loads a key made inside.
+SSH_AGENT_INSIDE='eval "$(ssh-agent -a "$HOME/agent.sock")" >/dev/null; ssh-add -l; echo "list=$?";
+  ssh-keygen -q -t ed25519 -N "" -C made-inside -f "$HOME/k" && ssh-add -q "$HOME/k" && ssh-add -l; ssh-agent -k >/dev/null'
+
+check_ssh_agent_inside() {
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"The agent has no identities."* ]]
+  [[ "$output" == *list=1* ]]
+  [[ "$output" == *"made-inside (ED25519)"* ]]
+}
+
+@test "unixsock: an ssh-agent started inside: ssh-add connects and loads a key" {
+  need_cmd ssh-agent ssh-add ssh-keygen
+  run sb -- sh -c "$SSH_AGENT_INSIDE"
+  check_ssh_agent_inside
+}
+
+@test "unixsock: an ssh-agent started inside, as a plain user without XDG_RUNTIME_DIR" {
+  need_cmd ssh-agent ssh-add ssh-keygen
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown agentrun-test "$WS" "$FHOME"
+  run env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'cd "$1" && shift && exec "$@"' -- agentrun-test sh "$WS" \
+    env HOME="$FHOME" "$(public_bin)/agentrun" sandbox -- sh -c "$SSH_AGENT_INSIDE"
+  check_ssh_agent_inside
 }
 
 @test "unixsock: a supervisor killed as it starts leaves connect failing with ENOSYS" {

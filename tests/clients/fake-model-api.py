@@ -4,13 +4,15 @@ run inside `agentrun sandbox` (tests/agents.bats).
 
   fake-model-api.py --cert CERT --key KEY --port-file FILE --log FILE --command CMD
 
-It speaks just enough of two APIs, streamed (SSE) or not:
-  POST /v1/messages   (Anthropic Messages: Claude Code)
+It speaks just enough of three APIs, streamed (SSE) or not:
+  POST /v1/messages   (Anthropic Messages: Claude Code, OpenCode)
   POST /v1/responses  (OpenAI Responses: Codex)
+  POST /v1beta/models/MODEL:generateContent, :streamGenerateContent (Gemini CLI)
 The first turn of a conversation answers with one tool call that runs CMD in
-a shell (the agent's Bash / shell tool, whichever the request offers); once
-the request carries that tool's result, the answer is a text that quotes it,
-so the test reads what the tool could do in the agent's final output. Every
+a shell (the agent's Bash, bash, shell or run_shell_command tool, whichever
+the request offers); once the request carries that tool's result, the answer
+is a text that quotes it, so the test reads what the tool could do in the
+agent's final output. Every
 request is one JSON line in the log (path, model, tools offered, tool result
 seen). Anything else gets a small valid answer so that start-up chatter
 (token counts, titles) does not fail.
@@ -63,8 +65,10 @@ def anthropic_reply(body):
     model = body.get("model", "claude-fake")
     if result is not None:
         return tools, result, [{"type": "text", "text": "TOOL-RESULT-BEGIN\n" + result + "\nTOOL-RESULT-END"}], "end_turn"
-    if "Bash" in tools:
-        return tools, None, [{"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": "Bash",
+    # Claude Code calls its shell tool Bash, OpenCode bash
+    bash = next((t for t in tools if isinstance(t, str) and t.lower() == "bash"), None)
+    if bash:
+        return tools, None, [{"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": bash,
                               "input": {"command": ARGS.command, "description": "run the test's command"}}], "tool_use"
     return tools, None, [{"type": "text", "text": "ok"}], "end_turn"
 
@@ -186,6 +190,76 @@ def responses(handler, body):
     sse(handler, events)
 
 
+# ---- Gemini generateContent ----
+
+GEMINI_SHELL = ("run_shell_command",)
+
+
+def gemini_tool_result(body):
+    contents = body.get("contents", [])
+    for c in reversed(contents if isinstance(contents, list) else []):
+        if not isinstance(c, dict) or c.get("role") != "user":
+            continue
+        for part in c.get("parts", []):
+            fr = part.get("functionResponse") if isinstance(part, dict) else None
+            if fr is not None:
+                r = fr.get("response", {})
+                out = r.get("output") if isinstance(r, dict) else None
+                return out if isinstance(out, str) else json.dumps(r)
+        return None
+    return None
+
+
+def from_schema(schema):
+    """The smallest value a JSON schema accepts: what a JSON-mode side call
+    (Gemini CLI's model router) parses without retrying."""
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("enum"):
+        return schema["enum"][0]
+    t = str(schema.get("type", "object")).lower()
+    if t == "object":
+        props = schema.get("properties") or {}
+        return {k: from_schema(props.get(k, {})) for k in schema.get("required", list(props))}
+    if t == "array":
+        return []
+    if t in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if t == "boolean":
+        return False
+    return "ok"
+
+
+def gemini(handler, body, model, stream):
+    decls = [d for t in body.get("tools", []) if isinstance(t, dict)
+             for d in t.get("functionDeclarations", []) if isinstance(d, dict)]
+    names = [d.get("name") for d in decls]
+    result = gemini_tool_result(body)
+    log({"api": "gemini", "path": handler.path, "model": model, "tools": names, "tool_result": result,
+         "stream": stream})
+    shell = next((n for n in names if n in GEMINI_SHELL), None)
+    if result is not None:
+        parts = [{"text": "TOOL-RESULT-BEGIN\n" + result + "\nTOOL-RESULT-END"}]
+    elif shell:
+        parts = [{"functionCall": {"name": shell, "args": {"command": ARGS.command,
+                                                           "description": "run the test's command"}}}]
+    else:
+        gc = body.get("generationConfig") or {}
+        schema = gc.get("responseJsonSchema") or gc.get("responseSchema")
+        parts = [{"text": json.dumps(from_schema(schema)) if schema else "ok"}]
+    resp = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
+            "modelVersion": model}
+    if not stream:
+        return json_reply(handler, resp)
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.end_headers()
+    handler.wfile.write(("data: %s\r\n\r\n" % json.dumps(resp)).encode())
+    handler.wfile.flush()
+    handler.close_connection = True
+
+
 def json_reply(handler, obj, code=200):
     data = json.dumps(obj).encode()
     handler.send_response(code)
@@ -222,6 +296,14 @@ class Handler(BaseHTTPRequestHandler):
             return anthropic(self, body)
         if path.endswith("/responses"):
             return responses(self, body)
+        # /v1beta/models/MODEL:ACTION
+        if "/models/" in path and ":" in path.rsplit("/", 1)[-1]:
+            model, action = path.rsplit("/", 1)[-1].split(":", 1)
+            if action == "countTokens":
+                log({"api": "gemini", "path": self.path})
+                return json_reply(self, {"totalTokens": 10})
+            if action in ("generateContent", "streamGenerateContent"):
+                return gemini(self, body, model, action == "streamGenerateContent")
         log({"api": "other", "path": self.path})
         json_reply(self, {})
 

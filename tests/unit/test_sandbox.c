@@ -222,7 +222,7 @@ struct preset {
   const char *name;
   const char *allow[5];
   const char *state[4];
-  const char *env[6];
+  const char *env[8];
 };
 static const struct preset presets[] = {
   { "claude",
@@ -234,13 +234,14 @@ static const struct preset presets[] = {
     { ".codex/" },
     { "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY" } },
   { "opencode",
-    { "opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com" },
+    { "opencode.ai", "models.opencode.ai", "api.anthropic.com", "api.openai.com" },
     { ".config/opencode/", ".local/share/opencode/", ".local/state/opencode/" },
-    { "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG" } },
+    { "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY" } },
   { "gemini",
     { "generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com" },
     { ".gemini/" },
-    { "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI" } },
+    { "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+      "GOOGLE_GENAI_USE_VERTEXAI" } },
 };
 
 static size_t
