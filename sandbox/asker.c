@@ -97,6 +97,13 @@ tell_blocked (struct ar_asker *a, const struct ar_sandbox *sb, const char *name,
   a->blocked[a->n_blocked++] = xstrdup (ep);
   if (sb->quiet)
     return;
+  /* A TUI on the command's pty owns the screen: a line drawn over it would
+     corrupt what the person sees, so the summary at exit says it instead. */
+  if (sb->prof.terminal && isatty (STDERR_FILENO))
+    {
+      a->held_back = true;
+      return;
+    }
   /* a terminal may be in raw mode (the command's pty): end lines ourselves */
   const char *cr = isatty (STDERR_FILENO) ? "\r" : "";
   if (denied_by)
@@ -124,7 +131,8 @@ ar_asker_summary (const struct ar_asker *a, const struct ar_sandbox *sb)
   char more[48] = "";
   if (a->n_untold)
     snprintf (more, sizeof more, " and %zu more", a->n_untold);
-  fprintf (stderr, "agentrun: %zu blocked in this run: %s%s%s\n", a->n_blocked + a->n_untold, list, more,
+  fprintf (stderr, "agentrun: %zu blocked in this run: %s%s%s%s\n", a->n_blocked + a->n_untold, list, more,
+           a->held_back ? " (add --allow NAME for each one to allow)" : "",
            sb->prof.audit ? " (every event is in the audit log)" : "");
 }
 

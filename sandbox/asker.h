@@ -31,6 +31,7 @@ struct ar_asker {
   size_t n_relays;
   char **blocked; size_t n_blocked;         /* refusals already told */
   size_t n_untold;                          /* past AR_ASKER_MAX_TOLD */
+  bool held_back;                           /* not drawn over the command's pty: the summary says them */
 };
 
 /* The help lines of --ask and --save-profile. */

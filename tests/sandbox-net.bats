@@ -69,6 +69,19 @@ sbnet() {
   [ ! -s "$T/err" ]
 }
 
+@test "on the command's pty, a refusal waits for the summary at exit: no line is drawn over a TUI's screen" {
+  need_cmd script
+  local cmd="getent hosts pypi.org || echo pypi-refused; echo still-running"
+  run unshare -m sh -c 'mount --bind "$1" /etc/hosts && cd "$2" && shift 2 && exec "$@"' sh "$T/hosts" "$WS" \
+    env -u SUDO_UID HOME="$FHOME" script -qec "$AGENTRUN --root $ROOT sandbox --workspace $WS --allow '*.example.test:$ECHO_PORT' -- sh -c '$cmd'" /dev/null
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *pypi-refused*still-running* ]]
+  [[ "$output" != *"agentrun: blocked"* ]]
+  # said once the command is done, with what would allow it
+  [[ "$output" == *still-running*"agentrun: 1 blocked in this run: pypi.org (add --allow NAME for each one to allow)"* ]]
+}
+
 @test "settings: allowedDomains wildcards map onto it and a denied name below one stays refused, by lookup and by CONNECT" {
   need_cmd curl
   printf '{"sandbox": {"network": {"allowedDomains": ["*.example.test:%s"], "deniedDomains": ["bad.example.test"]}}}\n' \
