@@ -18,7 +18,7 @@
  * initial user namespace ("0 0 4294967295"); false in podman's, where our
  * root is the invoking user. */
 static bool
-root_is_host_root (void)
+read_root_is_host_root (void)
 {
   cleanup_fclose FILE *f = fopen ("/proc/self/uid_map", "re");
   unsigned long long in, out, count;
@@ -28,6 +28,23 @@ root_is_host_root (void)
     if (in == 0 && count > 0)
       return out == 0;
   return false;
+}
+
+/* Asked several times a start (a sandbox run read the file seven times);
+ * the answer is kept for this process: it joins no other user namespace
+ * before asking again, and a child (another pid) reads it anew. */
+static bool
+root_is_host_root (void)
+{
+  static pid_t asked_by;
+  static bool answer;
+  pid_t me = getpid ();
+  if (asked_by != me)
+    {
+      answer = read_root_is_host_root ();
+      asked_by = me;
+    }
+  return answer;
 }
 
 bool
