@@ -80,3 +80,24 @@ awk '
     n = NR; lo = hi = q[1]; for (i = 1; i <= n; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
     printf "median agentrun sandbox: %.2f ms\nmedian bwrap:            %.2f ms\n", med(a, n), med(b, n)
     printf "ratio: %.2fx, rounds %.2fx to %.2fx (target <= 1.3x)\n", med(q, n), lo, hi }' "$T/rounds"
+
+# CPU time, which the machine's load changes far less than the elapsed
+# time: perf stat's task-clock counts every process of a run (the
+# supervisor and the janitor too, which hyperfine's rusage of waited-for
+# children would leave out). Rounds alternate as above.
+if command -v perf >/dev/null && perf stat -x, -e task-clock true >/dev/null 2>&1; then
+  : >"$T/cpu"
+  for r in $(seq "${CPU_ROUNDS:-5}"); do
+    # shellcheck disable=SC2086
+    perf stat -x, -r "$RUNS" -e task-clock -o "$T/ps" $SB >/dev/null 2>&1 </dev/null
+    echo "agentrun $(awk -F, '$3 == "task-clock" { print $1 }' "$T/ps")" >>"$T/cpu"
+    perf stat -x, -r "$RUNS" -e task-clock -o "$T/ps" "${bw[@]}" >/dev/null 2>&1 </dev/null
+    echo "bwrap $(awk -F, '$3 == "task-clock" { print $1 }' "$T/ps")" >>"$T/cpu"
+  done
+  awk '
+    function med(v, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+    $1 == "agentrun" { a[++na] = $2 } $1 == "bwrap" { b[++nb] = $2; q[nb] = a[nb] / $2 }
+    END { printf "CPU time (perf stat task-clock, every process), median of %d rounds: agentrun %.2f ms, bwrap %.2f ms, ratio %.2fx\n",
+                 nb, med(a, na), med(b, nb), med(q, nb) }' "$T/cpu"
+fi
