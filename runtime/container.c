@@ -382,6 +382,7 @@ on_ready (struct parent_io *io, ar_error **err)
     return -1;
   if (io->o->pid_file && ar_write_pid_file (io->o->pid_file, c->init, err) < 0)
     return -1;
+  ar_debug ("create: the init is ready, state written");
   ar_fault_point ("create-before-commit");
   return ar_sync_send (io->sock, SYNC_COMMIT, 0, -1, NULL, err);
 }
@@ -694,6 +695,8 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
     }
   bool joined;
   pid_t first = clone_first (ic, cgfd, &joined);
+  if (first > 0)
+    ar_debug ("create: init %d cloned", (int) first);
   if (first < 0)
     {
       int e = errno;
@@ -890,6 +893,7 @@ start_locked (int dirfd, struct ar_cstate *st, const struct ar_spec *spec, ar_er
   ar_fault_point ("start-before-release");
   if (release_init (dirfd, st, pidfd, err) < 0)
     return -1;
+  ar_debug ("start: the process runs (exec.fifo closed)");
   ar_fault_point ("start-before-poststart");
   run_poststart (spec, st);
   return 0;

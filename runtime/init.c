@@ -9,6 +9,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "landlock.h"
+#include "log.h"
 #include "lsm.h"
 #include "mounts.h"
 #include "pid1.h"
@@ -208,6 +209,7 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   ar_mount_set_label (ar_lsm_mount_label (spec));
   if (ar_lsm_prepare (p, &lsm_exec, &err) < 0 || join_keyring (c, &err) < 0 || ar_rootfs_prepare (&rc, &err) < 0)
     fail (c, err);
+  ar_debug ("init: mounts made");
   ar_mounts_close_binds (c->bind_fds, spec->n_mounts);
   c->bind_fds = NULL;
   /* The mounts above ran while the parent took note of us (pidfd, start
@@ -241,6 +243,7 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     fail (c, err);
   if (ar_process_setup_sysctl (spec, rc.rootfs_fd, ipc_sysctl_early (c), &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
     fail (c, err);
+  ar_debug ("init: root pivoted, masks applied");
   if (rc.rootfs_fd >= 0)
     close (rc.rootfs_fd);
   if (ar_process_setup_ns (spec, &err) < 0

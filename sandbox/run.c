@@ -581,6 +581,7 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
     }
   if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
     goto out;
+  ar_debug ("sandbox: bundle written in %s", bundle);
   if (net && sb->prof.n_allow > 0
       && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
     goto out;
@@ -591,10 +592,12 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
       goto out;
     }
   r = run_container (ctx, sb, bundle, sfd, status, err);
+  ar_debug ("sandbox: the container is gone (status %d)", *status);
   ar_asker_summary (&sb->asker, sb);
 out:
   cleanup (ctx, sb);
   ar_janitor_dismiss (&janitor);
+  ar_debug ("sandbox: cleaned up");
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;
 }

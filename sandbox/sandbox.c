@@ -906,8 +906,10 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   for (size_t i = 0; i < o->n_binds; i++)
     if (!o->binds[i].writable && strcmp (o->binds[i].path, o->workspace) == 0)
       o->workspace_ro = true;
+  ar_debug ("sandbox: options checked");
   if (ar_sbpaths_prepare (sb, err) < 0 || ar_agent_assign_addrs (o, err) < 0)
     return -1;
+  ar_debug ("sandbox: protected names held (%zu placeholders made or found)", sb->n_placed);
   if ((o->n_allow > 0 || sb->ask) && !o->no_network)
     {
       if (!(o->netproxy = ar_sandbox_find_helper ("agentrun-netproxy", err)))
