@@ -119,7 +119,6 @@ ar_sandbox_init (struct ar_sandbox *sb)
   sb->stdout_fd = -1;
   sb->stdin_fd = -1;
   sb->audit_fd = -1;
-  sb->placeholder_fd = -1;
   sb->prof.pids = AR_AGENT_DEFAULT_PIDS;
   sb->net_max_conns = AR_SB_DEFAULT_NET_MAX_CONNS;
   sb->net_idle_timeout = AR_SB_DEFAULT_NET_IDLE_TIMEOUT;
@@ -174,7 +173,7 @@ ar_sandbox_free (struct ar_sandbox *sb)
   strv_free (sb->pass_env, sb->n_pass_env);
   memset (sb, 0, sizeof *sb);
   sb->relay_pid = -1;
-  sb->stdout_fd = sb->stdin_fd = sb->audit_fd = sb->placeholder_fd = -1;
+  sb->stdout_fd = sb->stdin_fd = sb->audit_fd = -1;
 }
 
 /* An existing host path, with symlinks resolved: binds land where the

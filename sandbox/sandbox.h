@@ -90,8 +90,6 @@ struct ar_sandbox {
    * while the run lasts: another run's cleanup removes a placeholder only
    * under an exclusive one, so never one this run has bound */
   int *held; size_t n_held;
-  int placeholder_fd;                            /* the first file placeholder, whose inode the
-                                                    others are hard links of (-1: none yet) */
   char *new_git;                                 /* WS/.git when it did not exist before the run */
   int audit_fd;                                  /* --audit, opened once by the invoking user */
   bool bundle_only;                              /* spec --agent, sandbox --bundle: no run, so no

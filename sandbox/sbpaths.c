@@ -416,9 +416,8 @@ mark (int fd)
 static void
 add_placed (struct ar_sandbox *sb, const char *path, const struct stat *st)
 {
-  /* by name too: the file placeholders are links of one inode */
   for (size_t i = 0; i < sb->n_placed; i++)
-    if (sb->placed[i].dev == st->st_dev && sb->placed[i].ino == st->st_ino && strcmp (sb->placed[i].path, path) == 0)
+    if (sb->placed[i].dev == st->st_dev && sb->placed[i].ino == st->st_ino)
       return;
   sb->placed = xrealloc (sb->placed, (sb->n_placed + 1) * sizeof *sb->placed);
   sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st->st_dev, st->st_ino, S_ISDIR (st->st_mode) };
@@ -438,65 +437,6 @@ remark_folders (struct ar_sandbox *sb)
       if (fd >= 0 && fstat (fd, &st) == 0 && st.st_dev == sb->placed[i].dev && st.st_ino == sb->placed[i].ino)
         mark (fd);
     }
-}
-
-/* A file placeholder: a hard link of the first one this run made when it
- * can be (the same file system), else a new empty file, which becomes the
- * one the next are linked to. Why: a new inode is what costs on a disk
- * file system (up to milliseconds each on an ext4 that skips recently
- * freed inodes, and every run frees its placeholders), a link is one
- * directory entry. The links are all empty, marked (one inode, one time)
- * and bound read-only, so one inode gives the command nothing more; each
- * name is held and removed as before. The link is made from our fd of
- * that file, never from a path another process could have replaced. */
-static int
-make_placeholder_file (struct ar_sandbox *sb, const char *path)
-{
-  if (sb->placeholder_fd >= 0)
-    {
-      char src[32];
-      snprintf (src, sizeof src, "/proc/self/fd/%d", sb->placeholder_fd);
-      if (linkat (AT_FDCWD, src, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
-        {
-          /* the name as linked, or it changed meanwhile: then it is
-           * someone else's, looked at again as one that appeared */
-          struct stat a, b;
-          int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-          if (fd >= 0 && fstat (fd, &a) == 0 && fstat (sb->placeholder_fd, &b) == 0 && a.st_dev == b.st_dev
-              && a.st_ino == b.st_ino)
-            return fd;
-          if (fd >= 0)
-            close (fd);
-          errno = EEXIST;
-          return -1;
-        }
-      if (errno == EEXIST)
-        return -1;
-      /* another file system, no links there, too many: a file of its own */
-    }
-  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return -1;
-  if (mark (fd) < 0)
-    {
-      int e = errno;
-      close (fd);
-      unlink (path);
-      errno = e;
-      return -2;
-    }
-  if (sb->placeholder_fd >= 0)
-    close (sb->placeholder_fd);
-  sb->placeholder_fd = fcntl (fd, F_DUPFD_CLOEXEC, 3);   /* only a shortcut when it fails */
-  return fd;
-}
-
-static void
-placeholder_fd_close (struct ar_sandbox *sb)
-{
-  if (sb->placeholder_fd >= 0)
-    close (sb->placeholder_fd);
-  sb->placeholder_fd = -1;
 }
 
 /* 0: made (and held), 1: none made (left out, or not ours to create),
@@ -519,13 +459,12 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
   if (dir && mkdir (path, 0755) == 0)
     fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   else if (!dir)
-    fd = make_placeholder_file (sb, path);   /* marked already */
-  if ((dir && fd >= 0 && mark (fd) < 0) || fd == -2)
+    fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0 && mark (fd) < 0)
     {
       e = errno;
       ar_fsid_leave (&fs);
-      if (fd >= 0)
-        close (fd);
+      close (fd);
       return ar_err (err, e, "protected name %s: mark the placeholder", path);
     }
   e = errno;
@@ -960,8 +899,6 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
     }
   r = 0;
 out:
-  /* nothing of the workspace stays open into the container's clone */
-  placeholder_fd_close (sb);
   for (size_t i = 0; roots[i]; i++)
     free (roots[i]);
   free (roots);
@@ -1013,7 +950,6 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   if (in < 0 && errno != ENOENT)
     return ar_err (err, errno, "open %s", dst);
   int placed = in < 0 ? place (sb, dst, false, err) : 0;
-  placeholder_fd_close (sb);
   if (placed != 0)
     return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
@@ -1069,7 +1005,6 @@ still_ours (const struct ar_sb_placed *p, int *waits)
 void
 ar_sbpaths_cleanup (struct ar_sandbox *sb)
 {
-  placeholder_fd_close (sb);
   /* ours let go first: a lock of ours would keep us from removing too */
   for (size_t i = 0; i < sb->n_held; i++)
     close (sb->held[i]);

@@ -121,7 +121,7 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
   LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
   # the run made placeholders for the protected names; the person replaces
   # one with a file of their own and writes into another meanwhile
-  [ -f "$WS/.bashrc" ] && [ -d "$WS/.vscode" ] && [ -f "$WS/.claude/settings.json" ]
+  [ -f "$WS/.bashrc" ] && [ -d "$WS/.vscode" ] && [ -d "$WS/.claude" ]
   rm "$WS/.profile" && touch "$WS/.profile"
   echo "export A=1" >>"$WS/.envrc"
   kill -KILL "$SB"
