@@ -342,6 +342,79 @@ g_tree (struct gen *G, yajl_val v)
     G->bad = 1;
 }
 
+/* Run by a plain user, the sandbox's IPC namespace has no limits (its
+ * sysctls are the host root's), so unless the person lifts it on purpose,
+ * making a SysV object is refused: the profile's allow rules lose those
+ * names (and the old ipc multiplexer) and one rule answers ENOSPC, what
+ * the kernel says when a namespace's limit is reached, which programs
+ * handle (PostgreSQL, X11's MIT-SHM fall back or say so). The calls on an
+ * object (shmat, msgsnd, semop, *ctl) stay: none can exist. */
+static const char *const sysv_make[] = { "shmget", "msgget", "semget" };
+
+static bool
+sysv_refused (const struct ar_agent_opts *o, const char *name)
+{
+  if (o->ipc_limits || o->allow_sysv_ipc)
+    return false;
+  for (size_t i = 0; i < ARRAY_SIZE (sysv_make); i++)
+    if (strcmp (name, sysv_make[i]) == 0)
+      return true;
+  return strcmp (name, "ipc") == 0;
+}
+
+/* The profile's linux.seccomp object, with the SysV rule where it applies. */
+static void
+g_seccomp (struct gen *G, const struct ar_agent_opts *o, yajl_val sc)
+{
+  bool refuse = !o->ipc_limits && !o->allow_sysv_ipc;
+  g_open (G, true);
+  for (size_t i = 0; i < sc->u.object.len; i++)
+    {
+      const char *key = sc->u.object.keys[i];
+      yajl_val v = sc->u.object.values[i];
+      g_str (G, key);
+      if (!refuse || strcmp (key, "syscalls") != 0 || !YAJL_IS_ARRAY (v))
+        {
+          g_tree (G, v);
+          continue;
+        }
+      g_open (G, false);
+      for (size_t r = 0; r < v->u.array.len; r++)
+        {
+          yajl_val rule = v->u.array.values[r];
+          if (!YAJL_IS_OBJECT (rule))
+            {
+              g_tree (G, rule);
+              continue;
+            }
+          g_open (G, true);
+          for (size_t k = 0; k < rule->u.object.len; k++)
+            {
+              yajl_val rv = rule->u.object.values[k];
+              g_str (G, rule->u.object.keys[k]);
+              if (strcmp (rule->u.object.keys[k], "names") != 0 || !YAJL_IS_ARRAY (rv))
+                {
+                  g_tree (G, rv);
+                  continue;
+                }
+              g_open (G, false);
+              for (size_t n = 0; n < rv->u.array.len; n++)
+                if (!YAJL_IS_STRING (rv->u.array.values[n]) || !sysv_refused (o, YAJL_GET_STRING (rv->u.array.values[n])))
+                  g_tree (G, rv->u.array.values[n]);
+              g_close (G, false);
+            }
+          g_close (G, true);
+        }
+      g_open (G, true);
+      g_strv (G, "names", sysv_make, ARRAY_SIZE (sysv_make));
+      g_kstr (G, "action", "SCMP_ACT_ERRNO");
+      g_kint (G, "errnoRet", ENOSPC);
+      g_close (G, true);
+      g_close (G, false);
+    }
+  g_close (G, true);
+}
+
 static void
 g_mount (struct gen *G, const char *dst, const char *type, const char *src, const char *const *opts)
 {
@@ -704,7 +777,7 @@ g_linux (struct gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
   g_masks (G, o);
   g_kstr (G, "rootfsPropagation", "private");
   g_str (G, "seccomp");
-  g_tree (G, seccomp);
+  g_seccomp (G, o, seccomp);
   g_close (G, true);
 }
 

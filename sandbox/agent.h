@@ -89,6 +89,9 @@ struct ar_agent_opts {
    * bytes, queues and semaphores a few. Only for a runtime that runs as
    * root: without a root mapped, those sysctls are the host root's. */
   bool ipc_limits; int64_t shm_size;
+  /* without ipc_limits, shmget/msgget/semget are refused (ENOSPC) unless
+   * this is set (--allow-sysv-ipc): then SysV IPC is unbounded */
+  bool allow_sysv_ipc;
   /* the agent seccomp profile, a JSON object (text of contrib/seccomp/agent.json) */
   char *seccomp_json; size_t seccomp_len;
   /* extra read-only file binds (host path -> container path), for `agentrun check` */

@@ -45,6 +45,7 @@ static const struct key keys[] = {
   { "tmp_size", AR_SB_TMP_SIZE, K_SCALAR, false },
   { "home_size", AR_SB_HOME_SIZE, K_SCALAR, false },
   { "shm_size", AR_SB_SHM_SIZE, K_SCALAR, false },
+  { "allow_sysv_ipc", AR_SB_ALLOW_SYSV_IPC, K_BOOL, false },
   { "nofile", AR_SB_NOFILE, K_SCALAR, false },
   { "inotify", AR_SB_INOTIFY, K_SCALAR, false },
   { "net_max_conns", AR_SB_NET_MAX_CONNS, K_SCALAR, false },

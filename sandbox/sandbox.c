@@ -51,6 +51,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "net-max-conns", 0, true, AR_SB_NET_MAX_CONNS },
   { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
   { "shm-size", 0, true, AR_SB_SHM_SIZE },
+  { "allow-sysv-ipc", 0, false, AR_SB_ALLOW_SYSV_IPC },
   { "inotify", 0, true, AR_SB_INOTIFY },
   { "allow-write", 0, true, AR_SB_ALLOW_WRITE },
   { "user", 'u', true, AR_SB_USER },
@@ -87,6 +88,8 @@ const char ar_sandbox_opts_help[] =
   "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
   "  --home-size SIZE      size of the home tmpfs (same default)\n"
   "  --shm-size SIZE       SysV shared memory in all (default 256m; as root only)\n"
+  "  --allow-sysv-ipc      run by a plain user: let shmget, msgget, semget work,\n"
+  "                        unbounded (refused by default: no limit can be set)\n"
   "  --inotify N[:WATCHES] inotify instances (and watches) of the sandbox in all\n"
   "                        (default 64:8192, at most a quarter and an eighth of\n"
   "                        its user's, so its user's own tools keep theirs)\n"
@@ -364,6 +367,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
     case AR_SB_TMP_SIZE: return ar_agent_parse_size_for ("--tmp-size", arg, 1 << 20, &o->tmp_size, err);
     case AR_SB_HOME_SIZE: return ar_agent_parse_size_for ("--home-size", arg, 1 << 20, &o->home_size, err);
     case AR_SB_SHM_SIZE: return ar_agent_parse_size_for ("--shm-size", arg, 1 << 20, &o->shm_size, err);
+    case AR_SB_ALLOW_SYSV_IPC: o->allow_sysv_ipc = true; return 0;
     case AR_SB_NOFILE:
       if (ar_opt_uint ("--nofile", arg, 1 << 20, &v, err) < 0)
         return -1;

@@ -26,10 +26,11 @@ enum {
   AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
   AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT, AR_SB_SHM_SIZE, AR_SB_ALLOW_WRITE,
   AR_SB_USER, AR_SB_HOME, AR_SB_AGENT, AR_SB_QUIET, AR_SB_CONNECT_PROXY, AR_SB_INOTIFY,
+  AR_SB_ALLOW_SYSV_IPC,
   AR_SB_STATE,   /* profiles and presets only: "state", paths under the home kept between runs */
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 29
+#define AR_SB_N_OPTS 30
 /* The relay's defaults for a sandbox: connections open at once, and the
  * seconds one may move no byte before it is cut. */
 #define AR_SB_DEFAULT_NET_MAX_CONNS 1024

@@ -378,6 +378,50 @@ EOF2
   [[ "$output" == *"--shm-size: run by a plain user"* ]]
 }
 
+@test "budgets: as agentrun-test, making SysV IPC objects is refused (ENOSPC: no limit can be set) unless --allow-sysv-ipc or its profile key" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  local bin
+  bin=$(public_bin)
+  chown agentrun-test "$WS" "$FHOME"
+  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+  cat >"$WS/ipc.py" <<'EOF2'
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+def res(r):
+    return "ok" if r >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+out = [res(libc.shmget(0, ctypes.c_size_t(1 << 20), 0o1600)), res(libc.msgget(0, 0o1600)),
+       res(libc.semget(0, 1, 0o1600))]
+# a call on an object that does not exist still gets the kernel's answer
+out.append(res(libc.shmctl(12345, 0, None)))
+print(" ".join(out))
+EOF2
+  chmod 644 "$WS/ipc.py"
+  as_test() {
+    runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
+      sh -c "cd '$WS' && exec '$bin/agentrun' sandbox $* -- python3 ipc.py"
+  }
+  run as_test
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ENOSPC ENOSPC ENOSPC EINVAL" ]
+  run as_test --allow-sysv-ipc
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ok ok ok EINVAL" ]
+  # the profile key, from a file outside anything the sandbox binds
+  echo '{"allow_sysv_ipc": true}' >"$T/ipc-on.json"
+  echo '{"allow_sysv_ipc": false}' >"$T/ipc-off.json"
+  chmod 644 "$T/ipc-on.json" "$T/ipc-off.json"
+  run as_test --profile "$T/ipc-on.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ok ok ok EINVAL" ]
+  run as_test --profile "$T/ipc-off.json"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ENOSPC ENOSPC ENOSPC EINVAL" ]
+}
+
 @test "budgets: the sandbox's user namespace may make no namespace of its own, and a few mount namespaces for the runtime" {
   run sb -- sh -c 'cd /proc/sys/user && for k in user pid net ipc uts cgroup time mnt; do printf "%s=%s " $k $(cat max_${k}_namespaces); done'
   [ "$status" -eq 0 ]
