@@ -102,6 +102,22 @@ host_secret() {
   [ "$status" -eq 0 ]
 }
 
+@test "paths: a mask whose folder an earlier run replaced by a symlink is refused, never followed" {
+  mkdir -p "$WS/config" "$T/decoy"
+  echo s3cret >"$WS/config/secrets"
+  echo decoy >"$T/decoy/secrets"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # what a run without the pin could leave: the real folder renamed, a symlink in its place
+  mv "$WS/config" "$WS/config2"
+  ln -s "$T/decoy" "$WS/config"
+  run sb --mask "$WS/config/secrets" -- cat config2/secrets
+  echo "$output"
+  [ "$status" -ne 0 ]
+  ! echo "$output" | grep -q s3cret
+  echo "$output" | grep -q "$WS/config"
+  [ "$(cat "$T/decoy/secrets")" = decoy ]
+}
+
 # ---- the audit log ----
 
 @test "paths: --audit refuses a path in the workspace and never follows a symlink" {

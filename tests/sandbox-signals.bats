@@ -149,7 +149,7 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
     wait "$SB" || st=$?
     echo "$sig: status $st in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
     [ "$st" -eq $((128 + num)) ]
-    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 2000 ]   # the grace would be 10 s
+    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1000 ]   # within a second; the grace would be 10 s
     ! grep -q "did not stop" "$T/err"
     wait_for gone "$CMD"
     [ -z "$(ls "$ROOT" | grep "^$ID")" ]
