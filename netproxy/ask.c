@@ -212,7 +212,7 @@ ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct ask_t
   struct dns_query_info info;
   uint8_t out[HELD_LEN];
   if (qlen > HELD_LEN || server_dns_probe (S, q, qlen, out, sizeof out, &info) < 0 || info.rcode != 3
-      || !route_name_ok (info.name, false))
+      || !ar_host_name_ok (info.name, false))
     return false;
   struct ask_name *a = find (A, info.name);
   if (a && a->state != ASK_PENDING)

@@ -99,7 +99,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
         cfg->ask_socket = optarg;
         break;
       case 'D':
-        if (!route_name_ok (optarg, true))
+        if (!ar_host_name_ok (optarg, true))
           return ar_err (err, 0, "--deny %s: not a host name or *.DOMAIN", optarg);
         cfg->deny = xrealloc (cfg->deny, (cfg->n_deny + 1) * sizeof *cfg->deny);
         cfg->deny[cfg->n_deny++] = optarg;

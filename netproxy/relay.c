@@ -327,9 +327,9 @@ set_target (struct rconn *c, const char *target)
 {
   cleanup_free char *host = NULL;
   int port;
-  if (route_split_hostport (target, &host, &port) < 0 || !route_name_ok (host, false)
+  if (route_split_hostport (target, &host, &port) < 0 || !ar_host_name_ok (host, false)
       || strlen (host) >= sizeof c->host || port != c->r->port
-      || !route_name_match (c->r->name, host))
+      || !ar_host_name_match (c->r->name, host))
     {
       fail (c, "connect-denied", "target %.200s", target);
       return -1;

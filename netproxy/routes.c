@@ -1,5 +1,6 @@
 #include "config.h"
 #include "routes.h"
+#include "hostname.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -8,24 +9,13 @@
 #include <strings.h>
 #include <yajl/yajl_tree.h>
 
-static int
-parse_port (const char *s)
-{
-  char *end;
-  errno = 0;
-  long v = strtol (s, &end, 10);
-  if (errno || end == s || *end || v < 1 || v > 65535)
-    return -1;
-  return (int) v;
-}
-
 int
 route_split_hostport (const char *s, char **host, int *port)
 {
   const char *colon = strrchr (s, ':');
   if (!colon || colon == s)
     return -1;
-  *port = parse_port (colon + 1);
+  *port = ar_parse_port (colon + 1);
   if (*port < 0)
     return -1;
   const char *h = s;
@@ -39,31 +29,6 @@ route_split_hostport (const char *s, char **host, int *port)
   if (!*host)
     abort ();
   return 0;
-}
-
-bool
-route_name_ok (const char *name, bool wildcard_ok)
-{
-  size_t len = strlen (name);
-  if (len == 0 || len > 253)
-    return false;
-  if (wildcard_ok && strncmp (name, "*.", 2) == 0)
-    name += 2;
-  if (!*name || *name == '.')
-    return false;
-  for (const char *p = name; *p; p++)
-    if (!isalnum ((unsigned char) *p) && *p != '-' && *p != '.' && *p != '_')
-      return false;
-  return strstr (name, "..") == NULL;
-}
-
-bool
-route_name_match (const char *pattern, const char *host)
-{
-  if (strncmp (pattern, "*.", 2) != 0)
-    return strcasecmp (pattern, host) == 0;
-  size_t pl = strlen (pattern + 1), hl = strlen (host);   /* ".example.com" */
-  return hl > pl && strcasecmp (host + hl - pl, pattern + 1) == 0;
 }
 
 static struct route *
@@ -80,7 +45,7 @@ static int
 route_finish (struct route *r, enum route_kind k, const char *what, ar_error **err)
 {
   bool wild = strncmp (r->name, "*.", 2) == 0;
-  if (!route_name_ok (r->name, true))
+  if (!ar_host_name_ok (r->name, true))
     return ar_err (err, 0, "route %s: bad host name '%s'", what, r->name);
   if (k == ROUTE_RELAY)
     {

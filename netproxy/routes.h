@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "error.h"
+#include "hostname.h"
 
 struct route {
   char *name;
@@ -45,11 +46,6 @@ void routes_free (struct routes *rs);
 /* A flag value in whole seconds (0 .. one day) into milliseconds. */
 int np_parse_seconds (const char *s, uint64_t *ms);
 
-/* A host name we accept: letters, digits, '-', '.', at most 253 bytes; with
- * wildcard_ok, also a leading "*.". Never '/', so it is safe in a path. */
-bool route_name_ok (const char *name, bool wildcard_ok);
-/* Case-insensitive; "*.example.com" matches any name strictly below it. */
-bool route_name_match (const char *pattern, const char *host);
 /* Split "HOST:PORT" ("[v6]:PORT" too). host gets a malloc'd copy. */
 int route_split_hostport (const char *s, char **host, int *port);
 

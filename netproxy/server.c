@@ -580,12 +580,12 @@ px_route (const struct np_config *cfg, const char *host, int port)
 {
   /* a deny wins over every allow, wildcards included */
   for (size_t i = 0; i < cfg->n_deny; i++)
-    if (route_name_match (cfg->deny[i], host))
+    if (ar_host_name_match (cfg->deny[i], host))
       return NULL;
   for (size_t i = 0; i < cfg->routes.n; i++)
     {
       const struct route *r = &cfg->routes.v[i];
-      if (r->port == port && route_name_match (r->name, host))
+      if (r->port == port && ar_host_name_match (r->name, host))
         return r;
     }
   return NULL;
@@ -636,12 +636,12 @@ px_request (struct px_conn *p, char *hdr_end)
     return px_refuse (p, 405, "Method Not Allowed", "only CONNECT is supported here\n", ep,
                       "connect-bad");
   const struct route *r = NULL;
-  if (route_split_hostport (target, &host, &port) == 0 && route_name_ok (host, false))
+  if (route_split_hostport (target, &host, &port) == 0 && ar_host_name_ok (host, false))
     r = px_route (S->cfg, host, port);
   if (!r)
     {
       snprintf (body, sizeof body, "%.300s is not on the allowlist of this sandbox\n", target);
-      if (S->cfg->ask_socket && host && route_name_ok (host, false))
+      if (S->cfg->ask_socket && host && ar_host_name_ok (host, false))
         ask_tell_blocked (S, host, port);
       return px_refuse (p, 403, "Forbidden", body, ep, "connect-denied");
     }

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "agent.h"
 #include "generate.h"
+#include "hostname.h"
 #include "model.h"
 #include "util.h"
 
@@ -38,30 +39,6 @@ static const char *const proc_masks[] = { "/proc/interrupts", NULL };
 
 /* ---- option values ---- */
 
-static bool
-name_ok (const char *s)
-{
-  size_t n = strlen (s);
-  if (n == 0 || n > 253 || s[0] == '.' || s[0] == '-')
-    return false;
-  for (; *s; s++)
-    if (!isalnum ((unsigned char) *s) && *s != '-' && *s != '.')
-      return false;
-  return true;
-}
-
-static int
-parse_port (const char *s, int *port)
-{
-  char *end;
-  errno = 0;
-  long v = strtol (s, &end, 10);
-  if (errno || end == s || *end || v < 1 || v > 65535)
-    return -1;
-  *port = (int) v;
-  return 0;
-}
-
 int
 ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error **err)
 {
@@ -75,22 +52,22 @@ ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error
   if (colon)
     {
       *colon = '\0';
-      if (parse_port (colon + 1, &ep->port) < 0)
+      if ((ep->port = ar_parse_port (colon + 1)) < 0)
         return ar_err (err, 0, "--allow %s: \"%s\" is not a port (1-65535)", arg, colon + 1);
     }
   for (char *p = s; *p; p++)
     *p = (char) tolower ((unsigned char) *p);
   bool wild = strncmp (s, "*.", 2) == 0;
-  if (!name_ok (wild ? s + 2 : s))
-    return ar_err (err, 0, "--allow %s: \"%s\" is not a host name (letters, digits, '-', '.') nor *.DOMAIN", arg, s);
+  if (!ar_host_name_ok (s, true))
+    return ar_err (err, 0, "--allow %s: \"%s\" is not a host name (letters, digits, '-', '_', '.') nor *.DOMAIN", arg,
+                   s);
   if (wild && up)
     return ar_err (err, 0, "--allow %s: a wildcard goes to the name looked up, it takes no =HOST:PORT", arg);
   if (up)
     {
       /* HOST:PORT with HOST a name, an IPv4 address or [IPv6] */
       char *c = strrchr (up, ':');
-      int p;
-      if (!c || c == up || parse_port (c + 1, &p) < 0)
+      if (!c || c == up || ar_parse_port (c + 1) < 0)
         return ar_err (err, 0, "--allow %s: upstream \"%s\" is not HOST:PORT", arg, up);
       for (char *q = up; q < c; q++)
         if (!isalnum ((unsigned char) *q) && !strchr ("-.:[]", *q))
@@ -99,15 +76,6 @@ ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error
     }
   ep->name = xstrdup (s);
   return 0;
-}
-
-bool
-ar_agent_name_match (const char *pattern, const char *name)
-{
-  if (strncmp (pattern, "*.", 2) != 0)
-    return strcasecmp (pattern, name) == 0;
-  size_t pl = strlen (pattern + 1), nl = strlen (name);
-  return nl > pl && strcasecmp (name + nl - pl, pattern + 1) == 0;
 }
 
 int

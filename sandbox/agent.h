@@ -107,9 +107,6 @@ struct ar_agent_opts {
 /* Parse "NAME[:PORT][=HOST:PORT]" into *ep (fields owned); NAME may be
  * "*.DOMAIN", a wildcard: any name below DOMAIN, routed when looked up. */
 int ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error **err);
-/* "*.example.com" matches names strictly below example.com, any other
- * pattern the name itself (case-insensitive). */
-bool ar_agent_name_match (const char *pattern, const char *name);
 static inline bool
 ar_agent_wildcard (const struct ar_agent_endpoint *e)
 {

@@ -1,6 +1,7 @@
 /* The asking side of `agentrun sandbox --ask`: see asker.h. */
 #include "config.h"
 #include "clock.h"
+#include "hostname.h"
 #include "asker.h"
 #include "sbpaths.h"
 #include "log.h"
@@ -140,7 +141,7 @@ static const char *
 deny_for (const struct ar_sandbox *sb, const char *name)
 {
   for (size_t i = 0; i < sb->prof.n_deny; i++)
-    if (ar_agent_name_match (sb->prof.deny[i], name))
+    if (ar_host_name_match (sb->prof.deny[i], name))
       return sb->prof.deny[i];
   return NULL;
 }
@@ -149,7 +150,7 @@ static const struct ar_agent_endpoint *
 wildcard_for (const struct ar_sandbox *sb, const char *name)
 {
   for (size_t i = 0; i < sb->prof.n_allow; i++)
-    if (ar_agent_wildcard (&sb->prof.allow[i]) && ar_agent_name_match (sb->prof.allow[i].name, name))
+    if (ar_agent_wildcard (&sb->prof.allow[i]) && ar_host_name_match (sb->prof.allow[i].name, name))
       return &sb->prof.allow[i];
   return NULL;
 }

@@ -1,6 +1,7 @@
 /* Claude Code / sandbox-runtime settings -> sandbox options: see settings.h. */
 #include "config.h"
 #include "settings.h"
+#include "hostname.h"
 #include "json.h"
 #include "log.h"
 #include "profile.h"
@@ -223,7 +224,7 @@ filesystem (struct sctx *s, yajl_val fs)
 static bool
 domain_match (const char *pattern, const char *name)
 {
-  return ar_agent_name_match (pattern, name);
+  return ar_host_name_match (pattern, name);
 }
 
 /* A wildcard becomes a wildcard allow: a name below it is routed when it

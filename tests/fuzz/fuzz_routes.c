@@ -25,7 +25,7 @@ check_routes (const struct routes *rs, enum route_kind k)
   for (size_t i = 0; i < rs->n; i++)
     {
       const struct route *r = &rs->v[i];
-      if (r->name == NULL || !route_name_ok (r->name, true) || strchr (r->name, '/') != NULL)
+      if (r->name == NULL || !ar_host_name_ok (r->name, true) || strchr (r->name, '/') != NULL)
         abort ();
       if (r->port < 1 || r->port > 65535)
         abort ();

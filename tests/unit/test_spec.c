@@ -1,13 +1,15 @@
 /* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
- * endpoints, wildcards and their match), the RFC 3339 formatter and the
- * JSON string escaper. */
+ * endpoints, wildcards and their match), host names and ports, the RFC
+ * 3339 formatter and the JSON string escaper. */
 #include "config.h"
 #include "tap.h"
 #include "agent.h"
 #include "clock.h"
 #include "error.h"
+#include "hostname.h"
 #include "spec.h"
 #include "strio.h"
+#include "util.h"
 
 #include <stdlib.h>
 
@@ -134,6 +136,9 @@ test_endpoints (void)
   ep_is ("", NULL, 0, NULL);
   ep_is (".h", NULL, 0, NULL);
   ep_is ("-h", NULL, 0, NULL);
+  ep_is ("a..b", NULL, 0, NULL);
+  ep_is ("a_b.example", "a_b.example", 443, NULL);
+  ep_is ("h:+443", NULL, 0, NULL);
   ep_is ("a/b", NULL, 0, NULL);
   ep_is ("h=up", NULL, 0, NULL);
   ep_is ("h=:80", NULL, 0, NULL);
@@ -150,17 +155,57 @@ test_endpoints (void)
   ep_is ("*example.com", NULL, 0, NULL);
 }
 
-/* The sandbox's own name match (deniedDomains against --allow): a wildcard
- * covers the names below its domain, never the domain itself. */
+/* The one name match (deniedDomains against --allow, the netproxy's denies
+ * and routes): a wildcard covers the names below its domain, never the
+ * domain itself. */
 static void
 test_name_match (void)
 {
-  ok (ar_agent_name_match ("api.example.com", "API.Example.com"), "a name matches itself, case aside");
-  ok (!ar_agent_name_match ("api.example.com", "x.api.example.com"), "a plain name does not match below it");
-  ok (ar_agent_name_match ("*.example.com", "a.example.com"), "a wildcard matches a name below");
-  ok (ar_agent_name_match ("*.example.com", "a.b.Example.COM"), "and one further below");
-  ok (!ar_agent_name_match ("*.example.com", "example.com"), "a wildcard does not match its domain");
-  ok (!ar_agent_name_match ("*.example.com", "badexample.com"), "a wildcard matches at a dot only");
+  ok (ar_host_name_match ("api.example.com", "API.Example.com"), "a name matches itself, case aside");
+  ok (!ar_host_name_match ("api.example.com", "x.api.example.com"), "a plain name does not match below it");
+  ok (ar_host_name_match ("*.example.com", "a.example.com"), "a wildcard matches a name below");
+  ok (ar_host_name_match ("*.example.com", "a.b.Example.COM"), "and one further below");
+  ok (!ar_host_name_match ("*.example.com", "example.com"), "a wildcard does not match its domain");
+  ok (!ar_host_name_match ("*.example.com", "badexample.com"), "a wildcard matches at a dot only");
+}
+
+static void
+test_host_names (void)
+{
+  static const char *const good[] = { "a", "a-b.example_1.com", "a_b.example", "xn--bcher-kva.example", "a.example.",
+                                      "1.2.3.4", "a-.example" };
+  static const char *const bad[] = { "", ".", ".x", "-a.example", "a.-b.example", "a..b.example", "a.example..",
+                                     "a/b", "a b", "a:b", "*.example.com", "caf\xc3\xa9.example" };
+  for (size_t i = 0; i < ARRAY_SIZE (good); i++)
+    ok (ar_host_name_ok (good[i], false), "host name '%s' accepted", good[i]);
+  for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
+    ok (!ar_host_name_ok (bad[i], false), "host name '%s' refused", bad[i]);
+  ok (ar_host_name_ok ("*.example.com", true), "a wildcard with wildcard_ok");
+  ok (!ar_host_name_ok ("*.", true) && !ar_host_name_ok ("*..x", true) && !ar_host_name_ok ("*.-x", true)
+          && !ar_host_name_ok ("*.*.x", true) && !ar_host_name_ok ("a.*.x", true),
+      "a wildcard needs a good base and stands first only");
+  char longname[300];
+  memset (longname, 'a', 254);
+  longname[254] = '\0';
+  ok (!ar_host_name_ok (longname, false), "254 bytes is too long");
+  longname[253] = '\0';
+  ok (ar_host_name_ok (longname, false), "253 bytes is fine");
+  ok (ar_host_name_match ("API.example.com", "api.EXAMPLE.com"), "match is case-insensitive");
+  ok (ar_host_name_match ("*.example.com", "a.b.example.com"), "wildcard matches names below");
+  ok (!ar_host_name_match ("*.example.com", "example.com"), "wildcard does not match its base");
+  ok (!ar_host_name_match ("*.example.com", "badexample.com"), "wildcard matches at a dot only");
+}
+
+static void
+test_ports (void)
+{
+  is_int (ar_parse_port ("1"), 1, "port 1");
+  is_int (ar_parse_port ("443"), 443, "port 443");
+  is_int (ar_parse_port ("65535"), 65535, "port 65535");
+  static const char *const bad[] = { "", "0", "65536", "65539", "99999999999", "-1", "+443", " 443", "443 ", "44x",
+                                     "0x1bb" };
+  for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
+    is_int (ar_parse_port (bad[i]), -1, "port '%s' refused", bad[i]);
 }
 
 static void
@@ -278,6 +323,8 @@ main (void)
   test_cpus ();
   test_endpoints ();
   test_name_match ();
+  test_host_names ();
+  test_ports ();
   test_rfc3339 ();
   test_json_escape ();
   test_device_access ();
