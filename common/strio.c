@@ -4,9 +4,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int
@@ -137,5 +139,25 @@ ar_read_all (int fd, size_t max, char **out, size_t *len)
   *out = buf;
   if (len)
     *len = n;
+  return 0;
+}
+
+int
+ar_read_regular (int fd, const char *what, size_t max, bool fifo_ok, char **out, size_t *len, ar_error **err)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return ar_err (err, errno, "stat %s", what);
+  /* a FIFO (exec -p <(...)) is read to its end, bounded all the same; it
+   * was opened O_NONBLOCK so that opening it could not hang */
+  if (fifo_ok && S_ISFIFO (st.st_mode) && fcntl (fd, F_SETFL, 0) < 0)
+    return ar_err (err, errno, "fcntl %s", what);
+  if (!S_ISREG (st.st_mode) && !(fifo_ok && S_ISFIFO (st.st_mode)))
+    return ar_err (err, 0, "%s is not a regular file", what);
+  if (st.st_size > 0 && (unsigned long long) st.st_size > max)
+    return ar_err (err, 0, "%s is %lld bytes, larger than the %zu byte limit", what, (long long) st.st_size, max);
+  if (ar_read_all (fd, max, out, len) < 0)
+    return errno == EFBIG ? ar_err (err, 0, "%s grew past the %zu byte limit", what, max)
+                          : ar_err (err, errno, "read %s", what);
   return 0;
 }

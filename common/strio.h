@@ -1,9 +1,12 @@
 /* Small byte helpers shared by the runtime and the network proxy: a write
- * loop that survives partial writes and EINTR, and JSON string escaping. */
+ * loop that survives partial writes and EINTR, JSON string escaping, and
+ * bounded whole-file reads. */
 #ifndef AR_STRIO_H
 #define AR_STRIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include "error.h"
 
 /* Write all LEN bytes of BUF to FD. 0, or -1 with errno (EIO when the
  * kernel took nothing without saying why). */
@@ -21,5 +24,13 @@ size_t ar_json_escape (char *buf, size_t cap, const char *s);
  * NULL, without the NUL). 0, or -1 with errno: EFBIG past MAX bytes (the
  * buffer never grows much beyond MAX, whatever FD is). */
 int ar_read_all (int fd, size_t max, char **out, size_t *len);
+
+/* The one bounded reader of a whole file the caller opened (with O_NONBLOCK
+ * | O_NOCTTY, so that a FIFO or a device cannot hang the open): FD must be a
+ * regular file (or, with FIFO_OK, a FIFO, read to its end) of at most MAX
+ * bytes, or grow no larger while read. *out as ar_read_all. WHAT names it in
+ * the errors: "WHAT is not a regular file", "WHAT is N bytes, larger than
+ * the MAX byte limit", "read WHAT: ...". */
+int ar_read_regular (int fd, const char *what, size_t max, bool fifo_ok, char **out, size_t *len, ar_error **err);
 
 #endif

@@ -140,29 +140,10 @@ load_annotation_config (struct np_config *cfg, const struct ar_state *st, const 
     return ar_err (err, 0, "annotation %s: not set in the container state", key);
   if (path[0] != '/')
     return ar_err (err, 0, "annotation %s: '%s' is not an absolute path", key, path);
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return ar_err (err, errno, "annotation %s: open %s", key, path);
-  struct stat sb;
-  if (fstat (fd, &sb) < 0)
-    {
-      int e = errno;
-      close (fd);
-      return ar_err (err, e, "annotation %s: stat %s", key, path);
-    }
-  if (!S_ISREG (sb.st_mode))
-    {
-      close (fd);
-      return ar_err (err, 0, "annotation %s: %s is not a regular file", key, path);
-    }
-  cleanup_fclose FILE *f = fdopen (fd, "r");
-  if (!f)
-    {
-      int e = errno;
-      close (fd);
-      return ar_err (err, e, "annotation %s: fdopen %s", key, path);
-    }
-  if (routes_load_json_file (&cfg->routes, ROUTE_NETPROXY, f, path, err) < 0)
+  if (routes_load_json_fd (&cfg->routes, ROUTE_NETPROXY, fd, path, false, err) < 0)
     return ar_err_prefix (err, "annotation %s", key);
   if (cfg->routes.n == 0)
     return ar_err (err, 0, "annotation %s: %s holds no route", key, path);

@@ -1,10 +1,12 @@
 #include "config.h"
 #include "routes.h"
 #include "hostname.h"
+#include "strio.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <strings.h>
 #include <yajl/yajl_tree.h>
@@ -131,21 +133,18 @@ route_from_json (struct routes *rs, enum route_kind k, yajl_val o, size_t i, ar_
 int
 routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_error **err)
 {
-  cleanup_fclose FILE *f = fopen (path, "re");
-  if (!f)
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
     return ar_err (err, errno, "open %s", path);
-  return routes_load_json_file (rs, k, f, path, err);
+  return routes_load_json_fd (rs, k, fd, path, true, err);
 }
 
 int
-routes_load_json_file (struct routes *rs, enum route_kind k, FILE *f, const char *path,
-                       ar_error **err)
+routes_load_json_fd (struct routes *rs, enum route_kind k, int fd, const char *path, bool fifo_ok, ar_error **err)
 {
-  char buf[65536];
-  size_t n = fread (buf, 1, sizeof buf - 1, f);
-  if (ferror (f) || n == sizeof buf - 1)
-    return ar_err (err, ferror (f) ? errno : 0, "read %s%s", path, ferror (f) ? "" : ": too large");
-  buf[n] = '\0';
+  cleanup_free char *buf = NULL;
+  if (ar_read_regular (fd, path, ROUTES_MAX_FILE_SIZE, fifo_ok, &buf, NULL, err) < 0)
+    return -1;
   char ebuf[256] = "";
   yajl_val root = yajl_tree_parse (buf, ebuf, sizeof ebuf);
   if (!root)

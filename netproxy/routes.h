@@ -36,11 +36,14 @@ struct routes {
 enum route_kind { ROUTE_RELAY, ROUTE_NETPROXY };
 
 int routes_add_arg (struct routes *rs, enum route_kind k, const char *arg, ar_error **err);
+/* A routes file is small: a line per endpoint. */
+#define ROUTES_MAX_FILE_SIZE (64 * 1024)
+/* From PATH (a FIFO too: --config <(...)). */
 int routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_error **err);
-/* The same from a stream already opened (and checked) by the caller; path
- * only names it in messages. */
-int routes_load_json_file (struct routes *rs, enum route_kind k, FILE *f, const char *path,
-                           ar_error **err);
+/* The same from FD, opened by the caller (O_NONBLOCK, so that the open could
+ * not hang); path only names it in messages; a FIFO only with fifo_ok. */
+int routes_load_json_fd (struct routes *rs, enum route_kind k, int fd, const char *path, bool fifo_ok,
+                         ar_error **err);
 void routes_free (struct routes *rs);
 
 /* A flag value in whole seconds (0 .. one day) into milliseconds. */

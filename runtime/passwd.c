@@ -7,6 +7,7 @@
 #include "config.h"
 #include "passwd.h"
 #include "pathutil.h"
+#include "strio.h"
 #include "util.h"
 
 #include <errno.h>
@@ -22,29 +23,13 @@
 static int
 read_db (int root_fd, const char *path, char **buf, ar_error **err)
 {
-  struct stat sb;
   *buf = NULL;
   cleanup_close int fd = ar_openat2 (root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, AR_RESOLVE_ROOT_FLAGS);
   if (fd < 0)
     return errno == ENOENT ? 0 : ar_err (err, errno, "--user: open the container's %s", path);
-  if (fstat (fd, &sb) < 0)
-    return ar_err (err, errno, "--user: stat the container's %s", path);
-  if (!S_ISREG (sb.st_mode) || sb.st_size > DB_MAX_SIZE)
-    return ar_err (err, 0, "--user: the container's %s is not a regular file under 8 MiB", path);
-  cleanup_free char *b = xmalloc0 ((size_t) sb.st_size + 1);
-  size_t len = 0;
-  for (ssize_t n; len < (size_t) sb.st_size; len += (size_t) n)
-    {
-      n = read (fd, b + len, (size_t) sb.st_size - len);
-      if (n < 0 && errno == EINTR)
-        n = 0;
-      else if (n < 0)
-        return ar_err (err, errno, "--user: read the container's %s", path);
-      else if (n == 0)
-        break;
-    }
-  b[len] = '\0';
-  *buf = ar_steal_ptr (b);
+  cleanup_free char *what = xasprintf ("the container's %s", path);
+  if (ar_read_regular (fd, what, DB_MAX_SIZE, false, buf, NULL, err) < 0)
+    return ar_err_prefix (err, "--user");
   return 0;
 }
 

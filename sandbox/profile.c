@@ -5,6 +5,7 @@
 #include "profile.h"
 #include "json.h"
 #include "sbpaths.h"
+#include "strio.h"
 #include "util.h"
 
 #include <yajl/yajl_gen.h>
@@ -60,30 +61,12 @@ ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label
                       ar_error **err)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  struct stat st;
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
   if (fd < 0)
     return ar_err (err, errno, "%s: open %s", label, path);
-  if (fstat (fd, &st) < 0)
-    return ar_err (err, errno, "%s: stat %s", label, path);
-  if (!S_ISREG (st.st_mode))
-    return ar_err (err, EINVAL, "%s: %s is not a regular file", label, path);
-  if (st.st_size > AR_PROFILE_MAX_SIZE)
-    return ar_err (err, EFBIG, "%s: %s is larger than %d bytes", label, path, AR_PROFILE_MAX_SIZE);
-  cleanup_free char *buf = xmalloc0 ((size_t) st.st_size + 1);
-  size_t len = 0;
-  for (ssize_t n; len < (size_t) st.st_size; len += (size_t) n)
-    {
-      n = read (fd, buf + len, (size_t) st.st_size - len);
-      if (n < 0 && errno == EINTR)
-        {
-          n = 0;
-          continue;
-        }
-      if (n < 0)
-        return ar_err (err, errno, "%s: read %s", label, path);
-      if (n == 0)
-        break;
-    }
+  if (ar_read_regular (fd, path, AR_PROFILE_MAX_SIZE, false, &buf, &len, err) < 0)
+    return ar_err_prefix (err, "%s", label);
   char real[PATH_MAX];
   if (sb && realpath (path, real))
     {

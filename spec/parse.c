@@ -6,6 +6,7 @@
 #include "names.h"
 #include "parse_internal.h"
 #include "spec.h"
+#include "strio.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -286,49 +287,15 @@ ar_process_parse (const char *buf, size_t len, const char *label, struct ar_proc
   return 0;
 }
 
-/* Read a whole regular file, bounded: a FIFO or a device as config.json
- * would block or never end; one byte more than the limit is enough to know
- * the file is too big. */
+/* A whole regular file (with fifo_ok, a pipe too: exec -p <(...) or
+ * /dev/fd/N), bounded: a device as config.json would block or never end. */
 static int
 read_bounded (const char *path, bool fifo_ok, char **buf, size_t *len, ar_error **err)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  struct stat st;
   if (fd < 0)
     return ar_err (err, errno, "open %s", path);
-  if (fstat (fd, &st) < 0)
-    return ar_err (err, errno, "stat %s", path);
-  /* exec -p <(...) or /dev/fd/N: a pipe read to its end, bounded all the same */
-  if (fifo_ok && S_ISFIFO (st.st_mode) && fcntl (fd, F_SETFL, 0) < 0)
-    return ar_err (err, errno, "fcntl %s", path);
-  if (!S_ISREG (st.st_mode) && !(fifo_ok && S_ISFIFO (st.st_mode)))
-    return ar_err (err, 0, "%s: not a regular file", path);
-  if (st.st_size > AR_SPEC_MAX_FILE_SIZE)
-    return ar_err (err, 0, "%s: file is %lld bytes, larger than the %d byte limit", path,
-                   (long long) st.st_size, AR_SPEC_MAX_FILE_SIZE);
-  size_t cap = (size_t) st.st_size + 1, n = 0;
-  cleanup_free char *b = xmalloc0 (cap + 1);
-  for (;;)
-    {
-      ssize_t r = read (fd, b + n, cap - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return ar_err (err, errno, "read %s", path);
-      if (r == 0)
-        break;
-      n += (size_t) r;
-      if (n == cap)
-        {
-          if (cap > AR_SPEC_MAX_FILE_SIZE)
-            return ar_err (err, 0, "%s: file grew past the %d byte limit", path, AR_SPEC_MAX_FILE_SIZE);
-          cap = cap * 2 > AR_SPEC_MAX_FILE_SIZE + 1 ? AR_SPEC_MAX_FILE_SIZE + 1 : cap * 2;
-          b = xrealloc (b, cap + 1);
-        }
-    }
-  *buf = ar_steal_ptr (b);
-  *len = n;
-  return 0;
+  return ar_read_regular (fd, path, AR_SPEC_MAX_FILE_SIZE, fifo_ok, buf, len, err);
 }
 
 static const char *

@@ -1,6 +1,6 @@
 /* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
- * endpoints, wildcards and their match), host names and ports, the RFC
- * 3339 formatter and the JSON string escaper. */
+ * endpoints), host names and ports, the bounded file reader, the RFC 3339
+ * formatter and the JSON string escaper. */
 #include "config.h"
 #include "tap.h"
 #include "agent.h"
@@ -11,7 +11,10 @@
 #include "strio.h"
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void
 size_ok (const char *arg, long long want)
@@ -208,6 +211,75 @@ test_ports (void)
     is_int (ar_parse_port (bad[i]), -1, "port '%s' refused", bad[i]);
 }
 
+/* The bounded reader: a file of MAX bytes is read, one byte more is not;
+ * only a regular file (or a pipe when asked) is read at all. */
+static void
+test_read_regular (void)
+{
+  char dir[] = "/tmp/agentrun-unit.XXXXXX";
+  if (!mkdtemp (dir))
+    {
+      ok (false, "mkdtemp: %s", strerror (errno));
+      return;
+    }
+  cleanup_free char *path = xasprintf ("%s/f", dir);
+  FILE *f = fopen (path, "we");
+  fputs ("0123456789", f);
+  fclose (f);
+  char *buf = NULL;
+  size_t len = 0;
+  ar_error *err = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ok (ar_read_regular (fd, path, 10, false, &buf, &len, &err) == 0 && len == 10 && strcmp (buf, "0123456789") == 0,
+      "a file of exactly the limit is read whole");
+  close (fd);
+  free (buf);
+  buf = NULL;
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  int r = ar_read_regular (fd, "the file", 9, false, &buf, &len, &err);
+  ok (r < 0 && err && strcmp (err->msg, "the file is 10 bytes, larger than the 9 byte limit") == 0 && !buf,
+      "one byte past the limit is refused, named (%s)", err ? err->msg : "no error");
+  close (fd);
+  ar_error_free (err);
+  err = NULL;
+  fd = open (dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+  r = ar_read_regular (fd, dir, 1 << 20, true, &buf, &len, &err);
+  ok (r < 0 && err && strstr (err->msg, "is not a regular file"),
+      "a directory is not read (%s)", err ? err->msg : "no error");
+  close (fd);
+  ar_error_free (err);
+  err = NULL;
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) == 0)
+    {
+      ok (ar_read_regular (p[0], "the pipe", 1 << 20, false, &buf, &len, &err) < 0 && err
+              && strcmp (err->msg, "the pipe is not a regular file") == 0,
+          "a pipe is refused unless asked for");
+      ar_error_free (err);
+      err = NULL;
+      ok (write (p[1], "abc", 3) == 3, "write the pipe");
+      close (p[1]);
+      ok (ar_read_regular (p[0], "the pipe", 3, true, &buf, &len, &err) == 0 && len == 3 && strcmp (buf, "abc") == 0,
+          "a pipe is read to its end when asked for");
+      free (buf);
+      buf = NULL;
+      close (p[0]);
+    }
+  if (pipe2 (p, O_CLOEXEC) == 0)
+    {
+      ok (write (p[1], "abcd", 4) == 4, "write the pipe");
+      close (p[1]);
+      r = ar_read_regular (p[0], "the pipe", 3, true, &buf, &len, &err);
+      ok (r < 0 && err && strcmp (err->msg, "the pipe grew past the 3 byte limit") == 0 && !buf,
+          "a pipe that holds more than the limit is refused (%s)", err ? err->msg : "no error");
+      ar_error_free (err);
+      err = NULL;
+      close (p[0]);
+    }
+  unlink (path);
+  rmdir (dir);
+}
+
 static void
 rfc_is (long long sec, long nsec, int digits, const char *want)
 {
@@ -325,6 +397,7 @@ main (void)
   test_name_match ();
   test_host_names ();
   test_ports ();
+  test_read_regular ();
   test_rfc3339 ();
   test_json_escape ();
   test_device_access ();
