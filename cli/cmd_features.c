@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "generate.h"
+#include "log.h"
 #include "names.h"
 #include "spec.h"
 #include "util.h"
@@ -13,55 +14,55 @@
 #include <stdio.h>
 
 static void
-gen_enabled (yajl_gen g, const char *key, bool on)
+gen_enabled (struct ar_gen *g, const char *key, bool on)
 {
   ar_gen_str (g, key);
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_bool (g, "enabled", on);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-gen_namespaces_caps (yajl_gen g)
+gen_namespaces_caps (struct ar_gen *g)
 {
   ar_gen_str (g, "namespaces");
-  yajl_gen_array_open (g);
+  ar_gen_array_open (g);
   for (int t = 0; t < AR_NS_N; t++)
     ar_gen_str (g, ar_ns_type_name ((enum ar_ns_type) t));
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
   ar_gen_str (g, "capabilities");
-  yajl_gen_array_open (g);
+  ar_gen_array_open (g);
   for (int cap = 0; cap <= ar_capability_last (); cap++)
     ar_gen_str (g, ar_capability_name (cap));
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
 }
 
 /* Filter flags this libseccomp can set: API level 2 brought TSYNC, 3 LOG,
  * 4 SPEC_ALLOW; WAIT_KILLABLE_RECV needs libseccomp 2.6. */
 static void
-gen_seccomp_flags (yajl_gen g)
+gen_seccomp_flags (struct ar_gen *g)
 {
   const unsigned api = seccomp_api_get ();
   const unsigned need[] = { 2, 3, 4, 0 };
   ar_gen_key_strv (g, "knownFlags", ar_seccomp_flags);
   ar_gen_str (g, "supportedFlags");
-  yajl_gen_array_open (g);
+  ar_gen_array_open (g);
   for (size_t i = 0; ar_seccomp_flags[i] && i < ARRAY_SIZE (need); i++)
     if (need[i] && api >= need[i])
       ar_gen_str (g, ar_seccomp_flags[i]);
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
 }
 
 static void
-gen_seccomp (yajl_gen g)
+gen_seccomp (struct ar_gen *g)
 {
   ar_gen_str (g, "seccomp");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_bool (g, "enabled", true);
   ar_gen_key_strv (g, "actions", ar_seccomp_actions);
   ar_gen_key_strv (g, "operators", ar_seccomp_operators);
   ar_gen_str (g, "archs");
-  yajl_gen_array_open (g);
+  ar_gen_array_open (g);
   for (size_t i = 0; ar_seccomp_archs[i]; i++)
     /* libseccomp names them without the prefix, in lower case. */
     {
@@ -73,35 +74,35 @@ gen_seccomp (yajl_gen g)
       if (seccomp_arch_resolve_name (name) != 0)
         ar_gen_str (g, ar_seccomp_archs[i]);
     }
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
   gen_seccomp_flags (g);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-gen_linux (yajl_gen g)
+gen_linux (struct ar_gen *g)
 {
   ar_gen_str (g, "linux");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   gen_namespaces_caps (g);
   ar_gen_str (g, "cgroup");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_bool (g, "v1", true);
   ar_gen_key_bool (g, "v2", true);
   ar_gen_key_bool (g, "systemd", true);   /* a transient scope over D-Bus (cgroups_systemd.c) */
   ar_gen_key_bool (g, "systemdUser", false);
   ar_gen_key_bool (g, "rdma", false);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
   gen_seccomp (g);
   /* supported (applied where the host runs them, lsm.c), as runtime-spec means it */
   gen_enabled (g, "apparmor", true);
   gen_enabled (g, "selinux", true);
   gen_enabled (g, "intelRdt", false);
   ar_gen_str (g, "mountExtensions");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   gen_enabled (g, "idmap", true);
-  yajl_gen_map_close (g);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 int
@@ -120,21 +121,27 @@ cmd_features (struct ar_ctx *ctx, int argc, char **argv)
     }
   const struct scmp_version *v = seccomp_version ();
   cleanup_free char *libseccomp = xasprintf ("%u.%u.%u", v->major, v->minor, v->micro);
-  yajl_gen g = ar_gen_new ();
-  yajl_gen_map_open (g);
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, "\t");
+  ar_gen_map_open (g);
   ar_gen_key_str (g, "ociVersionMin", "1.0.0");
   ar_gen_key_str (g, "ociVersionMax", AR_SPEC_VERSION);
   ar_gen_key_strv (g, "hooks", ar_hook_stage_names);
   ar_gen_key_strv (g, "mountOptions", ar_mount_options);
   gen_linux (g);
   ar_gen_str (g, "annotations");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_str (g, "io.github.seccomp.libseccomp.version", libseccomp);
   ar_gen_key_str (g, "org.agentrun.version", PACKAGE_VERSION);
   ar_gen_key_str (g, "org.agentrun.commit", GIT_COMMIT);
-  yajl_gen_map_close (g);
-  yajl_gen_map_close (g);
-  cleanup_free char *text = ar_gen_finish (g);
+  ar_gen_map_close (g);
+  ar_gen_map_close (g);
+  cleanup_free char *text = NULL;
+  if (ar_gen_done (g, "features", &text, NULL, &err) < 0)
+    {
+      ar_log_error (ar_steal_ptr (err));
+      return 1;
+    }
   fputs (text, stdout);
   return fflush (stdout) == 0 ? 0 : 1;
 }

@@ -55,10 +55,10 @@ cmd_spec (struct ar_ctx *ctx, int argc, char **argv)
       ar_log_error (ar_steal_ptr (err));
       return 1;
     }
-  cleanup_free char *text = ar_generate_default (&o);
+  cleanup_free char *text = NULL;
   /* What we write must be what we accept: check it before it lands. */
   struct ar_spec *check = NULL;
-  if (ar_spec_parse (text, strlen (text), "config.json", &check, &err) < 0
+  if (ar_generate_default (&o, &text, &err) < 0 || ar_spec_parse (text, strlen (text), "config.json", &check, &err) < 0
       || ar_write_new_config (bundle, text, &err) < 0)
     {
       ar_spec_free (check);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "clock.h"
 #include "state.h"
+#include "jsongen.h"
 #include "strio.h"
 #include "util.h"
 #include "cgroups.h"
@@ -15,7 +16,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 int
@@ -147,53 +147,33 @@ ar_state_remove (const char *root, const char *id, ar_error **err)
 }
 
 static void
-gen_str (yajl_gen g, const char *s)
+gen_kv (struct ar_gen *g, const char *k, const char *v)
 {
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+  ar_gen_str (g, k);
+  ar_gen_str (g, v ? v : "");
 }
 
 static void
-gen_kv (yajl_gen g, const char *k, const char *v)
+gen_annotations (struct ar_gen *g, const struct ar_cstate *st)
 {
-  gen_str (g, k);
-  gen_str (g, v ? v : "");
-}
-
-static void
-gen_annotations (yajl_gen g, const struct ar_cstate *st)
-{
-  gen_str (g, "annotations");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "annotations");
+  ar_gen_map_open (g);
   for (size_t i = 0; i < st->n_annotations; i++)
     gen_kv (g, st->annotations[i].key, st->annotations[i].value);
-  yajl_gen_map_close (g);
-}
-
-static char *
-gen_finish (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  char *out;
-  yajl_gen_get_buf (g, &buf, &len);
-  out = xmalloc0 (len + 1);
-  memcpy (out, buf, len);
-  yajl_gen_free (g);
-  return out;
+  ar_gen_map_close (g);
 }
 
 static char *
 internal_json (const struct ar_cstate *st)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (!g)
-    abort ();
-  yajl_gen_map_open (g);
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, NULL);
+  ar_gen_map_open (g);
   gen_kv (g, "id", st->id);
-  gen_str (g, "pid");
-  yajl_gen_integer (g, st->pid);
-  gen_str (g, "pidStartTime");
-  yajl_gen_integer (g, (long long) st->pid_start);
+  ar_gen_str (g, "pid");
+  ar_gen_int (g, st->pid);
+  ar_gen_str (g, "pidStartTime");
+  ar_gen_int (g, (long long) st->pid_start);
   gen_kv (g, "bundle", st->bundle);
   gen_kv (g, "rootfs", st->rootfs);
   gen_kv (g, "created", st->created);
@@ -204,8 +184,8 @@ internal_json (const struct ar_cstate *st)
     gen_kv (g, "systemdUnit", st->systemd_unit);
   gen_kv (g, "config", st->config_path);
   gen_annotations (g, st);
-  yajl_gen_map_close (g);
-  return gen_finish (g);
+  ar_gen_map_close (g);
+  return ar_gen_text (g, "state");
 }
 
 int
@@ -441,28 +421,22 @@ ar_cstate_status (int dirfd, const struct ar_cstate *st)
 char *
 ar_cstate_to_json (const struct ar_cstate *st, const char *status, bool pretty)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (!g)
-    abort ();
-  if (pretty)
-    {
-      yajl_gen_config (g, yajl_gen_beautify, 1);
-      yajl_gen_config (g, yajl_gen_indent_string, "  ");
-    }
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, pretty ? "  " : NULL);
   bool alive = strcmp (status, "stopped") != 0;
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   gen_kv (g, "ociVersion", AR_SPEC_VERSION);
   gen_kv (g, "id", st->id);
-  gen_str (g, "pid");
-  yajl_gen_integer (g, alive ? st->pid : 0);
+  ar_gen_str (g, "pid");
+  ar_gen_int (g, alive ? st->pid : 0);
   gen_kv (g, "status", status);
   gen_kv (g, "bundle", st->bundle);
   gen_kv (g, "rootfs", st->rootfs);
   gen_kv (g, "created", st->created);
   gen_kv (g, "owner", st->owner);
   gen_annotations (g, st);
-  yajl_gen_map_close (g);
-  return gen_finish (g);
+  ar_gen_map_close (g);
+  return ar_gen_text (g, "state");
 }
 
 char *

@@ -5,6 +5,7 @@
 #include "agent.h"
 #include "generate.h"
 #include "hostname.h"
+#include "jsongen.h"
 #include "model.h"
 #include "util.h"
 
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 /* Under every home: keys, tokens and logins of the usual tools, and the
@@ -217,97 +217,14 @@ ar_agent_opts_free (struct ar_agent_opts *o)
 
 /* ---- generation ---- */
 
-/* yajl_gen with the first failure remembered, so the emitters stay flat. */
-struct gen {
-  yajl_gen g;
-  int bad;
-};
-
 static void
-g_str (struct gen *G, const char *s)
+g_strv (struct ar_gen *G, const char *k, const char *const *v, size_t n)
 {
-  if (yajl_gen_string (G->g, (const unsigned char *) s, strlen (s)) != yajl_gen_status_ok)
-    G->bad = 1;
-}
-static void
-g_int (struct gen *G, long long v)
-{
-  if (yajl_gen_integer (G->g, v) != yajl_gen_status_ok)
-    G->bad = 1;
-}
-static void
-g_bool (struct gen *G, bool v)
-{
-  if (yajl_gen_bool (G->g, v) != yajl_gen_status_ok)
-    G->bad = 1;
-}
-static void
-g_open (struct gen *G, bool map)
-{
-  if ((map ? yajl_gen_map_open (G->g) : yajl_gen_array_open (G->g)) != yajl_gen_status_ok)
-    G->bad = 1;
-}
-static void
-g_close (struct gen *G, bool map)
-{
-  if ((map ? yajl_gen_map_close (G->g) : yajl_gen_array_close (G->g)) != yajl_gen_status_ok)
-    G->bad = 1;
-}
-static void
-g_kstr (struct gen *G, const char *k, const char *v)
-{
-  g_str (G, k);
-  g_str (G, v);
-}
-static void
-g_kint (struct gen *G, const char *k, long long v)
-{
-  g_str (G, k);
-  g_int (G, v);
-}
-static void
-g_strv (struct gen *G, const char *k, const char *const *v, size_t n)
-{
-  g_str (G, k);
-  g_open (G, false);
+  ar_gen_str (G, k);
+  ar_gen_array_open (G);
   for (size_t i = 0; i < n; i++)
-    g_str (G, v[i]);
-  g_close (G, false);
-}
-
-/* Re-emit a parsed JSON value (the seccomp profile) into the document. */
-static void
-g_tree (struct gen *G, yajl_val v)
-{
-  if (YAJL_IS_OBJECT (v))
-    {
-      g_open (G, true);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          g_str (G, v->u.object.keys[i]);
-          g_tree (G, v->u.object.values[i]);
-        }
-      g_close (G, true);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      g_open (G, false);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        g_tree (G, v->u.array.values[i]);
-      g_close (G, false);
-    }
-  else if (YAJL_IS_STRING (v))
-    g_str (G, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    {
-      /* the number's own text: uint64 masks above INT64_MAX stay exact */
-      if (yajl_gen_number (G->g, v->u.number.r, strlen (v->u.number.r)) != yajl_gen_status_ok)
-        G->bad = 1;
-    }
-  else if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    g_bool (G, YAJL_IS_TRUE (v));
-  else if (yajl_gen_null (G->g) != yajl_gen_status_ok)
-    G->bad = 1;
+    ar_gen_str (G, v[i]);
+  ar_gen_array_close (G);
 }
 
 /* Run by a plain user, the sandbox's IPC namespace has no limits (its
@@ -332,73 +249,73 @@ sysv_refused (const struct ar_agent_opts *o, const char *name)
 
 /* The profile's linux.seccomp object, with the SysV rule where it applies. */
 static void
-g_seccomp (struct gen *G, const struct ar_agent_opts *o, yajl_val sc)
+g_seccomp (struct ar_gen *G, const struct ar_agent_opts *o, yajl_val sc)
 {
   bool refuse = !o->ipc_limits && !o->allow_sysv_ipc;
-  g_open (G, true);
+  ar_gen_map_open (G);
   for (size_t i = 0; i < sc->u.object.len; i++)
     {
       const char *key = sc->u.object.keys[i];
       yajl_val v = sc->u.object.values[i];
-      g_str (G, key);
+      ar_gen_str (G, key);
       if (!refuse || strcmp (key, "syscalls") != 0 || !YAJL_IS_ARRAY (v))
         {
-          g_tree (G, v);
+          ar_gen_tree (G, v);
           continue;
         }
-      g_open (G, false);
+      ar_gen_array_open (G);
       for (size_t r = 0; r < v->u.array.len; r++)
         {
           yajl_val rule = v->u.array.values[r];
           if (!YAJL_IS_OBJECT (rule))
             {
-              g_tree (G, rule);
+              ar_gen_tree (G, rule);
               continue;
             }
-          g_open (G, true);
+          ar_gen_map_open (G);
           for (size_t k = 0; k < rule->u.object.len; k++)
             {
               yajl_val rv = rule->u.object.values[k];
-              g_str (G, rule->u.object.keys[k]);
+              ar_gen_str (G, rule->u.object.keys[k]);
               if (strcmp (rule->u.object.keys[k], "names") != 0 || !YAJL_IS_ARRAY (rv))
                 {
-                  g_tree (G, rv);
+                  ar_gen_tree (G, rv);
                   continue;
                 }
-              g_open (G, false);
+              ar_gen_array_open (G);
               for (size_t n = 0; n < rv->u.array.len; n++)
                 if (!YAJL_IS_STRING (rv->u.array.values[n]) || !sysv_refused (o, YAJL_GET_STRING (rv->u.array.values[n])))
-                  g_tree (G, rv->u.array.values[n]);
-              g_close (G, false);
+                  ar_gen_tree (G, rv->u.array.values[n]);
+              ar_gen_array_close (G);
             }
-          g_close (G, true);
+          ar_gen_map_close (G);
         }
-      g_open (G, true);
+      ar_gen_map_open (G);
       g_strv (G, "names", sysv_make, ARRAY_SIZE (sysv_make));
-      g_kstr (G, "action", "SCMP_ACT_ERRNO");
-      g_kint (G, "errnoRet", ENOSPC);
-      g_close (G, true);
-      g_close (G, false);
+      ar_gen_key_str (G, "action", "SCMP_ACT_ERRNO");
+      ar_gen_key_int (G, "errnoRet", ENOSPC);
+      ar_gen_map_close (G);
+      ar_gen_array_close (G);
     }
-  g_close (G, true);
+  ar_gen_map_close (G);
 }
 
 static void
-g_mount (struct gen *G, const char *dst, const char *type, const char *src, const char *const *opts)
+g_mount (struct ar_gen *G, const char *dst, const char *type, const char *src, const char *const *opts)
 {
   size_t n = 0;
   while (opts[n])
     n++;
-  g_open (G, true);
-  g_kstr (G, "destination", dst);
-  g_kstr (G, "type", type);
-  g_kstr (G, "source", src);
+  ar_gen_map_open (G);
+  ar_gen_key_str (G, "destination", dst);
+  ar_gen_key_str (G, "type", type);
+  ar_gen_key_str (G, "source", src);
   g_strv (G, "options", opts, n);
-  g_close (G, true);
+  ar_gen_map_close (G);
 }
 
 static void
-g_bind (struct gen *G, const char *dst, const char *src, bool writable)
+g_bind (struct ar_gen *G, const char *dst, const char *src, bool writable)
 {
   /* rro: read-only all the way down (mount_setattr AT_RECURSIVE), so a
    * submount under a read-only folder cannot stay writable. rnodev and
@@ -413,56 +330,56 @@ g_bind (struct gen *G, const char *dst, const char *src, bool writable)
 }
 
 static void
-g_process (struct gen *G, const struct ar_agent_opts *o)
+g_process (struct ar_gen *G, const struct ar_agent_opts *o)
 {
-  g_str (G, "process");
-  g_open (G, true);
-  g_str (G, "terminal");
-  g_bool (G, o->terminal);
-  g_str (G, "user");
-  g_open (G, true);
-  g_kint (G, "uid", o->uid);
-  g_kint (G, "gid", o->gid);
-  g_close (G, true);
+  ar_gen_str (G, "process");
+  ar_gen_map_open (G);
+  ar_gen_str (G, "terminal");
+  ar_gen_bool (G, o->terminal);
+  ar_gen_str (G, "user");
+  ar_gen_map_open (G);
+  ar_gen_key_int (G, "uid", o->uid);
+  ar_gen_key_int (G, "gid", o->gid);
+  ar_gen_map_close (G);
   g_strv (G, "args", (const char *const *) o->args, o->n_args);
   g_strv (G, "env", (const char *const *) o->env, o->n_env);
-  g_kstr (G, "cwd", o->workspace);
+  ar_gen_key_str (G, "cwd", o->workspace);
   /* no capability in any set: the agent is an ordinary user in its namespace */
   static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
-  g_str (G, "capabilities");
-  g_open (G, true);
+  ar_gen_str (G, "capabilities");
+  ar_gen_map_open (G);
   for (size_t i = 0; i < ARRAY_SIZE (sets); i++)
     g_strv (G, sets[i], NULL, 0);
-  g_close (G, true);
+  ar_gen_map_close (G);
   /* no core files (they would land in the workspace with the agent's memory) */
   const struct { const char *type; long long soft, hard; } rl[] = {
     { "RLIMIT_NOFILE", o->nofile, o->nofile }, { "RLIMIT_CORE", 0, 0 },
   };
-  g_str (G, "rlimits");
-  g_open (G, false);
+  ar_gen_str (G, "rlimits");
+  ar_gen_array_open (G);
   for (size_t i = 0; i < ARRAY_SIZE (rl); i++)
     {
-      g_open (G, true);
-      g_kstr (G, "type", rl[i].type);
-      g_kint (G, "soft", rl[i].soft);
-      g_kint (G, "hard", rl[i].hard);
-      g_close (G, true);
+      ar_gen_map_open (G);
+      ar_gen_key_str (G, "type", rl[i].type);
+      ar_gen_key_int (G, "soft", rl[i].soft);
+      ar_gen_key_int (G, "hard", rl[i].hard);
+      ar_gen_map_close (G);
     }
   /* Rootless without a cgroup, the pids cap is RLIMIT_NPROC: counted per
    * uid in the sandbox's own user namespace, so it caps the agent's
    * processes, and no capability of that namespace lifts it. */
   if (o->pids_rlimit)
     {
-      g_open (G, true);
-      g_kstr (G, "type", "RLIMIT_NPROC");
-      g_kint (G, "soft", o->pids);
-      g_kint (G, "hard", o->pids);
-      g_close (G, true);
+      ar_gen_map_open (G);
+      ar_gen_key_str (G, "type", "RLIMIT_NPROC");
+      ar_gen_key_int (G, "soft", o->pids);
+      ar_gen_key_int (G, "hard", o->pids);
+      ar_gen_map_close (G);
     }
-  g_close (G, false);
-  g_str (G, "noNewPrivileges");
-  g_bool (G, true);
-  g_close (G, true);
+  ar_gen_array_close (G);
+  ar_gen_str (G, "noNewPrivileges");
+  ar_gen_bool (G, true);
+  ar_gen_map_close (G);
 }
 
 /* Depth of a path in components: parents are mounted before their children. */
@@ -477,7 +394,7 @@ path_depth (const char *p)
 }
 
 static void
-g_user_binds (struct gen *G, const struct ar_agent_opts *o)
+g_user_binds (struct ar_gen *G, const struct ar_agent_opts *o)
 {
   size_t maxd = 0;
   for (size_t i = 0; i < o->n_binds; i++)
@@ -502,7 +419,7 @@ g_user_binds (struct gen *G, const struct ar_agent_opts *o)
 }
 
 static void
-g_mounts (struct gen *G, const struct ar_agent_opts *o)
+g_mounts (struct ar_gen *G, const struct ar_agent_opts *o)
 {
   char uidopt[32], gidopt[32], tmpsz[48], tmpino[48], homesz[48], homeino[48];
   snprintf (uidopt, sizeof uidopt, "uid=%u", (unsigned) o->uid);
@@ -513,8 +430,8 @@ g_mounts (struct gen *G, const struct ar_agent_opts *o)
   snprintf (tmpino, sizeof tmpino, "nr_inodes=%lld", (long long) (o->tmp_size / 4096 + 64));
   snprintf (homesz, sizeof homesz, "size=%lld", (long long) o->home_size);
   snprintf (homeino, sizeof homeino, "nr_inodes=%lld", (long long) (o->home_size / 4096 + 64));
-  g_str (G, "mounts");
-  g_open (G, false);
+  ar_gen_str (G, "mounts");
+  ar_gen_array_open (G);
   for (size_t i = 0; i < o->n_sys_dirs; i++)
     g_bind (G, o->sys_dirs[i], o->sys_dirs[i], false);
   g_mount (G, "/proc", "proc", "proc", (const char *const[]){ "nosuid", "noexec", "nodev", NULL });
@@ -540,82 +457,82 @@ g_mounts (struct gen *G, const struct ar_agent_opts *o)
   g_user_binds (G, o);
   for (size_t i = 0; i < o->n_extra; i++)
     g_bind (G, o->extra_dst[i], o->extra_src[i], false);
-  g_close (G, false);
+  ar_gen_array_close (G);
 }
 
 static void
-g_hooks (struct gen *G, const struct ar_agent_opts *o)
+g_hooks (struct ar_gen *G, const struct ar_agent_opts *o)
 {
   if (o->no_network || (o->n_allow == 0 && !o->ask_socket))
     return;
-  g_str (G, "hooks");
-  g_open (G, true);
-  g_str (G, "createRuntime");
-  g_open (G, false);
-  g_open (G, true);
-  g_kstr (G, "path", o->netproxy);
-  g_str (G, "args");
-  g_open (G, false);
-  g_str (G, "agentrun-netproxy");
+  ar_gen_str (G, "hooks");
+  ar_gen_map_open (G);
+  ar_gen_str (G, "createRuntime");
+  ar_gen_array_open (G);
+  ar_gen_map_open (G);
+  ar_gen_key_str (G, "path", o->netproxy);
+  ar_gen_str (G, "args");
+  ar_gen_array_open (G);
+  ar_gen_str (G, "agentrun-netproxy");
   for (size_t i = 0; i < o->n_allow; i++)
     {
       const struct ar_agent_endpoint *e = &o->allow[i];
       cleanup_free char *r = xasprintf ("%s:%d=%s=%s/%s:%d.sock", e->name, e->port,
                                         ar_agent_wildcard (e) ? "connect" : e->addr, o->relay_dir, e->name, e->port);
-      g_str (G, "--route");
-      g_str (G, r);
+      ar_gen_str (G, "--route");
+      ar_gen_str (G, r);
     }
   for (size_t i = 0; i < o->n_deny; i++)
     {
-      g_str (G, "--deny");
-      g_str (G, o->deny[i]);
+      ar_gen_str (G, "--deny");
+      ar_gen_str (G, o->deny[i]);
     }
   if (o->connect_proxy)
-    g_str (G, "--connect-proxy");
+    ar_gen_str (G, "--connect-proxy");
   if (o->audit_fd_ref)
     {
-      g_str (G, "--audit-fd");
-      g_str (G, o->audit_fd_ref);
+      ar_gen_str (G, "--audit-fd");
+      ar_gen_str (G, o->audit_fd_ref);
     }
   else if (o->audit)
     {
-      g_str (G, "--audit");
-      g_str (G, o->audit);
+      ar_gen_str (G, "--audit");
+      ar_gen_str (G, o->audit);
     }
   if (o->ask_socket)
     {
-      g_str (G, "--ask");
-      g_str (G, o->ask_socket);
+      ar_gen_str (G, "--ask");
+      ar_gen_str (G, o->ask_socket);
     }
-  g_close (G, false);
-  g_kint (G, "timeout", 30);
-  g_close (G, true);
-  g_close (G, false);
-  g_close (G, true);
+  ar_gen_array_close (G);
+  ar_gen_key_int (G, "timeout", 30);
+  ar_gen_map_close (G);
+  ar_gen_array_close (G);
+  ar_gen_map_close (G);
 }
 
 static void
-g_masks (struct gen *G, const struct ar_agent_opts *o)
+g_masks (struct ar_gen *G, const struct ar_agent_opts *o)
 {
-  g_str (G, "maskedPaths");
-  g_open (G, false);
+  ar_gen_str (G, "maskedPaths");
+  ar_gen_array_open (G);
   for (size_t i = 0; ar_default_masked_paths[i]; i++)
-    g_str (G, ar_default_masked_paths[i]);
+    ar_gen_str (G, ar_default_masked_paths[i]);
   for (size_t i = 0; proc_masks[i]; i++)
-    g_str (G, proc_masks[i]);
+    ar_gen_str (G, proc_masks[i]);
   for (size_t i = 0; ar_agent_sys_masks[i]; i++)
-    g_str (G, ar_agent_sys_masks[i]);
+    ar_gen_str (G, ar_agent_sys_masks[i]);
   for (size_t h = 0; h < o->n_cred_homes; h++)
     for (size_t i = 0; ar_agent_cred_paths[i]; i++)
       {
         const char *home = o->cred_homes[h];
         cleanup_free char *p = xasprintf ("%s%s%s", home, home[strlen (home) - 1] == '/' ? "" : "/",
                                           ar_agent_cred_paths[i]);
-        g_str (G, p);
+        ar_gen_str (G, p);
       }
   for (size_t i = 0; i < o->n_masks; i++)
-    g_str (G, o->masks[i]);
-  g_close (G, false);
+    ar_gen_str (G, o->masks[i]);
+  ar_gen_array_close (G);
   size_t n = 0;
   while (ar_default_readonly_paths[n])
     n++;
@@ -623,41 +540,41 @@ g_masks (struct gen *G, const struct ar_agent_opts *o)
 }
 
 static void
-g_resources (struct gen *G, const struct ar_agent_opts *o)
+g_resources (struct ar_gen *G, const struct ar_agent_opts *o)
 {
-  g_str (G, "resources");
-  g_open (G, true);
+  ar_gen_str (G, "resources");
+  ar_gen_map_open (G);
   if (o->has_memory)
     {
-      g_str (G, "memory");
-      g_open (G, true);
-      g_kint (G, "limit", o->memory);
+      ar_gen_str (G, "memory");
+      ar_gen_map_open (G);
+      ar_gen_key_int (G, "limit", o->memory);
       /* swap is memory and swap in all: the same figure, so no page of
        * the sandbox's (tmpfs ones included) goes to swap beyond the limit */
       if (o->memory_swap)
-        g_kint (G, "swap", o->memory);
+        ar_gen_key_int (G, "swap", o->memory);
       /* cgroup v1 counts TCP buffers apart from the limit above, and only
        * once a limit of their own is set */
       if (o->kernel_tcp > 0)
-        g_kint (G, "kernelTCP", o->kernel_tcp);
-      g_close (G, true);
+        ar_gen_key_int (G, "kernelTCP", o->kernel_tcp);
+      ar_gen_map_close (G);
     }
   if (!o->pids_rlimit)
     {
-      g_str (G, "pids");
-      g_open (G, true);
-      g_kint (G, "limit", o->pids);
-      g_close (G, true);
+      ar_gen_str (G, "pids");
+      ar_gen_map_open (G);
+      ar_gen_key_int (G, "limit", o->pids);
+      ar_gen_map_close (G);
     }
   if (o->has_cpus)
     {
-      g_str (G, "cpu");
-      g_open (G, true);
-      g_kint (G, "quota", o->cpu_quota);
-      g_kint (G, "period", AR_AGENT_CPU_PERIOD);
-      g_close (G, true);
+      ar_gen_str (G, "cpu");
+      ar_gen_map_open (G);
+      ar_gen_key_int (G, "quota", o->cpu_quota);
+      ar_gen_key_int (G, "period", AR_AGENT_CPU_PERIOD);
+      ar_gen_map_close (G);
     }
-  g_close (G, true);
+  ar_gen_map_close (G);
 }
 
 /* Written by the container's init in the sandbox's own namespaces. The
@@ -669,18 +586,18 @@ g_resources (struct gen *G, const struct ar_agent_opts *o)
  * sockets are loopback ones, whose buffers still count against the
  * host-wide tcp_mem. */
 static void
-g_sysctl (struct gen *G, const struct ar_agent_opts *o)
+g_sysctl (struct ar_gen *G, const struct ar_agent_opts *o)
 {
   static const char *const no_ns[] = { "cgroup", "ipc", "net", "pid", "time", "user", "uts" };
   char v[32];
-  g_str (G, "sysctl");
-  g_open (G, true);
+  ar_gen_str (G, "sysctl");
+  ar_gen_map_open (G);
   for (size_t i = 0; i < ARRAY_SIZE (no_ns); i++)
     {
       cleanup_free char *k = xasprintf ("user.max_%s_namespaces", no_ns[i]);
-      g_kstr (G, k, "0");
+      ar_gen_key_str (G, k, "0");
     }
-  g_kstr (G, "user.max_mnt_namespaces", "64");
+  ar_gen_key_str (G, "user.max_mnt_namespaces", "64");
   const struct { const char *key; long long v; } budgets[] = {
     { "user.max_inotify_instances", o->inotify_instances }, { "user.max_inotify_watches", o->inotify_watches },
     { "user.max_fanotify_groups", o->fanotify_groups }, { "user.max_fanotify_marks", o->fanotify_marks },
@@ -690,63 +607,63 @@ g_sysctl (struct gen *G, const struct ar_agent_opts *o)
       if (budgets[i].v <= 0)   /* a kernel without that count (fanotify's came in 5.13) */
         continue;
       snprintf (v, sizeof v, "%lld", budgets[i].v);
-      g_kstr (G, budgets[i].key, v);
+      ar_gen_key_str (G, budgets[i].key, v);
     }
-  g_kstr (G, "net.ipv4.tcp_rmem", AR_AGENT_TCP_RMEM);
-  g_kstr (G, "net.ipv4.tcp_wmem", AR_AGENT_TCP_WMEM);
+  ar_gen_key_str (G, "net.ipv4.tcp_rmem", AR_AGENT_TCP_RMEM);
+  ar_gen_key_str (G, "net.ipv4.tcp_wmem", AR_AGENT_TCP_WMEM);
   if (o->ipc_limits)
     {
       /* SysV segments are unlimited in a new IPC namespace and outlive the
        * process that made them (shm_rmid_forced: not past the last detach) */
       snprintf (v, sizeof v, "%lld", (long long) o->shm_size);
-      g_kstr (G, "kernel.shmmax", v);
+      ar_gen_key_str (G, "kernel.shmmax", v);
       snprintf (v, sizeof v, "%lld", (long long) (o->shm_size / 4096));
-      g_kstr (G, "kernel.shmall", v);
-      g_kstr (G, "kernel.shmmni", "256");
-      g_kstr (G, "kernel.shm_rmid_forced", "1");
-      g_kstr (G, "kernel.msgmni", "256");
-      g_kstr (G, "kernel.sem", "250 32000 32 128");
+      ar_gen_key_str (G, "kernel.shmall", v);
+      ar_gen_key_str (G, "kernel.shmmni", "256");
+      ar_gen_key_str (G, "kernel.shm_rmid_forced", "1");
+      ar_gen_key_str (G, "kernel.msgmni", "256");
+      ar_gen_key_str (G, "kernel.sem", "250 32000 32 128");
     }
-  g_close (G, true);
+  ar_gen_map_close (G);
 }
 
 static void
-g_idmap (struct gen *G, const char *key, unsigned id)
+g_idmap (struct ar_gen *G, const char *key, unsigned id)
 {
-  g_str (G, key);
-  g_open (G, false);
-  g_open (G, true);
-  g_kint (G, "containerID", id);
-  g_kint (G, "hostID", id);
-  g_kint (G, "size", 1);
-  g_close (G, true);
-  g_close (G, false);
+  ar_gen_str (G, key);
+  ar_gen_array_open (G);
+  ar_gen_map_open (G);
+  ar_gen_key_int (G, "containerID", id);
+  ar_gen_key_int (G, "hostID", id);
+  ar_gen_key_int (G, "size", 1);
+  ar_gen_map_close (G);
+  ar_gen_array_close (G);
 }
 
 static void
-g_linux (struct gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
+g_linux (struct ar_gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
 {
   static const char *const ns[] = { "pid", "ipc", "uts", "network", "mount", "cgroup", "user" };
-  g_str (G, "linux");
-  g_open (G, true);
+  ar_gen_str (G, "linux");
+  ar_gen_map_open (G);
   g_idmap (G, "uidMappings", o->uid);
   g_idmap (G, "gidMappings", o->gid);
-  g_str (G, "namespaces");
-  g_open (G, false);
+  ar_gen_str (G, "namespaces");
+  ar_gen_array_open (G);
   for (size_t i = 0; i < ARRAY_SIZE (ns); i++)
     {
-      g_open (G, true);
-      g_kstr (G, "type", ns[i]);
-      g_close (G, true);
+      ar_gen_map_open (G);
+      ar_gen_key_str (G, "type", ns[i]);
+      ar_gen_map_close (G);
     }
-  g_close (G, false);
+  ar_gen_array_close (G);
   g_resources (G, o);
   g_sysctl (G, o);
   g_masks (G, o);
-  g_kstr (G, "rootfsPropagation", "private");
-  g_str (G, "seccomp");
+  ar_gen_key_str (G, "rootfsPropagation", "private");
+  ar_gen_str (G, "seccomp");
   g_seccomp (G, o, seccomp);
-  g_close (G, true);
+  ar_gen_map_close (G);
 }
 
 /* The run.agentrun.landlock annotation (runtime/landlock.h): reads of what
@@ -756,52 +673,42 @@ g_linux (struct gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
 static char *
 landlock_text (const struct ar_agent_opts *o)
 {
-  struct gen L = { .g = yajl_gen_alloc (NULL) };
-  if (!L.g)
-    abort ();
-  g_open (&L, true);
-  g_str (&L, "read");
-  g_open (&L, false);
+  struct ar_gen L;
+  ar_gen_init (&L, NULL);
+  ar_gen_map_open (&L);
+  ar_gen_str (&L, "read");
+  ar_gen_array_open (&L);
   for (size_t i = 0; i < o->n_sys_dirs; i++)
-    g_str (&L, o->sys_dirs[i]);
-  g_str (&L, "/proc");
-  g_str (&L, "/etc/hosts");
-  g_str (&L, "/etc/resolv.conf");
+    ar_gen_str (&L, o->sys_dirs[i]);
+  ar_gen_str (&L, "/proc");
+  ar_gen_str (&L, "/etc/hosts");
+  ar_gen_str (&L, "/etc/resolv.conf");
   for (size_t i = 0; i < o->n_binds; i++)
     if (!o->binds[i].writable)
-      g_str (&L, o->binds[i].path);
+      ar_gen_str (&L, o->binds[i].path);
   for (size_t i = 0; i < o->n_extra; i++)
-    g_str (&L, o->extra_dst[i]);
+    ar_gen_str (&L, o->extra_dst[i]);
   if (o->workspace_ro)
-    g_str (&L, o->workspace);
-  g_close (&L, false);
-  g_str (&L, "write");
-  g_open (&L, false);
+    ar_gen_str (&L, o->workspace);
+  ar_gen_array_close (&L);
+  ar_gen_str (&L, "write");
+  ar_gen_array_open (&L);
   if (!o->workspace_ro)
-    g_str (&L, o->workspace);
+    ar_gen_str (&L, o->workspace);
   if (o->out)
-    g_str (&L, o->out);
-  g_str (&L, "/tmp");
-  g_str (&L, o->home);
-  g_str (&L, "/dev");   /* /dev/null, the pty, /dev/shm: a tmpfs of the sandbox's own */
+    ar_gen_str (&L, o->out);
+  ar_gen_str (&L, "/tmp");
+  ar_gen_str (&L, o->home);
+  ar_gen_str (&L, "/dev");   /* /dev/null, the pty, /dev/shm: a tmpfs of the sandbox's own */
   for (size_t i = 0; i < o->n_binds; i++)
     if (o->binds[i].writable)
-      g_str (&L, o->binds[i].path);
-  g_close (&L, false);
+      ar_gen_str (&L, o->binds[i].path);
+  ar_gen_array_close (&L);
   /* ABI 6: no abstract Unix socket made outside the sandbox can be reached */
   if (o->landlock_abi >= 6)
     g_strv (&L, "scope", (const char *const[]){ "abstract-unix-socket" }, 1);
-  g_close (&L, true);
-  const unsigned char *buf;
-  size_t n;
-  char *text = NULL;
-  if (!L.bad && yajl_gen_get_buf (L.g, &buf, &n) == yajl_gen_status_ok)
-    {
-      text = xmalloc0 (n + 1);
-      memcpy (text, buf, n);
-    }
-  yajl_gen_free (L.g);
-  return text;
+  ar_gen_map_close (&L);
+  return ar_gen_text (&L, "run.agentrun.landlock");
 }
 
 /* The run.agentrun.unix-connect annotation (runtime/unixconn.h): connect(2)
@@ -810,47 +717,32 @@ landlock_text (const struct ar_agent_opts *o)
 static char *
 unix_connect_text (const struct ar_agent_opts *o)
 {
-  struct gen U = { .g = yajl_gen_alloc (NULL) };
-  if (!U.g)
-    abort ();
-  g_open (&U, false);
+  struct ar_gen U;
+  ar_gen_init (&U, NULL);
+  ar_gen_array_open (&U);
   for (size_t i = 0; i < o->n_binds; i++)
     if (o->binds[i].socket)
-      g_str (&U, o->binds[i].path);
-  g_close (&U, false);
-  const unsigned char *buf;
-  size_t n;
-  char *text = NULL;
-  if (!U.bad && yajl_gen_get_buf (U.g, &buf, &n) == yajl_gen_status_ok)
-    {
-      text = xmalloc0 (n + 1);
-      memcpy (text, buf, n);
-    }
-  yajl_gen_free (U.g);
-  return text;
+      ar_gen_str (&U, o->binds[i].path);
+  ar_gen_array_close (&U);
+  return ar_gen_text (&U, "run.agentrun.unix-connect");
 }
 
 static void
-g_annotations (struct gen *G, const struct ar_agent_opts *o)
+g_annotations (struct ar_gen *G, const struct ar_agent_opts *o)
 {
   cleanup_free char *ll = o->landlock_abi > 0 ? landlock_text (o) : NULL;
   cleanup_free char *uc = unix_connect_text (o);
-  if ((o->landlock_abi > 0 && !ll) || !uc)
-    {
-      G->bad = 1;
-      return;
-    }
-  g_str (G, "annotations");
-  g_open (G, true);
+  ar_gen_str (G, "annotations");
+  ar_gen_map_open (G);
   if (ll)
-    g_kstr (G, "run.agentrun.landlock", ll);
+    ar_gen_key_str (G, "run.agentrun.landlock", ll);
   /* every source here is a resolved path: a symlink met at mount time was
    * planted after the sandbox checked it */
-  g_kstr (G, "run.agentrun.bind-nofollow", "true");
-  g_kstr (G, "run.agentrun.unix-connect", uc);
+  ar_gen_key_str (G, "run.agentrun.bind-nofollow", "true");
+  ar_gen_key_str (G, "run.agentrun.unix-connect", uc);
   /* pid 1 is agentrun's own (runtime/pid1.h), not the agent's command */
-  g_kstr (G, "run.agentrun.init", "true");
-  g_close (G, true);
+  ar_gen_key_str (G, "run.agentrun.init", "true");
+  ar_gen_map_close (G);
 }
 
 static int
@@ -893,36 +785,23 @@ ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_e
         yajl_tree_free (seccomp);
       return ar_err (err, 0, "agent seccomp profile: not a JSON object: %s", ebuf);
     }
-  struct gen G = { .g = yajl_gen_alloc (NULL) };
-  if (!G.g)
-    abort ();
-  yajl_gen_config (G.g, yajl_gen_beautify, o->compact ? 0 : 1);
-  g_open (&G, true);
-  g_kstr (&G, "ociVersion", AR_SPEC_VERSION);
+  struct ar_gen G;
+  ar_gen_init (&G, o->compact ? NULL : "    ");
+  ar_gen_map_open (&G);
+  ar_gen_key_str (&G, "ociVersion", AR_SPEC_VERSION);
   g_process (&G, o);
-  g_str (&G, "root");
-  g_open (&G, true);
-  g_kstr (&G, "path", "rootfs");
-  g_str (&G, "readonly");
-  g_bool (&G, true);
-  g_close (&G, true);
-  g_kstr (&G, "hostname", "sandbox");
+  ar_gen_str (&G, "root");
+  ar_gen_map_open (&G);
+  ar_gen_key_str (&G, "path", "rootfs");
+  ar_gen_str (&G, "readonly");
+  ar_gen_bool (&G, true);
+  ar_gen_map_close (&G);
+  ar_gen_key_str (&G, "hostname", "sandbox");
   g_mounts (&G, o);
   g_hooks (&G, o);
   g_linux (&G, o, seccomp);
   g_annotations (&G, o);
-  g_close (&G, true);
+  ar_gen_map_close (&G);
   yajl_tree_free (seccomp);
-  const unsigned char *buf;
-  size_t n;
-  if (G.bad || yajl_gen_get_buf (G.g, &buf, &n) != yajl_gen_status_ok)
-    {
-      yajl_gen_free (G.g);
-      return ar_err (err, 0, "agent profile: JSON generation failed");
-    }
-  *json = xmalloc0 (n + 1);
-  memcpy (*json, buf, n);
-  *len = n;
-  yajl_gen_free (G.g);
-  return 0;
+  return ar_gen_done (&G, "agent profile", json, len, err);
 }

@@ -4,6 +4,7 @@
  * probe that does not report counts as crossed: the check fails closed. */
 #include "config.h"
 #include "check.h"
+#include "jsongen.h"
 #include "log.h"
 #include "probes.h"
 #include "selfexe.h"
@@ -23,7 +24,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
 
 #define MAX_FILES_PER_DIR 8
 
@@ -349,36 +349,34 @@ print_text (const struct report *r, int crossed)
   printf ("%s: %zu probes, %d crossed\n", crossed ? "FAIL" : "PASS", r->n, crossed);
 }
 
-static void
-print_json (const struct report *r, int crossed)
+static int
+print_json (const struct report *r, int crossed, ar_error **err)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  const unsigned char *buf;
-  size_t len;
-#define S(s) yajl_gen_string (g, (const unsigned char *) (s), strlen (s))
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_map_open (g);
-  S ("ok");
-  yajl_gen_bool (g, crossed == 0);
-  S ("crossed");
-  yajl_gen_integer (g, crossed);
-  S ("probes");
-  yajl_gen_array_open (g);
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, "    ");
+  ar_gen_map_open (g);
+  ar_gen_str (g, "ok");
+  ar_gen_bool (g, crossed == 0);
+  ar_gen_str (g, "crossed");
+  ar_gen_int (g, crossed);
+  ar_gen_str (g, "probes");
+  ar_gen_array_open (g);
   for (size_t i = 0; i < r->n; i++)
     {
-      yajl_gen_map_open (g);
-      S ("name"), S (r->v[i].name);
-      S ("expected"), S (r->v[i].expected);
-      S ("got"), S (r->v[i].got);
-      S ("ok"), yajl_gen_bool (g, r->v[i].ok);
-      yajl_gen_map_close (g);
+      ar_gen_map_open (g);
+      ar_gen_str (g, "name"), ar_gen_str (g, r->v[i].name);
+      ar_gen_str (g, "expected"), ar_gen_str (g, r->v[i].expected);
+      ar_gen_str (g, "got"), ar_gen_str (g, r->v[i].got);
+      ar_gen_str (g, "ok"), ar_gen_bool (g, r->v[i].ok);
+      ar_gen_map_close (g);
     }
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
-#undef S
-  if (yajl_gen_get_buf (g, &buf, &len) == yajl_gen_status_ok)
-    fwrite (buf, 1, len, stdout);
-  yajl_gen_free (g);
+  ar_gen_array_close (g);
+  ar_gen_map_close (g);
+  cleanup_free char *text = NULL;
+  if (ar_gen_done (g, "check --json", &text, NULL, err) < 0)
+    return -1;
+  fputs (text, stdout);
+  return 0;
 }
 
 int
@@ -410,9 +408,9 @@ ar_check_run (struct ar_ctx *ctx, struct ar_sandbox *sb, bool json, int *crossed
   *crossed = 0;
   for (size_t i = 0; i < r.n; i++)
     *crossed += !r.v[i].ok;
-  if (json)
-    print_json (&r, *crossed);
-  else
+  if (json && print_json (&r, *crossed, err) < 0)
+    goto out;
+  if (!json)
     print_text (&r, *crossed);
   fflush (stdout);
   ret = 0;

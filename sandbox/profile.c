@@ -4,11 +4,11 @@
 #include "config.h"
 #include "profile.h"
 #include "json.h"
+#include "jsongen.h"
 #include "sbpaths.h"
 #include "strio.h"
 #include "util.h"
 
-#include <yajl/yajl_gen.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -273,72 +273,43 @@ ar_profile_apply_opts (struct ar_sandbox *sb, struct ar_optparser p, int id,
 
 /* ---- writing: `always` answers of sandbox --ask ---- */
 
-static yajl_gen_status
-gen_val (yajl_gen g, yajl_val v)
-{
-  yajl_gen_status s = yajl_gen_status_ok;
-  if (YAJL_IS_STRING (v))
-    return yajl_gen_string (g, (const unsigned char *) v->u.string, strlen (v->u.string));
-  if (YAJL_IS_NUMBER (v))
-    return yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
-  if (YAJL_IS_TRUE (v) || YAJL_IS_FALSE (v))
-    return yajl_gen_bool (g, YAJL_IS_TRUE (v));
-  if (YAJL_IS_ARRAY (v))
-    {
-      s = yajl_gen_array_open (g);
-      for (size_t i = 0; s == yajl_gen_status_ok && i < v->u.array.len; i++)
-        s = gen_val (g, v->u.array.values[i]);
-      return s == yajl_gen_status_ok ? yajl_gen_array_close (g) : s;
-    }
-  if (YAJL_IS_OBJECT (v))
-    {
-      s = yajl_gen_map_open (g);
-      for (size_t i = 0; s == yajl_gen_status_ok && i < v->u.object.len; i++)
-        if ((s = yajl_gen_string (g, (const unsigned char *) v->u.object.keys[i], strlen (v->u.object.keys[i])))
-            == yajl_gen_status_ok)
-          s = gen_val (g, v->u.object.values[i]);
-      return s == yajl_gen_status_ok ? yajl_gen_map_close (g) : s;
-    }
-  return yajl_gen_null (g);
-}
-
 /* The profile with endpoint in its "allow" list (added last, once). */
-static yajl_gen_status
-gen_with_allow (yajl_gen g, yajl_val root, const char *endpoint)
+static void
+gen_with_allow (struct ar_gen *g, yajl_val root, const char *endpoint)
 {
-  yajl_gen_status s = yajl_gen_map_open (g);
   bool seen = false;
-  for (size_t i = 0; root && s == yajl_gen_status_ok && i < root->u.object.len; i++)
+  ar_gen_map_open (g);
+  for (size_t i = 0; root && i < root->u.object.len; i++)
     {
       const char *k = root->u.object.keys[i];
       yajl_val v = root->u.object.values[i];
-      s = yajl_gen_string (g, (const unsigned char *) k, strlen (k));
-      if (s != yajl_gen_status_ok || strcmp (k, "allow") != 0 || !YAJL_IS_ARRAY (v))
+      ar_gen_str (g, k);
+      if (strcmp (k, "allow") != 0 || !YAJL_IS_ARRAY (v))
         {
-          s = s == yajl_gen_status_ok ? gen_val (g, v) : s;
+          ar_gen_tree (g, v);
           continue;
         }
       seen = true;
       bool have = false;
-      s = yajl_gen_array_open (g);
-      for (size_t j = 0; s == yajl_gen_status_ok && j < v->u.array.len; j++)
+      ar_gen_array_open (g);
+      for (size_t j = 0; j < v->u.array.len; j++)
         {
           yajl_val e = v->u.array.values[j];
           have = have || (YAJL_IS_STRING (e) && strcmp (e->u.string, endpoint) == 0);
-          s = gen_val (g, e);
+          ar_gen_tree (g, e);
         }
-      if (s == yajl_gen_status_ok && !have)
-        s = yajl_gen_string (g, (const unsigned char *) endpoint, strlen (endpoint));
-      s = s == yajl_gen_status_ok ? yajl_gen_array_close (g) : s;
+      if (!have)
+        ar_gen_str (g, endpoint);
+      ar_gen_array_close (g);
     }
-  if (s == yajl_gen_status_ok && !seen)
+  if (!seen)
     {
-      s = yajl_gen_string (g, (const unsigned char *) "allow", 5);
-      s = s == yajl_gen_status_ok ? yajl_gen_array_open (g) : s;
-      s = s == yajl_gen_status_ok ? yajl_gen_string (g, (const unsigned char *) endpoint, strlen (endpoint)) : s;
-      s = s == yajl_gen_status_ok ? yajl_gen_array_close (g) : s;
+      ar_gen_str (g, "allow");
+      ar_gen_array_open (g);
+      ar_gen_str (g, endpoint);
+      ar_gen_array_close (g);
     }
-  return s == yajl_gen_status_ok ? yajl_gen_map_close (g) : s;
+  ar_gen_map_close (g);
 }
 
 static int
@@ -368,16 +339,13 @@ ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err)
   yajl_val root = NULL;
   if (access (path, F_OK) == 0 && ar_profile_read_json (NULL, path, label, &root, err) < 0)
     return -1;
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  const unsigned char *buf;
-  size_t len;
-  int r = -1;
-  if (gen_with_allow (g, root, endpoint) != yajl_gen_status_ok || yajl_gen_get_buf (g, &buf, &len) != yajl_gen_status_ok)
-    ar_err (err, 0, "%s: cannot write the JSON", label);
-  else
-    r = write_atomic (path, buf, len, err);
-  yajl_gen_free (g);
+  struct ar_gen G;
+  ar_gen_init (&G, "    ");
+  gen_with_allow (&G, root, endpoint);
   yajl_tree_free (root);
-  return r;
+  cleanup_free char *text = NULL;
+  size_t len;
+  if (ar_gen_done (&G, label, &text, &len, err) < 0)
+    return -1;
+  return write_atomic (path, (const unsigned char *) text, len, err);
 }

@@ -18,121 +18,59 @@ const char *const ar_default_readonly_paths[] = {
   "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
 };
 
-yajl_gen
-ar_gen_new (void)
-{
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (!g)
-    abort ();
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  yajl_gen_config (g, yajl_gen_indent_string, "\t");
-  return g;
-}
-
-char *
-ar_gen_finish (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *out = xmalloc0 (len + 2);
-  memcpy (out, buf, len);
-  if (len && out[len - 1] != '\n')
-    out[len] = '\n';
-  yajl_gen_free (g);
-  return out;
-}
-
 void
-ar_gen_str (yajl_gen g, const char *s)
-{
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
-}
-
-void
-ar_gen_key_str (yajl_gen g, const char *key, const char *value)
-{
-  ar_gen_str (g, key);
-  ar_gen_str (g, value);
-}
-
-void
-ar_gen_key_int (yajl_gen g, const char *key, long long value)
-{
-  ar_gen_str (g, key);
-  yajl_gen_integer (g, value);
-}
-
-void
-ar_gen_key_bool (yajl_gen g, const char *key, bool value)
-{
-  ar_gen_str (g, key);
-  yajl_gen_bool (g, value);
-}
-
-void
-ar_gen_key_strv (yajl_gen g, const char *key, const char *const *v)
-{
-  ar_gen_str (g, key);
-  yajl_gen_array_open (g);
-  for (; *v; v++)
-    ar_gen_str (g, *v);
-  yajl_gen_array_close (g);
-}
-
-void
-ar_gen_default_process (yajl_gen g, const struct ar_gen_opts *o)
+ar_gen_default_process (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   static const char *const args[] = { "sh", NULL };
   static const char *const env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                                      "TERM=xterm", NULL };
   (void) o;
   ar_gen_str (g, "process");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_bool (g, "terminal", true);
   ar_gen_str (g, "user");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_int (g, "uid", 0);
   ar_gen_key_int (g, "gid", 0);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
   ar_gen_key_strv (g, "args", args);
   ar_gen_key_strv (g, "env", env);
   ar_gen_key_str (g, "cwd", "/");
   /* No inheritable set: non-empty inheritable capabilities leak into
    * executables with file capabilities (CVE-2022-29162), as runc decided. */
   ar_gen_str (g, "capabilities");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_strv (g, "bounding", ar_default_caps);
   ar_gen_key_strv (g, "effective", ar_default_caps);
   ar_gen_key_strv (g, "permitted", ar_default_caps);
   ar_gen_key_strv (g, "ambient", ar_default_caps);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
   ar_gen_str (g, "rlimits");
-  yajl_gen_array_open (g);
-  yajl_gen_map_open (g);
+  ar_gen_array_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_str (g, "type", "RLIMIT_NOFILE");
   ar_gen_key_int (g, "hard", 1024);
   ar_gen_key_int (g, "soft", 1024);
-  yajl_gen_map_close (g);
-  yajl_gen_array_close (g);
+  ar_gen_map_close (g);
+  ar_gen_array_close (g);
   ar_gen_key_bool (g, "noNewPrivileges", true);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-gen_mount (yajl_gen g, const char *dest, const char *type, const char *source, const char *const *options)
+gen_mount (struct ar_gen *g, const char *dest, const char *type, const char *source, const char *const *options)
 {
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_str (g, "destination", dest);
   ar_gen_key_str (g, "type", type);
   ar_gen_key_str (g, "source", source);
   if (options)
     ar_gen_key_strv (g, "options", options);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 void
-ar_gen_default_mounts (yajl_gen g, const struct ar_gen_opts *o)
+ar_gen_default_mounts (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
   /* gid=5 (tty) only exists when the container's ids include it. */
@@ -146,7 +84,7 @@ ar_gen_default_mounts (yajl_gen g, const struct ar_gen_opts *o)
   static const char *const cg[] = { "nosuid", "noexec", "nodev", "relatime", "ro", NULL };
 
   ar_gen_str (g, "mounts");
-  yajl_gen_array_open (g);
+  ar_gen_array_open (g);
   gen_mount (g, "/proc", "proc", "proc", NULL);
   gen_mount (g, "/dev", "tmpfs", "tmpfs", dev);
   gen_mount (g, "/dev/pts", "devpts", "devpts", o->rootless ? pts_rootless : pts);
@@ -157,27 +95,27 @@ ar_gen_default_mounts (yajl_gen g, const struct ar_gen_opts *o)
   else
     gen_mount (g, "/sys", "sysfs", "sysfs", sys);
   gen_mount (g, "/sys/fs/cgroup", "cgroup", "cgroup", cg);
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
 }
 
 static void
-gen_idmap (yajl_gen g, const char *key, uint32_t host)
+gen_idmap (struct ar_gen *g, const char *key, uint32_t host)
 {
   ar_gen_str (g, key);
-  yajl_gen_array_open (g);
-  yajl_gen_map_open (g);
+  ar_gen_array_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_int (g, "containerID", 0);
   ar_gen_key_int (g, "hostID", host);
   ar_gen_key_int (g, "size", 1);
-  yajl_gen_map_close (g);
-  yajl_gen_array_close (g);
+  ar_gen_map_close (g);
+  ar_gen_array_close (g);
 }
 
 void
-ar_gen_default_linux (yajl_gen g, const struct ar_gen_opts *o)
+ar_gen_default_linux (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   ar_gen_str (g, "linux");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   if (o->rootless)
     {
       gen_idmap (g, "uidMappings", o->host_uid);
@@ -187,51 +125,52 @@ ar_gen_default_linux (yajl_gen g, const struct ar_gen_opts *o)
     {
       /* Deny every device by default; the runtime adds the standard ones. */
       ar_gen_str (g, "resources");
-      yajl_gen_map_open (g);
+      ar_gen_map_open (g);
       ar_gen_str (g, "devices");
-      yajl_gen_array_open (g);
-      yajl_gen_map_open (g);
+      ar_gen_array_open (g);
+      ar_gen_map_open (g);
       ar_gen_key_bool (g, "allow", false);
       ar_gen_key_str (g, "access", "rwm");
-      yajl_gen_map_close (g);
-      yajl_gen_array_close (g);
-      yajl_gen_map_close (g);
+      ar_gen_map_close (g);
+      ar_gen_array_close (g);
+      ar_gen_map_close (g);
     }
   ar_gen_str (g, "namespaces");
-  yajl_gen_array_open (g);
+  ar_gen_array_open (g);
   /* Rootless: no network namespace, the container shares the host's network,
    * as runc does (a new one would have no connectivity without a helper). */
   static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", NULL };
   static const char *const ns_rootless[] = { "pid", "ipc", "uts", "mount", "user", NULL };
   for (const char *const *t = o->rootless ? ns_rootless : ns; *t; t++)
     {
-      yajl_gen_map_open (g);
+      ar_gen_map_open (g);
       ar_gen_key_str (g, "type", *t);
-      yajl_gen_map_close (g);
+      ar_gen_map_close (g);
     }
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
   ar_gen_key_strv (g, "maskedPaths", ar_default_masked_paths);
   ar_gen_key_strv (g, "readonlyPaths", ar_default_readonly_paths);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
-char *
-ar_generate_default (const struct ar_gen_opts *o)
+int
+ar_generate_default (const struct ar_gen_opts *o, char **out, ar_error **err)
 {
-  yajl_gen g = ar_gen_new ();
-  yajl_gen_map_open (g);
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, "\t");
+  ar_gen_map_open (g);
   ar_gen_key_str (g, "ociVersion", AR_SPEC_VERSION);
   ar_gen_default_process (g, o);
   ar_gen_str (g, "root");
-  yajl_gen_map_open (g);
+  ar_gen_map_open (g);
   ar_gen_key_str (g, "path", "rootfs");
   ar_gen_key_bool (g, "readonly", true);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
   ar_gen_key_str (g, "hostname", o->hostname ? o->hostname : "agentrun");
   ar_gen_default_mounts (g, o);
   ar_gen_default_linux (g, o);
-  yajl_gen_map_close (g);
-  return ar_gen_finish (g);
+  ar_gen_map_close (g);
+  return ar_gen_done (g, "config.json", out, NULL, err);
 }
 
 int

@@ -9,4 +9,4 @@ libarspec_a_SOURCES = \
 	spec/json.c spec/json.h spec/names.c spec/names.h \
 	spec/parse.c spec/parse_linux.c spec/parse_resources.c spec/parse_internal.h spec/free.c \
 	spec/validate.c spec/validate_linux.c spec/validate.h spec/spec.h \
-	spec/generate.c spec/generate.h
+	spec/generate.c spec/generate.h spec/jsongen.c spec/jsongen.h

@@ -1,10 +1,10 @@
 #include "config.h"
 #include "spec_state.h"
+#include "jsongen.h"
 #include "json.h"
 #include "spec.h"
 #include "util.h"
 
-#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 static char *
@@ -77,53 +77,38 @@ ar_state_parse (const char *buf, size_t len, struct ar_state *out, ar_error **er
   return 0;
 }
 
-static void
-gen_str (yajl_gen g, const char *s)
-{
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
-}
-
 char *
 ar_state_to_json (const struct ar_state *st)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  const unsigned char *buf;
-  size_t len;
-  char *out;
-
-  if (!g)
-    abort ();
-  yajl_gen_map_open (g);
-  gen_str (g, "ociVersion");
-  gen_str (g, st->oci_version ? st->oci_version : AR_SPEC_VERSION);
-  gen_str (g, "id");
-  gen_str (g, st->id ? st->id : "");
-  gen_str (g, "status");
-  gen_str (g, st->status ? st->status : "creating");
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, NULL);
+  ar_gen_map_open (g);
+  ar_gen_str (g, "ociVersion");
+  ar_gen_str (g, st->oci_version ? st->oci_version : AR_SPEC_VERSION);
+  ar_gen_str (g, "id");
+  ar_gen_str (g, st->id ? st->id : "");
+  ar_gen_str (g, "status");
+  ar_gen_str (g, st->status ? st->status : "creating");
   if (st->pid > 0)
     {
-      gen_str (g, "pid");
-      yajl_gen_integer (g, st->pid);
+      ar_gen_str (g, "pid");
+      ar_gen_int (g, st->pid);
     }
-  gen_str (g, "bundle");
-  gen_str (g, st->bundle ? st->bundle : "");
+  ar_gen_str (g, "bundle");
+  ar_gen_str (g, st->bundle ? st->bundle : "");
   if (st->n_annotations)
     {
-      gen_str (g, "annotations");
-      yajl_gen_map_open (g);
+      ar_gen_str (g, "annotations");
+      ar_gen_map_open (g);
       for (size_t i = 0; i < st->n_annotations; i++)
         {
-          gen_str (g, st->annotations[i].key);
-          gen_str (g, st->annotations[i].value);
+          ar_gen_str (g, st->annotations[i].key);
+          ar_gen_str (g, st->annotations[i].value);
         }
-      yajl_gen_map_close (g);
+      ar_gen_map_close (g);
     }
-  yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &buf, &len);
-  out = xmalloc0 (len + 1);
-  memcpy (out, buf, len);
-  yajl_gen_free (g);
-  return out;
+  ar_gen_map_close (g);
+  return ar_gen_text (g, "state");
 }
 
 void

@@ -5,25 +5,17 @@
 #include "config.h"
 #include "cgroups.h"
 #include "cgroups_internal.h"
+#include "jsongen.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <inttypes.h>
-#include <yajl/yajl_gen.h>
 
 static void
-key (yajl_gen g, const char *k)
+kv_u64 (struct ar_gen *g, const char *k, uint64_t v)
 {
-  yajl_gen_string (g, (const unsigned char *) k, strlen (k));
-}
-
-static void
-kv_u64 (yajl_gen g, const char *k, uint64_t v)
-{
-  char b[24];
-  key (g, k);
-  int n = snprintf (b, sizeof b, "%" PRIu64, v);
-  yajl_gen_number (g, b, n);
+  ar_gen_str (g, k);
+  ar_gen_u64 (g, v);
 }
 
 /* A number file; "max" reads as 0 (no limit), as runc prints it. */
@@ -51,11 +43,11 @@ field (const char *dir, const char *file, const char *k)
 }
 
 static void
-raw_map (yajl_gen g, const char *dir, const char *file)
+raw_map (struct ar_gen *g, const char *dir, const char *file)
 {
   cleanup_free char *s = NULL;
-  key (g, "raw");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "raw");
+  ar_gen_map_open (g);
   if (ar_cg_read (dir, file, &s, NULL) == 0)
     for (char *save = NULL, *l = strtok_r (s, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
       {
@@ -65,16 +57,16 @@ raw_map (yajl_gen g, const char *dir, const char *file)
         *sp = '\0';
         kv_u64 (g, l, strtoull (sp + 1, NULL, 10));
       }
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-cpu_stats (yajl_gen g, const char *dir, bool v2, const char *acct)
+cpu_stats (struct ar_gen *g, const char *dir, bool v2, const char *acct)
 {
-  key (g, "cpu");
-  yajl_gen_map_open (g);
-  key (g, "usage");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "cpu");
+  ar_gen_map_open (g);
+  ar_gen_str (g, "usage");
+  ar_gen_map_open (g);
   if (v2)
     {
       kv_u64 (g, "total", field (dir, "cpu.stat", "usage_usec") * 1000);
@@ -89,47 +81,46 @@ cpu_stats (yajl_gen g, const char *dir, bool v2, const char *acct)
       kv_u64 (g, "kernel", field (acct, "cpuacct.stat", "system") * (1000000000ull / hz));
       kv_u64 (g, "user", field (acct, "cpuacct.stat", "user") * (1000000000ull / hz));
       cleanup_free char *per = NULL;
-      key (g, "percpu_usage");
-      yajl_gen_array_open (g);
+      ar_gen_str (g, "percpu_usage");
+      ar_gen_array_open (g);
       if (ar_cg_read (acct, "cpuacct.usage_percpu", &per, NULL) == 0)
         for (char *t = per, *end; *t; t = end)
           {
             uint64_t v = strtoull (t, &end, 10);
             if (end == t)
               break;
-            char b[24];
-            yajl_gen_number (g, b, snprintf (b, sizeof b, "%" PRIu64, v));
+            ar_gen_u64 (g, v);
           }
-      yajl_gen_array_close (g);
+      ar_gen_array_close (g);
     }
-  yajl_gen_map_close (g);
-  key (g, "throttling");
-  yajl_gen_map_open (g);
+  ar_gen_map_close (g);
+  ar_gen_str (g, "throttling");
+  ar_gen_map_open (g);
   kv_u64 (g, "periods", field (dir, "cpu.stat", "nr_periods"));
   kv_u64 (g, "throttled_periods", field (dir, "cpu.stat", "nr_throttled"));
   kv_u64 (g, "throttled_time", v2 ? field (dir, "cpu.stat", "throttled_usec") * 1000 : field (dir, "cpu.stat", "throttled_time"));
-  yajl_gen_map_close (g);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-mem_entry (yajl_gen g, const char *name, const char *dir, const char *usage, const char *max, const char *failcnt,
+mem_entry (struct ar_gen *g, const char *name, const char *dir, const char *usage, const char *max, const char *failcnt,
            const char *limit)
 {
-  key (g, name);
-  yajl_gen_map_open (g);
+  ar_gen_str (g, name);
+  ar_gen_map_open (g);
   kv_u64 (g, "limit", limit ? num (dir, limit) : 0);
   kv_u64 (g, "usage", num (dir, usage));
   kv_u64 (g, "max", max ? num (dir, max) : 0);
   kv_u64 (g, "failcnt", failcnt ? num (dir, failcnt) : 0);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-memory_stats (yajl_gen g, const char *dir, bool v2)
+memory_stats (struct ar_gen *g, const char *dir, bool v2)
 {
-  key (g, "memory");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "memory");
+  ar_gen_map_open (g);
   if (v2)
     {
       kv_u64 (g, "cache", field (dir, "memory.stat", "file"));
@@ -145,16 +136,16 @@ memory_stats (yajl_gen g, const char *dir, bool v2)
                  "memory.memsw.failcnt", "memory.memsw.limit_in_bytes");
     }
   raw_map (g, dir, "memory.stat");
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 /* v1 "MAJ:MIN Op value" lines, or v2 io.stat "MAJ:MIN rbytes=.. wbytes=..". */
 static void
-blkio_list (yajl_gen g, const char *name, const char *dir, const char *file, bool v2, const char *rk, const char *wk)
+blkio_list (struct ar_gen *g, const char *name, const char *dir, const char *file, bool v2, const char *rk, const char *wk)
 {
   cleanup_free char *s = NULL;
-  key (g, name);
-  yajl_gen_array_open (g);
+  ar_gen_str (g, name);
+  ar_gen_array_open (g);
   if (ar_cg_read (dir, file, &s, NULL) == 0)
     for (char *save = NULL, *l = strtok_r (s, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
       {
@@ -163,13 +154,13 @@ blkio_list (yajl_gen g, const char *name, const char *dir, const char *file, boo
         uint64_t v;
         if (!v2 && sscanf (l, "%u:%u %15s %" SCNu64, &maj, &min, op, &v) == 4)
           {
-            yajl_gen_map_open (g);
+            ar_gen_map_open (g);
             kv_u64 (g, "major", maj);
             kv_u64 (g, "minor", min);
-            key (g, "op");
-            yajl_gen_string (g, (const unsigned char *) op, strlen (op));
+            ar_gen_str (g, "op");
+            ar_gen_strn (g, op, strlen (op));
             kv_u64 (g, "value", v);
-            yajl_gen_map_close (g);
+            ar_gen_map_close (g);
           }
         else if (v2 && sscanf (l, "%u:%u", &maj, &min) == 2)
           for (int i = 0; i < 2; i++)
@@ -177,23 +168,23 @@ blkio_list (yajl_gen g, const char *name, const char *dir, const char *file, boo
               const char *k = i ? wk : rk, *at = strstr (l, k);
               if (!at)
                 continue;
-              yajl_gen_map_open (g);
+              ar_gen_map_open (g);
               kv_u64 (g, "major", maj);
               kv_u64 (g, "minor", min);
-              key (g, "op");
-              yajl_gen_string (g, (const unsigned char *) (i ? "Write" : "Read"), i ? 5 : 4);
+              ar_gen_str (g, "op");
+              ar_gen_strn (g, (i ? "Write" : "Read"), i ? 5 : 4);
               kv_u64 (g, "value", strtoull (at + strlen (k), NULL, 10));
-              yajl_gen_map_close (g);
+              ar_gen_map_close (g);
             }
       }
-  yajl_gen_array_close (g);
+  ar_gen_array_close (g);
 }
 
 static void
-hugetlb_stats (yajl_gen g, const char *dir, bool v2)
+hugetlb_stats (struct ar_gen *g, const char *dir, bool v2)
 {
-  key (g, "hugetlb");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "hugetlb");
+  ar_gen_map_open (g);
   DIR *d = opendir ("/sys/kernel/mm/hugepages");
   struct dirent *e;
   while (d && (e = readdir (d)))
@@ -211,21 +202,21 @@ hugetlb_stats (yajl_gen g, const char *dir, bool v2)
       cleanup_free char *u = xasprintf ("hugetlb.%s.%s", size, v2 ? "current" : "usage_in_bytes");
       cleanup_free char *m = xasprintf ("hugetlb.%s.%s", size, v2 ? "events" : "max_usage_in_bytes");
       cleanup_free char *f = xasprintf ("hugetlb.%s.failcnt", size);
-      key (g, size);
-      yajl_gen_map_open (g);
+      ar_gen_str (g, size);
+      ar_gen_map_open (g);
       kv_u64 (g, "usage", num (dir, u));
       kv_u64 (g, "max", v2 ? 0 : num (dir, m));
       kv_u64 (g, "failcnt", v2 ? field (dir, m, "max") : num (dir, f));
-      yajl_gen_map_close (g);
+      ar_gen_map_close (g);
     }
   if (d)
     closedir (d);
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-group (const struct ar_cg_layout *l, const char *path, yajl_gen g, const char *c1, const char *c2,
-       void (*fn) (yajl_gen, const char *, bool))
+group (const struct ar_cg_layout *l, const char *path, struct ar_gen *g, const char *c1, const char *c2,
+       void (*fn) (struct ar_gen *, const char *, bool))
 {
   struct ar_cg_target t;
   if (ar_cg_target (l, path, c1, c2, false, &t, NULL) < 0)
@@ -236,26 +227,26 @@ group (const struct ar_cg_layout *l, const char *path, yajl_gen g, const char *c
 }
 
 static void
-pids_stats (yajl_gen g, const char *dir, bool v2)
+pids_stats (struct ar_gen *g, const char *dir, bool v2)
 {
   (void) v2;
-  key (g, "pids");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "pids");
+  ar_gen_map_open (g);
   kv_u64 (g, "current", num (dir, "pids.current"));
   kv_u64 (g, "limit", num (dir, "pids.max"));
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 static void
-blkio_stats (yajl_gen g, const char *dir, bool v2)
+blkio_stats (struct ar_gen *g, const char *dir, bool v2)
 {
-  key (g, "blkio");
-  yajl_gen_map_open (g);
+  ar_gen_str (g, "blkio");
+  ar_gen_map_open (g);
   blkio_list (g, "ioServiceBytesRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_service_bytes_recursive", v2,
               "rbytes=", "wbytes=");
   blkio_list (g, "ioServicedRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_serviced_recursive", v2, "rios=",
               "wios=");
-  yajl_gen_map_close (g);
+  ar_gen_map_close (g);
 }
 
 int
@@ -270,16 +261,15 @@ ar_cgroup_stats_json (const char *record, const char *id, char **out, ar_error *
   cleanup_free char *probe = ar_cg_procs_dir (l, path);
   if (!ar_cg_exists (probe, "cgroup.procs"))
     return ar_err (err, ENOENT, "cgroup: %s", probe);
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (!g)
-    abort ();
-  yajl_gen_map_open (g);
-  key (g, "type");
-  yajl_gen_string (g, (const unsigned char *) "stats", 5);
-  key (g, "id");
-  yajl_gen_string (g, (const unsigned char *) id, strlen (id));
-  key (g, "data");
-  yajl_gen_map_open (g);
+  struct ar_gen G, *g = &G;
+  ar_gen_init (g, NULL);
+  ar_gen_map_open (g);
+  ar_gen_str (g, "type");
+  ar_gen_strn (g, "stats", 5);
+  ar_gen_str (g, "id");
+  ar_gen_strn (g, id, strlen (id));
+  ar_gen_str (g, "data");
+  ar_gen_map_open (g);
   {
     struct ar_cg_target t, a;
     if (ar_cg_target (l, path, "cpu", "cpu", false, &t, NULL) == 0)
@@ -295,14 +285,7 @@ ar_cgroup_stats_json (const char *record, const char *id, char **out, ar_error *
   group (l, path, g, "pids", "pids", pids_stats);
   group (l, path, g, "blkio", "io", blkio_stats);
   group (l, path, g, "hugetlb", "hugetlb", hugetlb_stats);
-  yajl_gen_map_close (g);
-  yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  *out = strndup ((const char *) buf, len);
-  yajl_gen_free (g);
-  if (!*out)
-    abort ();
-  return 0;
+  ar_gen_map_close (g);
+  ar_gen_map_close (g);
+  return ar_gen_done (g, "cgroup stats", out, NULL, err);
 }

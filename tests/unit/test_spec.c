@@ -1,12 +1,13 @@
 /* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
- * endpoints), host names and ports, the bounded file reader, the RFC 3339
- * formatter and the JSON string escaper. */
+ * endpoints), host names and ports, the bounded file reader, the JSON
+ * writer, the RFC 3339 formatter and the JSON string escaper. */
 #include "config.h"
 #include "tap.h"
 #include "agent.h"
 #include "clock.h"
 #include "error.h"
 #include "hostname.h"
+#include "jsongen.h"
 #include "spec.h"
 #include "strio.h"
 #include "util.h"
@@ -280,6 +281,79 @@ test_read_regular (void)
   rmdir (dir);
 }
 
+/* The JSON writer: text when every call went well, and the first failure
+ * (not the last, not none) when one did not. */
+static void
+test_json_writer (void)
+{
+  struct ar_gen G;
+  char *text = NULL;
+  size_t len = 0;
+  ar_error *err = NULL;
+  ar_gen_init (&G, NULL);
+  ar_gen_map_open (&G);
+  ar_gen_key_str (&G, "a", "x\"y");
+  ar_gen_key_int (&G, "n", -3);
+  ar_gen_str (&G, "big");
+  ar_gen_u64 (&G, 18446744073709551615ull);
+  ar_gen_key_strv (&G, "v", (const char *const[]){ "p", "q", NULL });
+  ar_gen_map_close (&G);
+  ok (ar_gen_done (&G, "doc", &text, &len, &err) == 0 && text
+          && strcmp (text, "{\"a\":\"x\\\"y\",\"n\":-3,\"big\":18446744073709551615,\"v\":[\"p\",\"q\"]}") == 0
+          && len == strlen (text),
+      "the writer writes compact JSON, a uint64 exact (%s)", text ? text : "none");
+  free (text);
+
+  ar_gen_init (&G, "\t");
+  ar_gen_map_open (&G);
+  ar_gen_key_bool (&G, "b", true);
+  ar_gen_map_close (&G);
+  ok (ar_gen_done (&G, "doc", &text, &len, &err) == 0 && strcmp (text, "{\n\t\"b\": true\n}\n") == 0,
+      "pretty text is indented as asked and ends with a newline");
+  free (text);
+
+  char tree_in[] = "{\"k\":[1,2.5,\"s\",true,false,null,{\"m\":18446744073709551615}]}";
+  char ebuf[64];
+  yajl_val v = yajl_tree_parse (tree_in, ebuf, sizeof ebuf);
+  ar_gen_init (&G, NULL);
+  ar_gen_tree (&G, v);
+  yajl_tree_free (v);
+  ok (ar_gen_done (&G, "doc", &text, &len, &err) == 0 && strcmp (text, tree_in) == 0,
+      "a parsed value is written again as it was (%s)", text ? text : "none");
+  free (text);
+
+  /* a key that is not a string, then more calls: the first failure is the one named */
+  ar_gen_init (&G, NULL);
+  ar_gen_map_open (&G);
+  ar_gen_int (&G, 1);
+  ar_gen_map_close (&G);
+  ar_gen_map_close (&G);
+  ar_gen_str (&G, "more");
+  text = (char *) "unset";
+  int r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r < 0 && !text && err && strcmp (err->msg, "doc: JSON writer: a key that is not a string") == 0,
+      "the first failure is kept and named (%s)", err ? err->msg : "no error");
+  ar_error_free (err);
+  err = NULL;
+
+  ar_gen_init (&G, NULL);
+  ar_gen_array_open (&G);
+  ar_gen_str (&G, "x");
+  r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r < 0 && !text && err && strstr (err->msg, "left open"), "an array left open is refused (%s)",
+      err ? err->msg : "no error");
+  ar_error_free (err);
+  err = NULL;
+
+  ar_gen_init (&G, NULL);
+  ar_gen_str (&G, "one");
+  ar_gen_str (&G, "two");
+  r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r < 0 && err && strstr (err->msg, "after the document ended"), "a second value at the top is refused (%s)",
+      err ? err->msg : "no error");
+  ar_error_free (err);
+}
+
 static void
 rfc_is (long long sec, long nsec, int digits, const char *want)
 {
@@ -398,6 +472,7 @@ main (void)
   test_host_names ();
   test_ports ();
   test_read_regular ();
+  test_json_writer ();
   test_rfc3339 ();
   test_json_escape ();
   test_device_access ();
