@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "state.h"
 #include "jsongen.h"
+#include "spec.h"
 #include "strio.h"
 #include "util.h"
 #include "cgroups.h"
@@ -216,14 +217,6 @@ ar_cstate_write (int dirfd, const struct ar_cstate *st, ar_error **err)
   return 0;
 }
 
-static char *
-get_str (yajl_val root, const char *key)
-{
-  const char *p[] = { key, NULL };
-  yajl_val v = yajl_tree_get (root, p, yajl_t_string);
-  return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
-}
-
 static long long
 get_int (yajl_val root, const char *key)
 {
@@ -232,73 +225,41 @@ get_int (yajl_val root, const char *key)
   return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
 }
 
-static int
-read_small_file (int dirfd, const char *name, char **out, ar_error **err)
-{
-  cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return errno == ENOENT ? 0 : ar_err (err, errno, "open state file %s", name);
-  if (ar_read_all (fd, 1 << 24, out, NULL) < 0)
-    return ar_err (err, errno, "read state file %s", name);
-  return 1;
-}
-
-static void
-read_annotations (yajl_val root, struct ar_cstate *st)
-{
-  const char *p[] = { "annotations", NULL };
-  yajl_val ann = yajl_tree_get (root, p, yajl_t_object);
-  if (!ann)
-    return;
-  size_t n = YAJL_GET_OBJECT (ann)->len;
-  st->annotations = xmalloc0 (n * sizeof *st->annotations);
-  for (size_t i = 0; i < n; i++)
-    {
-      yajl_val v = YAJL_GET_OBJECT (ann)->values[i];
-      if (!YAJL_IS_STRING (v))
-        continue;
-      st->annotations[st->n_annotations].key = xstrdup (YAJL_GET_OBJECT (ann)->keys[i]);
-      st->annotations[st->n_annotations].value = xstrdup (YAJL_GET_STRING (v));
-      st->n_annotations++;
-    }
-}
-
 int
 ar_cstate_read (int dirfd, struct ar_cstate *st, ar_error **err)
 {
   cleanup_free char *buf = NULL;
-  char errbuf[256] = "";
+  size_t len;
+  struct ar_state s;
   yajl_val root;
-  int r;
 
   memset (st, 0, sizeof *st);
-  r = read_small_file (dirfd, AR_STATE_FILE, &buf, err);
-  if (r <= 0)
-    return r;
-  root = yajl_tree_parse (buf, errbuf, sizeof errbuf);
-  if (!root || !YAJL_IS_OBJECT (root))
-    {
-      yajl_tree_free (root);
-      return ar_err (err, 0, AR_STATE_FILE ": invalid JSON");
-    }
-  st->id = get_str (root, "id");
-  long long pid = get_int (root, "pid");
-  st->pid = pid > 0 && pid <= INT_MAX ? (pid_t) pid : 0;
+  cleanup_close int fd = openat (dirfd, AR_STATE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : ar_err (err, errno, "open state file " AR_STATE_FILE);
+  if (ar_read_regular (fd, AR_STATE_FILE, AR_SPEC_MAX_FILE_SIZE, false, &buf, &len, err) < 0
+      || ar_state_parse_tree (buf, len, AR_STATE_FILE, &s, &root, err) < 0)
+    return -1;
+  st->id = ar_steal_ptr (s.id);
+  st->pid = s.pid;
+  st->bundle = ar_steal_ptr (s.bundle);
+  st->annotations = ar_steal_ptr (s.annotations);
+  st->n_annotations = s.n_annotations;
+  s.n_annotations = 0;
+  ar_state_clear (&s);
   long long start = get_int (root, "pidStartTime");
   st->pid_start = start > 0 ? (unsigned long long) start : 0;
-  st->bundle = get_str (root, "bundle");
-  st->rootfs = get_str (root, "rootfs");
-  st->created = get_str (root, "created");
-  st->owner = get_str (root, "owner");
-  st->cgroup_path = get_str (root, "cgroupPath");
-  st->systemd_unit = get_str (root, "systemdUnit");
-  st->config_path = get_str (root, "config");
-  read_annotations (root, st);
+  st->rootfs = ar_state_str (root, "rootfs");
+  st->created = ar_state_str (root, "created");
+  st->owner = ar_state_str (root, "owner");
+  st->cgroup_path = ar_state_str (root, "cgroupPath");
+  st->systemd_unit = ar_state_str (root, "systemdUnit");
+  st->config_path = ar_state_str (root, "config");
   yajl_tree_free (root);
-  if (!st->id || st->pid <= 0)
+  if (st->pid <= 0)
     {
       ar_cstate_clear (st);
-      return ar_err (err, 0, AR_STATE_FILE ": id or pid missing");
+      return ar_err (err, 0, AR_STATE_FILE ": pid missing");
     }
   return 1;
 }

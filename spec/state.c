@@ -7,51 +7,38 @@
 
 #include <yajl/yajl_tree.h>
 
-static char *
-dup_string (yajl_val obj, const char *key)
+char *
+ar_state_str (yajl_val root, const char *key)
 {
   const char *p[] = { key, NULL };
-  yajl_val v = yajl_tree_get (obj, p, yajl_t_string);
+  yajl_val v = yajl_tree_get (root, p, yajl_t_string);
   return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
 }
 
 int
-ar_state_parse (const char *buf, size_t len, struct ar_state *out, ar_error **err)
+ar_state_parse_tree (const char *buf, size_t len, const char *what, struct ar_state *out, yajl_val *tree,
+                     ar_error **err)
 {
-  char errbuf[256] = "";
-  cleanup_free char *copy = NULL;
   yajl_val root;
-
   memset (out, 0, sizeof *out);
+  if (tree)
+    *tree = NULL;
   /* Same bounds as config.json: depth (yajl_tree_free recurses), size, NULs. */
-  if (ar_json_prescan (buf, len, "state", AR_SPEC_MAX_FILE_SIZE, AR_SPEC_MAX_DEPTH, err) < 0)
+  if (ar_json_parse (buf, len, what, &root, err) < 0)
     return -1;
-  copy = xmalloc0 (len + 1);
-  memcpy (copy, buf, len);
-  root = yajl_tree_parse (copy, errbuf, sizeof errbuf);
-  if (!root)
-    return ar_err (err, 0, "state: invalid JSON: %s", errbuf[0] ? strtok (errbuf, "\n") : "parse error");
-  if (!YAJL_IS_OBJECT (root))
-    {
-      yajl_tree_free (root);
-      return ar_err (err, 0, "state: not a JSON object");
-    }
-  out->oci_version = dup_string (root, "ociVersion");
-  out->id = dup_string (root, "id");
-  out->status = dup_string (root, "status");
-  out->bundle = dup_string (root, "bundle");
+  out->oci_version = ar_state_str (root, "ociVersion");
+  out->id = ar_state_str (root, "id");
+  out->status = ar_state_str (root, "status");
+  out->bundle = ar_state_str (root, "bundle");
   const char *pid_path[] = { "pid", NULL };
   yajl_val pid = yajl_tree_get (root, pid_path, yajl_t_number);
-  if (pid)
+  if (pid && (!YAJL_IS_INTEGER (pid) || YAJL_GET_INTEGER (pid) < 0 || YAJL_GET_INTEGER (pid) > INT32_MAX))
     {
-      if (!YAJL_IS_INTEGER (pid) || YAJL_GET_INTEGER (pid) < 0 || YAJL_GET_INTEGER (pid) > INT32_MAX)
-        {
-          yajl_tree_free (root);
-          ar_state_clear (out);
-          return ar_err (err, 0, "state: pid: not a valid process id");
-        }
-      out->pid = (pid_t) YAJL_GET_INTEGER (pid);
+      yajl_tree_free (root);
+      ar_state_clear (out);
+      return ar_err (err, 0, "%s: pid: not a valid process id", what);
     }
+  out->pid = pid ? (pid_t) YAJL_GET_INTEGER (pid) : 0;
   const char *ann_path[] = { "annotations", NULL };
   yajl_val ann = yajl_tree_get (root, ann_path, yajl_t_object);
   if (ann)
@@ -68,13 +55,23 @@ ar_state_parse (const char *buf, size_t len, struct ar_state *out, ar_error **er
           out->n_annotations++;
         }
     }
-  yajl_tree_free (root);
   if (!out->id)
     {
+      yajl_tree_free (root);
       ar_state_clear (out);
-      return ar_err (err, 0, "state: id: missing");
+      return ar_err (err, 0, "%s: id: missing", what);
     }
+  if (tree)
+    *tree = root;
+  else
+    yajl_tree_free (root);
   return 0;
+}
+
+int
+ar_state_parse (const char *buf, size_t len, struct ar_state *out, ar_error **err)
+{
+  return ar_state_parse_tree (buf, len, "state", out, NULL, err);
 }
 
 char *

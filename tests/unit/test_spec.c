@@ -1,6 +1,6 @@
 /* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
  * endpoints), host names and ports, the bounded file reader, the JSON
- * writer, the RFC 3339 formatter and the JSON string escaper. */
+ * writer, the state reader, the RFC 3339 formatter and the JSON string escaper. */
 #include "config.h"
 #include "tap.h"
 #include "agent.h"
@@ -9,6 +9,7 @@
 #include "hostname.h"
 #include "jsongen.h"
 #include "spec.h"
+#include "spec_state.h"
 #include "strio.h"
 #include "util.h"
 
@@ -354,6 +355,52 @@ test_json_writer (void)
   ar_error_free (err);
 }
 
+/* The one state reader: the OCI fields, the caller's own keys from the
+ * tree, and the same refusals for either document. */
+static void
+test_state_reader (void)
+{
+  static const char doc[] = "{\"ociVersion\":\"1.2.0\",\"id\":\"c1\",\"pid\":42,\"bundle\":\"/b\","
+                            "\"annotations\":{\"k\":\"v\",\"n\":1},\"rootfs\":\"/b/rootfs\"}";
+  struct ar_state st;
+  yajl_val tree = NULL;
+  ar_error *err = NULL;
+  ok (ar_state_parse_tree (doc, strlen (doc), "state.json", &st, &tree, &err) == 0 && strcmp (st.id, "c1") == 0
+          && st.pid == 42 && strcmp (st.bundle, "/b") == 0 && st.n_annotations == 1
+          && strcmp (st.annotations[0].value, "v") == 0,
+      "a state document is read");
+  cleanup_free char *rootfs = tree ? ar_state_str (tree, "rootfs") : NULL;
+  is_str (rootfs, "/b/rootfs", "the caller reads its own keys from the tree");
+  if (tree)
+    yajl_tree_free (tree);
+  ar_state_clear (&st);
+  static const struct
+  {
+    const char *doc, *want;
+  } bad[] = {
+    { "{\"id\":\"c\",\"pid\":-1}", "state.json: pid: not a valid process id" },
+    { "{\"id\":\"c\",\"pid\":1.5}", "state.json: pid: not a valid process id" },
+    { "{\"pid\":1}", "state.json: id: missing" },
+    { "[1]", "state.json: .: expected an object, got an array" },
+    { "{\"id\":", "state.json: invalid JSON" },
+    { "{\"id\":\"a\\u0000b\"}", "state.json" },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
+    {
+      tree = (yajl_val) 1;
+      int r = ar_state_parse_tree (bad[i].doc, strlen (bad[i].doc), "state.json", &st, &tree, &err);
+      ok (r < 0 && !tree && !st.id && err && strncmp (err->msg, bad[i].want, strlen (bad[i].want)) == 0,
+          "state '%s' refused (%s)", bad[i].doc, err ? err->msg : "no error");
+      ar_error_free (err);
+      err = NULL;
+    }
+  char deep[400];
+  memset (deep, '[', sizeof deep - 1);
+  deep[sizeof deep - 1] = '\0';
+  ok (ar_state_parse (deep, strlen (deep), &st, &err) < 0 && err, "a state nested too deep is refused before yajl");
+  ar_error_free (err);
+}
+
 static void
 rfc_is (long long sec, long nsec, int digits, const char *want)
 {
@@ -473,6 +520,7 @@ main (void)
   test_ports ();
   test_read_regular ();
   test_json_writer ();
+  test_state_reader ();
   test_rfc3339 ();
   test_json_escape ();
   test_device_access ();
