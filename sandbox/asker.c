@@ -6,6 +6,7 @@
 #include "sbpaths.h"
 #include "log.h"
 #include "profile.h"
+#include "relay_child.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -26,7 +27,6 @@
 #include <unistd.h>
 
 #define QUESTION_WAIT_MS 2000   /* the server writes its line right after connecting */
-#define RELAY_WAIT_MS 5000
 
 enum answer { NO, YES, ALWAYS };
 
@@ -223,54 +223,26 @@ start_route_relay (struct ar_asker *a, struct ar_sandbox *sb, const char *ep, ar
 {
   if (a->n_relays == AR_ASKER_MAX_RELAYS)
     return ar_err (err, 0, "more than %d endpoints allowed at run time", AR_ASKER_MAX_RELAYS), NULL;
-  cleanup_free char *relay = ar_sandbox_find_helper ("agentrun-relay", err);
-  if (!relay)
-    return NULL;
   cleanup_free char *dir = xasprintf ("%s/ask-%zu", sb->tmpdir, a->n_relays);
   cleanup_free char *errlog = xasprintf ("%s.err", dir);
   char *sock = xasprintf ("%s/%s.sock", dir, ep);
-  char *argv[] = { (char *) "agentrun-relay", (char *) "--dir", dir, (char *) "--container", sb->id,
-                   (char *) "--grace", (char *) "1", (char *) "--allow", (char *) ep,
-                   sb->prof.audit ? (char *) "--audit" : NULL, sb->prof.audit, NULL };
-  pid_t parent = getpid ();
-  pid_t pid = fork ();
-  if (pid == 0)
+  char *extra[] = { (char *) "--allow", (char *) ep, NULL };
+  pid_t pid;
+  if (ar_relay_start (sb, dir, errlog, extra, &pid, err) < 0)
     {
-      sigset_t none;
-      sigemptyset (&none);
-      setpgid (0, 0);
-      if (prctl (PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid () != parent)
-        _exit (127);
-      /* its chatter goes to a file of ours, never to the terminal we ask on */
-      int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
-      int log = open (errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (nul < 0 || log < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (log, 2) < 0)
-        _exit (127);
-      sigprocmask (SIG_SETMASK, &none, NULL);
-      execv (relay, argv);
-      _exit (127);
-    }
-  if (pid < 0)
-    {
-      ar_err (err, errno, "fork for agentrun-relay");
       free (sock);
       return NULL;
     }
   a->relays[a->n_relays++] = pid;
-  for (long long end = ar_now_ms () + RELAY_WAIT_MS; ar_now_ms () < end; usleep (2000))
+  if (ar_relay_wait (&a->relays[a->n_relays - 1], errlog, &sock, 1, err) < 0)
     {
-      struct stat st;
-      if (lstat (sock, &st) == 0 && S_ISSOCK (st.st_mode))
-        return sock;
-      if (waitpid (pid, NULL, WNOHANG) == pid)
-        {
-          a->relays[--a->n_relays] = 0;
-          break;
-        }
+      ar_relay_stop (&a->relays[a->n_relays - 1]);
+      a->n_relays--;
+      ar_err_prefix (err, "agentrun-relay for %s", ep);
+      free (sock);
+      return NULL;
     }
-  ar_err (err, 0, "agentrun-relay for %s did not start", ep);
-  free (sock);
-  return NULL;
+  return sock;
 }
 
 static void
@@ -345,11 +317,7 @@ ar_asker_close (struct ar_asker *a)
   if (!a->path)
     return;   /* never opened */
   for (size_t i = 0; i < a->n_relays; i++)
-    if (a->relays[i] > 0)
-      {
-        kill (a->relays[i], SIGTERM);
-        waitpid (a->relays[i], NULL, 0);
-      }
+    ar_relay_stop (&a->relays[i]);
   a->n_relays = 0;
   for (size_t i = 0; i < a->n_blocked; i++)
     free (a->blocked[i]);

@@ -11,7 +11,7 @@ libarsandbox_a_SOURCES = \
 	sandbox/budgets.c sandbox/budgets.h \
 	sandbox/sbpaths.c sandbox/sbpaths.h sandbox/trust.c sandbox/trust.h \
 	sandbox/profile.c sandbox/profile.h sandbox/settings.c sandbox/settings.h \
-	sandbox/asker.c sandbox/asker.h \
+	sandbox/asker.c sandbox/asker.h sandbox/relay_child.c sandbox/relay_child.h \
 	sandbox/check.c sandbox/check.h sandbox/probes.c sandbox/probes.h
 
 # The agent seccomp profile, built in as a byte array (sandbox.c load_seccomp).

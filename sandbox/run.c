@@ -14,6 +14,7 @@
 #include "sandbox.h"
 #include "sbpaths.h"
 #include "profile.h"
+#include "relay_child.h"
 #include "settings.h"
 #include "util.h"
 
@@ -37,8 +38,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RELAY_WAIT_MS 5000
-#define RELAY_AUDIT_FD 100    /* where the relay finds the audit log */
 #define STOP_GRACE_MS 10000
 
 /* ---- limits without a cgroup ---- */
@@ -219,130 +218,34 @@ make_private_root (struct ar_sandbox *sb, ar_error **err)
   return 0;
 }
 
+/* The network step's relay: a route per --allow, ready when each socket
+ * of ours exists. */
 static int
-start_relay (struct ar_sandbox *sb, const char *relay_dir, const sigset_t *origmask, ar_error **err)
+start_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
 {
   const struct ar_agent_opts *o = &sb->prof;
-  cleanup_free char *relay = ar_sandbox_find_helper ("agentrun-relay", err);
-  if (!relay)
-    return ar_err_prefix (err, "network step");
-  size_t n = 0;
-  char **argv = xmalloc0 ((o->n_allow * 2 + 16) * sizeof *argv);
-  argv[n++] = xstrdup ("agentrun-relay");
-  argv[n++] = xstrdup ("--dir");
-  argv[n++] = xstrdup (relay_dir);
-  argv[n++] = xstrdup ("--container");
-  argv[n++] = xstrdup (sb->id);
-  argv[n++] = xstrdup ("--grace");   /* the container is gone when we stop it */
-  argv[n++] = xstrdup ("1");
-  /* held connections must not run the relay out of fds */
-  argv[n++] = xstrdup ("--max-conns");
-  argv[n++] = xasprintf ("%llu", sb->net_max_conns);
-  argv[n++] = xstrdup ("--idle-timeout");
-  argv[n++] = xasprintf ("%llu", sb->net_idle_timeout);
-  if (sb->audit_fd >= 0)
-    {
-      /* the log as we opened it: the relay never opens the path */
-      argv[n++] = xstrdup ("--audit-fd");
-      argv[n++] = xasprintf ("%d", RELAY_AUDIT_FD);
-    }
+  char **extra = xmalloc0 ((o->n_allow * 2 + 1) * sizeof *extra);
+  char **socks = xmalloc0 ((o->n_allow + 1) * sizeof *socks);
   for (size_t i = 0; i < o->n_allow; i++)
     {
       const struct ar_agent_endpoint *e = &o->allow[i];
-      argv[n++] = xstrdup ("--allow");
-      argv[n++] = e->upstream ? xasprintf ("%s:%d=%s", e->name, e->port, e->upstream)
-                              : xasprintf ("%s:%d%s", e->name, e->port, ar_agent_wildcard (e) ? "=connect" : "");
+      extra[2 * i] = (char *) "--allow";
+      extra[2 * i + 1] = e->upstream ? xasprintf ("%s:%d=%s", e->name, e->port, e->upstream)
+                                     : xasprintf ("%s:%d%s", e->name, e->port, ar_agent_wildcard (e) ? "=connect" : "");
+      socks[i] = xasprintf ("%s/%s:%d.sock", relay_dir, e->name, e->port);
     }
   cleanup_free char *errlog = xasprintf ("%s/relay.err", sb->tmpdir);
-  pid_t parent = getpid ();
-  pid_t pid = fork ();
-  if (pid == 0)
+  int r = ar_relay_start (sb, relay_dir, errlog, extra, &sb->relay_pid, err);
+  if (r == 0)
+    r = ar_relay_wait (&sb->relay_pid, errlog, socks, o->n_allow, err);
+  for (size_t i = 0; i < o->n_allow; i++)
     {
-      /* its own process group: a ^C on the terminal is ours to handle, and
-       * the relay goes away with us even if we are killed outright */
-      setpgid (0, 0);
-      if (prctl (PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid () != parent)
-        _exit (127);
-      /* its chatter goes to a file of ours, shown if it fails to start */
-      int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
-      int log = open (errlog, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (nul < 0 || log < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (log, 2) < 0)
-        _exit (127);
-      if (sb->audit_fd >= 0 && (sb->audit_fd == RELAY_AUDIT_FD ? fcntl (RELAY_AUDIT_FD, F_SETFD, 0)
-                                                               : dup2 (sb->audit_fd, RELAY_AUDIT_FD)) < 0)
-        _exit (127);
-      sigprocmask (SIG_SETMASK, origmask, NULL);
-      execv (relay, argv);
-      fprintf (stderr, "agentrun sandbox: exec %s: %s\n", relay, strerror (errno));
-      _exit (127);
+      free (extra[2 * i + 1]);
+      free (socks[i]);
     }
-  int saved = errno;
-  for (size_t i = 0; i < n; i++)
-    free (argv[i]);
-  free (argv);
-  if (pid < 0)
-    return ar_err (err, saved, "network step: fork for agentrun-relay");
-  sb->relay_pid = pid;
-  return 0;
-}
-
-/* The relay is ready when every socket of ours exists. */
-static int
-wait_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
-{
-  const struct ar_agent_opts *o = &sb->prof;
-  long long deadline = ar_now_ms () + RELAY_WAIT_MS;
-  for (;;)
-    {
-      size_t ready = 0;
-      int st;
-      for (size_t i = 0; i < o->n_allow; i++)
-        {
-          struct stat sst;
-          cleanup_free char *p = xasprintf ("%s/%s:%d.sock", relay_dir, o->allow[i].name, o->allow[i].port);
-          if (lstat (p, &sst) == 0 && S_ISSOCK (sst.st_mode))
-            ready++;
-        }
-      if (ready == o->n_allow)
-        return 0;
-      pid_t w = waitpid (sb->relay_pid, &st, WNOHANG);
-      if (w == sb->relay_pid)
-        {
-          char msg[512] = "";
-          cleanup_free char *errlog = xasprintf ("%s/relay.err", sb->tmpdir);
-          cleanup_close int fd = open (errlog, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-          ssize_t n = fd >= 0 ? read (fd, msg, sizeof msg - 1) : 0;
-          msg[n > 0 ? n : 0] = '\0';
-          msg[strcspn (msg, "\n")] = '\0';
-          sb->relay_pid = -1;
-          return ar_err (err, 0, "network step: agentrun-relay exited (status %d) before its sockets were ready: %s",
-                         WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st), msg);
-        }
-      if (ar_now_ms () > deadline)
-        return ar_err (err, ETIMEDOUT, "network step: agentrun-relay sockets in %s", relay_dir);
-      usleep (2000);
-    }
-}
-
-static void
-stop_relay (struct ar_sandbox *sb)
-{
-  if (sb->relay_pid <= 0)
-    return;
-  kill (sb->relay_pid, SIGTERM);
-  long long deadline = ar_now_ms () + 2000;
-  int st;
-  while (waitpid (sb->relay_pid, &st, WNOHANG) == 0)
-    {
-      if (ar_now_ms () > deadline)
-        {
-          kill (sb->relay_pid, SIGKILL);
-          waitpid (sb->relay_pid, &st, 0);
-          break;
-        }
-      usleep (5000);
-    }
-  sb->relay_pid = -1;
+  free (extra);
+  free (socks);
+  return r < 0 ? ar_err_prefix (err, "network step") : 0;
 }
 
 /* ---- the container, run by this process ---- */
@@ -485,7 +388,7 @@ cleanup (struct ar_ctx *ctx, struct ar_sandbox *sb)
         ar_warn ("sandbox cleanup: delete %s: %s", sb->id, derr->msg);
     }
   ar_asker_close (&sb->asker);
-  stop_relay (sb);
+  ar_relay_stop (&sb->relay_pid);
   ar_sbpaths_cleanup (sb);
   if (sb->tmpdir)
     {
@@ -583,7 +486,7 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
     goto out;
   ar_debug ("sandbox: bundle written in %s", bundle);
   if (net && sb->prof.n_allow > 0
-      && (start_relay (sb, relay_dir, &old, err) < 0 || wait_relay (sb, relay_dir, err) < 0))
+      && start_relay (sb, relay_dir, err) < 0)
     goto out;
   if ((sig = pending_stop (&set)))
     {
