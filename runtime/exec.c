@@ -115,7 +115,7 @@ struct exec_ctx {
   int sock;
   int pidfd;                     /* the container init */
   int rootfd;                    /* /proc/<init>/root */
-  int unixconn_sock;             /* to the connect supervisor, or -1 */
+  int unixconn_sock;             /* to the unixconn supervisor, or -1 */
   const struct ar_cstate *st;
   unsigned long ns_flags;
 };

@@ -331,7 +331,7 @@ init_main (struct ar_init_ctx *c)
    * and the filter (startContainer hooks run under it, as the process). */
   if (ar_landlock_apply (c->spec, &err) < 0)
     fail_late (err);
-  /* The connect supervisor, on the host, gets the filter's listener. It
+  /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
   if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
                          (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err) < 0)

@@ -40,7 +40,7 @@ struct ar_sync_msg {
  * (startContainer hook, execve): it writes 'E', the message and a '\0' (one
  * write, at most this many bytes, below PIPE_BUF so it is atomic) to the
  * fifo before it exits; `start` reads until EOF and fails with it. The
- * connect supervisor the init forks holds the fifo too, until it is ready,
+ * unixconn supervisor the init forks holds the fifo too, until it is ready,
  * and writes AR_START_REPORT_HELPER, its failure and a '\0' if it cannot
  * be (the init goes on running the command, so `start` kills it). One that
  * dies silently (SIGKILL) takes the seccomp listener with it: connect(2)
@@ -80,7 +80,7 @@ struct ar_init_ctx {
   int preserve_fds;
   int sock;                          /* the child end */
   int state_fd;                      /* O_PATH of the state folder: exec.fifo */
-  int unixconn_sock;                 /* to the connect supervisor, or -1 (unixconn.h) */
+  int unixconn_sock;                 /* to the unixconn supervisor, or -1 (unixconn.h) */
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool direct;                       /* the init is cloned in its namespaces, no child1 */

@@ -1,4 +1,4 @@
-/* run.agentrun.unix-connect: the annotation, the connect filter, and its
+/* run.agentrun.unixconn: the annotation, the connect filter, and its
  * handover to the supervisor (unixconn.h), in the container. */
 #include "config.h"
 #include "unixconn.h"
@@ -73,11 +73,17 @@ ar_unixconn_validate (const struct ar_spec *spec, ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
   size_t n;
+  /* the name this annotation had before: a bundle made then would run
+   * with every pathname socket open if it were ignored */
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    if (strcmp (spec->annotations[i].key, AR_UNIXCONN_OLD_ANNOTATION) == 0)
+      return ar_err (err, 0, "annotation " AR_UNIXCONN_OLD_ANNOTATION ": now named " AR_UNIXCONN_ANNOTATION
+                     " (make the bundle again with agentrun spec --agent)");
   if (!text)
     return 0;
   const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
   if (sc && sc->listener_path && *sc->listener_path)
-    return ar_err (err, 0, LABEL ": cannot be combined with linux.seccomp.listenerPath (the connect supervisor "
+    return ar_err (err, 0, LABEL ": cannot be combined with linux.seccomp.listenerPath (the unixconn supervisor "
                    "would run under that filter)");
   return ar_unixconn_parse (text, NULL, &n, err);
 }
@@ -166,11 +172,11 @@ send_handover (int sock, int listener, bool own_netns, int report, ar_error **er
   cleanup_close int userns = open ("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
   cleanup_close int diag = -1;
   if (root < 0)
-    return ar_err (err, errno, LABEL ": open the root for the connect supervisor");
+    return ar_err (err, errno, LABEL ": open the root for the unixconn supervisor");
   if (userns < 0)
-    return ar_err (err, errno, LABEL ": the connect supervisor needs /proc mounted in the container");
+    return ar_err (err, errno, LABEL ": the unixconn supervisor needs /proc mounted in the container");
   if (own_netns && (diag = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0)
-    return ar_err (err, errno, LABEL ": a sock_diag socket for the connect supervisor");
+    return ar_err (err, errno, LABEL ": a sock_diag socket for the unixconn supervisor");
   if (send_tagged (sock, 'L', listener, err) < 0 || send_tagged (sock, 'R', root, err) < 0
       || send_tagged (sock, 'U', userns, err) < 0 || send_tagged (sock, 'E', STDERR_FILENO, err) < 0
       || (diag >= 0 && send_tagged (sock, 'D', diag, err) < 0)
@@ -200,7 +206,7 @@ handover_result (int sock, int report, ar_error **sent, ar_error **err)
           return 0;
         }
       *err = *sent;
-      return ar_err_prefix (err, LABEL ": hand the listener to the connect supervisor");
+      return ar_err_prefix (err, LABEL ": hand the listener to the unixconn supervisor");
     }
   if (report >= 0)
     return 0;
@@ -208,9 +214,9 @@ handover_result (int sock, int report, ar_error **sent, ar_error **err)
   if (fd >= 0)
     close (fd);
   if (r < 0)
-    return ar_err_prefix (err, LABEL ": the connect supervisor's answer");
+    return ar_err_prefix (err, LABEL ": the unixconn supervisor's answer");
   if (r == 0)
-    return ar_err (err, 0, LABEL ": the connect supervisor exited before it was ready");
+    return ar_err (err, 0, LABEL ": the unixconn supervisor exited before it was ready");
   msg[r] = '\0';
   if (msg[0])
     return ar_err (err, 0, "%s", msg);
@@ -244,7 +250,7 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool
   if (!ar_unixconn_annotation (annotations, n_ann))
     return 0;
   if (sock < 0)
-    return ar_err (err, EINVAL, LABEL ": no connect supervisor was started");
+    return ar_err (err, EINVAL, LABEL ": no unixconn supervisor was started");
   struct handover_thread h = { .sock = sock, .listener = -1, .report = report, .own_netns = own_netns };
   pthread_t t;
   if (pipe2 (h.pipe, O_CLOEXEC) < 0)

@@ -7,7 +7,7 @@
  * answered by a supervisor process outside every seccomp filter. The
  * annotation is a JSON array of paths inside the container, the pathname
  * sockets that may be reached besides the container's own:
- *     "run.agentrun.unix-connect": "[\"/run/user/1000/ssh-agent.sock\"]"
+ *     "run.agentrun.unixconn": "[\"/run/user/1000/ssh-agent.sock\"]"
  * A socket bound in the container's own network namespace (one it made,
  * not joined) was made inside and may be reached too.
  *
@@ -36,7 +36,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#define AR_UNIXCONN_ANNOTATION "run.agentrun.unix-connect"
+#define AR_UNIXCONN_ANNOTATION "run.agentrun.unixconn"
+#define AR_UNIXCONN_OLD_ANNOTATION "run.agentrun.unix-connect" /* refused, never read */
 
 /* Upper bound of allowed sockets, and of connects served at once on
  * blocking stream sockets (each in its own thread: one stalled listener

@@ -1,4 +1,4 @@
-/* The connect supervisor (unixconn.h): one notification at a time from the
+/* The unixconn supervisor (unixconn.h): one notification at a time from the
  * listener; each connect, or sendto with an address, is performed here, on
  * the caller's own open file (pidfd_getfd), with the address and data
  * copied once, and answered with its result. Never
@@ -570,7 +570,7 @@ ar_unixconn_serve (const struct ar_unixconn_ctx *ctx)
   C = ctx;
   if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
     {
-      dprintf (2, "agentrun: connect supervisor: SECCOMP_GET_NOTIF_SIZES: %s\n", strerror (errno));
+      dprintf (2, "agentrun: unixconn supervisor: SECCOMP_GET_NOTIF_SIZES: %s\n", strerror (errno));
       _exit (1);
     }
   size_t size = sizes.seccomp_notif > sizeof (struct seccomp_notif) ? sizes.seccomp_notif : sizeof (struct seccomp_notif);
@@ -599,7 +599,7 @@ ar_unixconn_serve (const struct ar_unixconn_ctx *ctx)
         {
           if (errno == EINTR || errno == ENOENT)
             continue;
-          dprintf (2, "agentrun: connect supervisor: SECCOMP_IOCTL_NOTIF_RECV: %s\n", strerror (errno));
+          dprintf (2, "agentrun: unixconn supervisor: SECCOMP_IOCTL_NOTIF_RECV: %s\n", strerror (errno));
           _exit (1);
         }
       handle (listener, req);

@@ -1,4 +1,4 @@
-/* The connect supervisor's start (unixconn.h): forked by the runtime on
+/* The unixconn supervisor's start (unixconn.h): forked by the runtime on
  * the host, before the container's process exists, so it is in no pid
  * namespace of the container's (nothing inside can name it to signal or
  * ptrace it); it waits for the handover, then joins the container's user
@@ -250,7 +250,7 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
   if (err || enter_container (&h, self_fd, &err) < 0 || ar_unixconn_parse (text, allow, &n, &err) < 0
       || drop_to (u, &err) < 0)
     {
-      ar_err_prefix (&err, "connect supervisor");
+      ar_err_prefix (&err, "unixconn supervisor");
       report_failure (sock, h.report, err->msg);
       _exit (1);
     }
@@ -304,7 +304,7 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
   if (pid < 0)
     {
       close (sv[1]);
-      return ar_err (err, e, "annotation " AR_UNIXCONN_ANNOTATION ": fork the connect supervisor");
+      return ar_err (err, e, "annotation " AR_UNIXCONN_ANNOTATION ": fork the unixconn supervisor");
     }
   *sock = sv[1];
   return 0;

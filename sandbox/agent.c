@@ -711,7 +711,7 @@ landlock_text (const struct ar_agent_opts *o)
   return ar_gen_text (&L, "run.agentrun.landlock");
 }
 
-/* The run.agentrun.unix-connect annotation (runtime/unixconn.h): connect(2)
+/* The run.agentrun.unixconn annotation (runtime/unixconn.h): connect(2)
  * reaches the --unix-socket sockets and no other pathname socket, even one
  * inside a folder bound in. */
 static char *
@@ -724,7 +724,7 @@ unix_connect_text (const struct ar_agent_opts *o)
     if (o->binds[i].socket)
       ar_gen_str (&U, o->binds[i].path);
   ar_gen_array_close (&U);
-  return ar_gen_text (&U, "run.agentrun.unix-connect");
+  return ar_gen_text (&U, "run.agentrun.unixconn");
 }
 
 static void
@@ -739,7 +739,7 @@ g_annotations (struct ar_gen *G, const struct ar_agent_opts *o)
   /* every source here is a resolved path: a symlink met at mount time was
    * planted after the sandbox checked it */
   ar_gen_key_str (G, "run.agentrun.bind-nofollow", "true");
-  ar_gen_key_str (G, "run.agentrun.unix-connect", uc);
+  ar_gen_key_str (G, "run.agentrun.unixconn", uc);
   /* pid 1 is agentrun's own (runtime/pid1.h), not the agent's command */
   ar_gen_key_str (G, "run.agentrun.init", "true");
   ar_gen_map_close (G);

@@ -308,7 +308,7 @@ require_all (struct report *r, const struct ar_agent_opts *o, bool unix_socket)
   const struct ar_agent_endpoint *e = first_exact (o);
   cleanup_free char *allow = e ? xasprintf ("control-allowed-endpoint:%s:%d", e->name, e->port) : NULL;
   const char *extra[] = { ctl, allow, o->landlock_abi > 0 ? "landlock" : NULL,
-                          unix_socket ? "unix-connect:visible-host-socket" : NULL };
+                          unix_socket ? "unixconn:visible-host-socket" : NULL };
   for (size_t i = 0; i < ARRAY_SIZE (required) - 1 + ARRAY_SIZE (extra); i++)
     {
       const char *name = i < ARRAY_SIZE (required) - 1 ? required[i] : extra[i - (ARRAY_SIZE (required) - 1)];

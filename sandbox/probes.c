@@ -453,7 +453,7 @@ probe_landlock (const struct probe_args *a)
 }
 
 /* A host socket inside the workspace: visible, listening, mode 0777, so
- * only the connect supervisor stands between the agent and it. */
+ * only the unixconn supervisor stands between the agent and it. */
 static void
 probe_unix_socket (const char *path)
 {
@@ -462,7 +462,7 @@ probe_unix_socket (const char *path)
   cleanup_close int s = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int r = s < 0 ? -1 : connect (s, (struct sockaddr *) &a, sizeof a);
   int e = errno;
-  report ("unix-connect:visible-host-socket", "refused", r == 0 ? "connected to the host's socket" : strerror (e),
+  report ("unixconn:visible-host-socket", "refused", r == 0 ? "connected to the host's socket" : strerror (e),
           r == 0 ? "crossed" : "ok");
 }
 

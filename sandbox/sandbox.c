@@ -210,7 +210,7 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
 }
 
 /* --unix-socket: a read-only bind of one socket, and the only pathname
- * socket connect(2) may reach (run.agentrun.unix-connect). It hands over
+ * socket connect(2) may reach (run.agentrun.unixconn). It hands over
  * whatever the socket's server grants. */
 static int
 add_socket (struct ar_sandbox *sb, const char *arg, ar_error **err)

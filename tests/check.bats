@@ -33,11 +33,11 @@ check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" c
   for p in inherited-fd "read-credential:$FHOME/.ssh/id_test" write-outside:/usr write-outside:/etc \
     "write-outside:$FHOME" host-loopback outside-address:10.255.255.1 resolve-denied-name see-host-process \
     effective-capability create-user-namespace mount tiocsti write-proc-sys write-sys \
-    "control-write:$WS" "control-write:$OUT" unix-connect:visible-host-socket; do
+    "control-write:$WS" "control-write:$OUT" unixconn:visible-host-socket; do
     echo "$output" | grep -q "^ok  *$p" || { echo "missing: $p"; false; }
   done
-  # a listening host socket in the workspace, visible: refused by the connect supervisor
-  echo "$output" | grep -E '^ok +unix-connect:visible-host-socket +expected: refused +got: Permission denied$'
+  # a listening host socket in the workspace, visible: refused by the unixconn supervisor
+  echo "$output" | grep -E '^ok +unixconn:visible-host-socket +expected: refused +got: Permission denied$'
   # nothing of the probes is left on the host
   [ -z "$(find "$WS" "$OUT" "$FHOME" -name '.agentrun-probe-*')" ]
 }

@@ -254,7 +254,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 @test "unix-socket: a socket bound in by mistake is visible but cannot be connected" {
   need_cmd socat
   # Neither a read-only mount nor Landlock (ABI 7 here at most) governs
-  # connect(2) on a pathname socket: run.agentrun.unix-connect does. Bound
+  # connect(2) on a pathname socket: run.agentrun.unixconn does. Bound
   # at /srv/s, read-only, outside every Landlock rule:
   mkdir -p "$T/s2"
   chmod 755 "$T/s2"
@@ -264,7 +264,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
     --arg d "$T/s2"
   mkdir -p "$T/b/rootfs/srv/s"
   chown -R "$AGENT_UID:$AGENT_UID" "$T/b/rootfs/srv"
-  jq -e '.annotations["run.agentrun.unix-connect"] == "[]"' "$T/b/config.json"
+  jq -e '.annotations["run.agentrun.unixconn"] == "[]"' "$T/b/config.json"
   run ar run -b "$T/b" ll-sock
   echo "$output"
   if [ "$(landlock_abi)" -ge 1 ]; then
@@ -272,7 +272,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   fi
   [[ "$output" != *OTHER-SOCKET* ]]
   # the control: without the annotation the same mistake hands the socket over
-  config_edit "$T/b" 'del(.annotations["run.agentrun.unix-connect"])'
+  config_edit "$T/b" 'del(.annotations["run.agentrun.unixconn"])'
   run ar run -b "$T/b" ll-sock2
   echo "$output"
   [[ "$output" == *OTHER-SOCKET* ]]

@@ -19,7 +19,7 @@ tests_seccomp_notify_agent_SOURCES = tests/seccomp-notify-agent.c
 # Static: it also runs inside busybox containers as a syscall probe.
 tests_seccomp_notify_agent_LDFLAGS = -static -pthread
 tests_seccomp_notify_agent_CFLAGS = -Wall -Wextra -Werror -std=gnu11 -O2 -g -pthread   # no sanitizers: static
-# The connect supervisor's probe tests/unixsock.bats runs inside sandboxes (static too).
+# The unixconn supervisor's probe tests/unixconn.bats runs inside sandboxes (static too).
 noinst_PROGRAMS += tests/unixconn-probe
 tests_unixconn_probe_SOURCES = tests/unixconn-probe.c
 tests_unixconn_probe_LDFLAGS = -static -pthread

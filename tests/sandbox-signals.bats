@@ -115,7 +115,7 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
     for p in /proc/[0-9]*; do [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"; done
     return 0
   }
-  # pid 1, the command and the netproxy server (the connect supervisor
+  # pid 1, the command and the netproxy server (the unixconn supervisor
   # lives on the host, outside the sandbox's namespaces)
   [ "$(in_netns | wc -l)" -ge 3 ]
   LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")

@@ -1,4 +1,4 @@
-/* Test helper for run.agentrun.unix-connect (tests/unixsock.bats): static,
+/* Test helper for run.agentrun.unixconn (tests/unixconn.bats): static,
  * so that it runs in any sandbox or bundle.
  *   unixconn-probe connect PATH         connect, print "ok LINE" (the server's first line) or "refused ERRNO"
  *   unixconn-probe nodump connect PATH  the same after PR_SET_DUMPABLE 0 (as ssh does)

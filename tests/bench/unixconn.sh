@@ -1,5 +1,5 @@
 #!/bin/bash
-# What the connect supervisor (run.agentrun.unix-connect) costs per connect(2).
+# What the unixconn supervisor (run.agentrun.unixconn) costs per connect(2).
 #
 #   sudo tests/bench/unixconn.sh [N]
 #
@@ -42,7 +42,7 @@ env -u SUDO_UID -u SUDO_GID HOME="$tmp/home" "$AGENTRUN" spec --agent --bundle "
 
 echo "with the supervisor:"
 "$AGENTRUN" --root "$tmp/root" run -b "$tmp/b" ucb-on
-jq 'del(.annotations["run.agentrun.unix-connect"])' "$tmp/b/config.json" >"$tmp/c.json"
+jq 'del(.annotations["run.agentrun.unixconn"])' "$tmp/b/config.json" >"$tmp/c.json"
 mv "$tmp/c.json" "$tmp/b/config.json"
 echo "without (the kernel alone, same seccomp profile otherwise):"
 "$AGENTRUN" --root "$tmp/root" run -b "$tmp/b" ucb-off

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# run.agentrun.unix-connect: connect(2) and sendto(2) under the supervisor.
+# run.agentrun.unixconn: connect(2) and sendto(2) under the supervisor.
 # The sandbox can see a host socket inside its workspace; only the
 # --unix-socket one may be connected, by absolute or relative path, by a
 # non-dumpable client, and whatever a second thread does to the address;
@@ -33,7 +33,7 @@ teardown() {
 
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
-# The host pids of the connect supervisors of container ID ("ar-unixconn ID").
+# The host pids of the unixconn supervisors of container ID ("ar-unixconn ID").
 supervisors() {
   ps -eo pid=,args= | awk -v id="$1" '$2 == "ar-unixconn" && $3 == id && NF == 3 { print $1 }'
 }
@@ -103,7 +103,7 @@ echo "link-other $($p connect link-other.sock)"
 echo "link-chosen $($p connect link-chosen.sock)"
 echo "magic $(python3 -c "$MAGIC")"'
 
-@test "unixsock: only the --unix-socket one connects, by any path, also from a non-dumpable client" {
+@test "unixconn: only the --unix-socket one connects, by any path, also from a non-dumpable client" {
   two_servers
   run sb -e MAGIC --unix-socket "$WS/chosen.sock" -- bash -c "$PROBES"
   check_lines
@@ -112,7 +112,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$output" = "ok OTHER" ]
 }
 
-@test "unixsock: without --unix-socket no pathname socket connects, not even one in the workspace" {
+@test "unixconn: without --unix-socket no pathname socket connects, not even one in the workspace" {
   two_servers
   run sb -- sh -c './probe connect chosen.sock; ./probe connect other.sock; echo done'
   echo "$output"
@@ -121,7 +121,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [[ "$output" != *"ok "* ]]
 }
 
-@test "unixsock: a second thread rewriting the address never gets through" {
+@test "unixconn: a second thread rewriting the address never gets through" {
   two_servers
   run sb --unix-socket "$WS/chosen.sock" -- ./probe race "$WS/chosen.sock" "$WS/other.sock" 3000
   echo "$output"
@@ -130,7 +130,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [[ "$output" == "held "* ]]
 }
 
-@test "unixsock: TCP through the netproxy and abstract sockets of the sandbox's own still connect" {
+@test "unixconn: TCP through the netproxy and abstract sockets of the sandbox's own still connect" {
   need_cmd socat
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -139,15 +139,15 @@ echo "magic $(python3 -c "$MAGIC")"'
   for i in $(seq 50); do bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && break; sleep 0.1; done
   run sb --allow "echo.test:443=127.0.0.1:$port" -- bash -c '
     exec 3<>/dev/tcp/echo.test/443 && head -n1 <&3
-    socat ABSTRACT-LISTEN:agentrun-unixsock-test SYSTEM:"echo ABSTRACT-OWN" & sleep 0.5
-    socat -u ABSTRACT-CONNECT:agentrun-unixsock-test -'
+    socat ABSTRACT-LISTEN:agentrun-unixconn-test SYSTEM:"echo ABSTRACT-OWN" & sleep 0.5
+    socat -u ABSTRACT-CONNECT:agentrun-unixconn-test -'
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *TCP-UPSTREAM* ]]
   [[ "$output" == *ABSTRACT-OWN* ]]
 }
 
-@test "unixsock: the supervisor is out of the agent's reach, and its own filter cannot take connect over" {
+@test "unixconn: the supervisor is out of the agent's reach, and its own filter cannot take connect over" {
   two_servers
   # The escape: a filter of the agent's own with a new listener, whose
   # thread answers CONTINUE, would take precedence over ours for connect.
@@ -169,7 +169,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[4]}" = end ]
 }
 
-@test "unixsock: the supervisor lives on the host as the agent's uid, and dies with the sandbox" {
+@test "unixconn: the supervisor lives on the host as the agent's uid, and dies with the sandbox" {
   two_servers
   sb --unix-socket "$WS/chosen.sock" -- sh -c './probe connect chosen.sock >"$PWD/first"
     while [ ! -e "$PWD/go" ]; do sleep 0.1; done' 3>&- &
@@ -190,7 +190,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   wait_for bash -c "! kill -0 $pid"
 }
 
-@test "unixsock: with the supervisor gone, connect fails with ENOSYS" {
+@test "unixconn: with the supervisor gone, connect fails with ENOSYS" {
   two_servers
   sb --unix-socket "$WS/chosen.sock" -- sh -c './probe connect chosen.sock >"$PWD/before"
     while [ ! -e "$PWD/go" ]; do sleep 0.1; done
@@ -215,10 +215,10 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$(sed -n 4p "$WS/after")" = "refused ENOSYS" ]
 }
 
-@test "unixsock: without a network namespace of its own, Landlock's abstract scope still holds and only chosen sockets connect" {
+@test "unixconn: without a network namespace of its own, Landlock's abstract scope still holds and only chosen sockets connect" {
   need_cmd socat
   two_servers
-  local name=agentrun-unixsock-$$-$RANDOM
+  local name=agentrun-unixconn-$$-$RANDOM
   socat ABSTRACT-LISTEN:"$name",fork SYSTEM:'echo HOST-ABSTRACT' &
   track_pid $!
   wait_for socat -u ABSTRACT-CONNECT:"$name" - >/dev/null
@@ -230,7 +230,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   # the host's network namespace: its sysctls are not the container's to set
   config_edit "$T/b" '.linux.namespaces |= map(select(.type != "network"))
     | .linux.sysctl |= with_entries(select(.key | startswith("net.") | not))'
-  run ar run -b "$T/b" unixsock-hostnet
+  run ar run -b "$T/b" unixconn-hostnet
   echo "$output"
   [ "$status" -eq 0 ]
   # the supervisor is outside the Landlock domain: it refuses for it
@@ -241,7 +241,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[3]}" = "ok CHOSEN" ]
 }
 
-@test "unixsock: datagrams with an address reach the --unix-socket one only" {
+@test "unixconn: datagrams with an address reach the --unix-socket one only" {
   "$WS/probe" dgram-serve "$WS/host-dgram.sock" "$T/host.out" &
   track_pid $!
   "$WS/probe" dgram-serve "$WS/chosen-dgram.sock" "$T/chosen.out" &
@@ -268,7 +268,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ ! -e "$T/host.out" ]
 }
 
-@test "unixsock: sockets bound inside the sandbox connect, in the workspace, /tmp and HOME" {
+@test "unixconn: sockets bound inside the sandbox connect, in the workspace, /tmp and HOME" {
   two_servers
   run sb -- sh -c './probe own "$PWD"; ./probe own /tmp; ./probe own "$HOME"; ./probe connect other.sock; true'
   echo "$output"
@@ -279,7 +279,7 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "${lines[6]}" = "refused EACCES" ]
 }
 
-@test "unixsock: tmux and Python's multiprocessing.Manager work inside" {
+@test "unixconn: tmux and Python's multiprocessing.Manager work inside" {
   need_cmd tmux python3
   run sb -- sh -c '
     python3 -c "import multiprocessing; m = multiprocessing.Manager(); d = m.dict(); d[1] = 2; print(\"manager\", d[1]); m.shutdown()"
@@ -304,13 +304,13 @@ check_ssh_agent_inside() {
   [[ "$output" == *"made-inside (ED25519)"* ]]
 }
 
-@test "unixsock: an ssh-agent started inside: ssh-add connects and loads a key" {
+@test "unixconn: an ssh-agent started inside: ssh-add connects and loads a key" {
   need_cmd ssh-agent ssh-add ssh-keygen
   run sb -- sh -c "$SSH_AGENT_INSIDE"
   check_ssh_agent_inside
 }
 
-@test "unixsock: an ssh-agent started inside, as a plain user without XDG_RUNTIME_DIR" {
+@test "unixconn: an ssh-agent started inside, as a plain user without XDG_RUNTIME_DIR" {
   need_cmd ssh-agent ssh-add ssh-keygen
   id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
   [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
@@ -320,7 +320,7 @@ check_ssh_agent_inside() {
   check_ssh_agent_inside
 }
 
-@test "unixsock: a supervisor killed as it starts leaves connect failing with ENOSYS" {
+@test "unixconn: a supervisor killed as it starts leaves connect failing with ENOSYS" {
   two_servers
   # The init does not wait for its supervisor: the command may run before
   # the supervisor has its listener. Killed then, it takes the listener (in
@@ -334,35 +334,42 @@ check_ssh_agent_inside() {
   [ "${lines[2]}" = end ]
 }
 
-@test "unixsock: a supervisor that cannot start fails the sandbox and takes the command down" {
+@test "unixconn: a supervisor that cannot start fails the sandbox and takes the command down" {
   two_servers
   # It says why through exec.fifo; start fails with that and kills the
   # init, which may already run the command: it must not live on.
   AGENTRUN_FAULT=unixconn-supervisor-error run sb --unix-socket "$WS/chosen.sock" -- bash -c 'sleep 2; touch survived'
   echo "$output"
   [ "$status" -eq 125 ]
-  echo "$output" | grep -q 'connect supervisor: take uid 65534 gid 65534'
+  echo "$output" | grep -q 'unixconn supervisor: take uid 65534 gid 65534'
   # nothing left: no state, and the command never gets to its touch
   [ -z "$(ls -A "$ROOT" 2>/dev/null | grep -v '^\.seccomp-cache$')" ]
   sleep 3
   [ ! -e "$WS/survived" ]
 }
 
-@test "unixsock: a bundle's annotation is checked before the container starts" {
+@test "unixconn: a bundle's annotation is checked before the container starts" {
   make_bundle "$T/b" true
-  config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"relative.sock\"]"'
-  run ar run -b "$T/b" unixsock-bad
+  config_edit "$T/b" '.annotations["run.agentrun.unixconn"] = "[\"relative.sock\"]"'
+  run ar run -b "$T/b" unixconn-bad
   echo "$output"
   [ "$status" -ne 0 ]
-  [[ "$output" == *'annotation run.agentrun.unix-connect: $[0]: not an absolute path'* ]]
-  config_edit "$T/b" '.annotations["run.agentrun.unix-connect"] = "[\"/missing.sock\"]"'
-  run ar run -b "$T/b" unixsock-missing
+  [[ "$output" == *'annotation run.agentrun.unixconn: $[0]: not an absolute path'* ]]
+  config_edit "$T/b" '.annotations["run.agentrun.unixconn"] = "[\"/missing.sock\"]"'
+  run ar run -b "$T/b" unixconn-missing
   echo "$output"
   [ "$status" -ne 0 ]
-  [[ "$output" == *'annotation run.agentrun.unix-connect: $[0]: /missing.sock: No such file or directory'* ]]
+  [[ "$output" == *'annotation run.agentrun.unixconn: $[0]: /missing.sock: No such file or directory'* ]]
+  # the annotation's former name is refused, never ignored
+  config_edit "$T/b" 'del(.annotations["run.agentrun.unixconn"]) | .annotations["run.agentrun.unix-connect"] = "[]"'
+  run ar run -b "$T/b" unixconn-old
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'annotation run.agentrun.unix-connect: now named run.agentrun.unixconn'* ]]
+  [ ! -e "$ROOT/unixconn-old" ]
 }
 
-@test "unixsock: as the unprivileged user agentrun-test" {
+@test "unixconn: as the unprivileged user agentrun-test" {
   id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
   [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
   two_servers
@@ -378,13 +385,13 @@ check_ssh_agent_inside() {
   [[ "$output" == "held "* ]]
 }
 
-@test "unixsock: a process joining with exec is under its own supervisor, on the host" {
+@test "unixconn: a process joining with exec is under its own supervisor, on the host" {
   two_servers
   env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/b" --workspace "$WS" \
     --unix-socket "$WS/chosen.sock" -- sleep 60
-  ar run -d -b "$T/b" unixsock-exec </dev/null >/dev/null 2>&1 3>&-
-  [ "$(supervisors unixsock-exec | wc -l)" -eq 1 ]
-  run ar exec --cwd "$WS" unixsock-exec bash -c './probe connect chosen.sock; ./probe connect other.sock
+  ar run -d -b "$T/b" unixconn-exec </dev/null >/dev/null 2>&1 3>&-
+  [ "$(supervisors unixconn-exec | wc -l)" -eq 1 ]
+  run ar exec --cwd "$WS" unixconn-exec bash -c './probe connect chosen.sock; ./probe connect other.sock
     ./probe own /tmp
     for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = ar-unixconn ] && echo visible; done; sleep 1'
   echo "$output"
@@ -395,9 +402,9 @@ check_ssh_agent_inside() {
   [[ "$output" != *visible* ]]
   # the exec's own supervisor is gone with its process; the init's stays
   export -f supervisors
-  wait_for bash -c '[ "$(supervisors unixsock-exec | wc -l)" -eq 1 ]'
-  ar delete -f unixsock-exec
-  wait_for bash -c '[ -z "$(supervisors unixsock-exec)" ]' 
+  wait_for bash -c '[ "$(supervisors unixconn-exec | wc -l)" -eq 1 ]'
+  ar delete -f unixconn-exec
+  wait_for bash -c '[ -z "$(supervisors unixconn-exec)" ]' 
 }
 
 # sshd as agentrun-test: an unprivileged sshd needs no privilege separation
@@ -405,14 +412,14 @@ check_ssh_agent_inside() {
 # authorized keys live in the test's folder. The key lives only in an
 # ssh-agent run as the sandbox's uid (it serves no other), forwarded with
 # --unix-socket; the ssh client inside makes itself non-dumpable.
-@test "unixsock: git over ssh through a forwarded ssh-agent, against the test's own sshd" {
+@test "unixconn: git over ssh through a forwarded ssh-agent, against the test's own sshd" {
   need_cmd ssh ssh-agent ssh-add ssh-keygen git setpriv
   [ -x /usr/sbin/sshd ] || skip "sshd missing (openssh-server)"
   id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
   local d=$T/sshd a=$T/agent port sock
   mkdir -p "$d" "$a"
   ssh-keygen -q -t ed25519 -N '' -f "$d/host_key"
-  ssh-keygen -q -t ed25519 -N '' -C unixsock-git -f "$a/id"
+  ssh-keygen -q -t ed25519 -N '' -C unixconn-git -f "$a/id"
   cp "$a/id.pub" "$d/authorized_keys"
   git init -q -b main "$d/src"
   echo FROM-THE-SSH-REMOTE >"$d/src/README"
@@ -453,7 +460,7 @@ check_ssh_agent_inside() {
   [[ "$output" == *"Permission denied (publickey)"* ]]
 }
 
-@test "unixsock: a connect stuck on a full backlog stalls no other connect" {
+@test "unixconn: a connect stuck on a full backlog stalls no other connect" {
   "$WS/probe" hold "$WS/full.sock" &
   track_pid $!
   serve "$WS/chosen.sock" CHOSEN
