@@ -53,31 +53,6 @@ static const struct ar_opt global_opts[] = {
   { NULL, 0, false, 0 },
 };
 
-int
-cmd_version (struct ar_ctx *ctx, int argc, char **argv)
-{
-  static const struct ar_opt opts[] = { { "help", 'h', false, 1 }, { NULL, 0, false, 0 } };
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = opts };
-  cleanup_error ar_error *err = NULL;
-  const char *arg;
-  int id = argc > 0 ? ar_opt_next (&p, &arg, &err) : 0;
-  (void) ctx;
-  if (id < 0)
-    {
-      ar_log_error (ar_steal_ptr (err));
-      return 1;
-    }
-  if (id > 0)
-    {
-      printf ("usage: agentrun version\n");
-      return 0;
-    }
-  const struct scmp_version *v = seccomp_version ();
-  printf ("agentrun version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", PACKAGE_VERSION, GIT_COMMIT,
-          AR_SPEC_VERSION_STRING, v->major, v->minor, v->micro);
-  return 0;
-}
-
 static void
 usage (FILE *out)
 {

@@ -40,7 +40,6 @@ ar_log_set_command (const char *name)
   log_command = name;
 }
 
-int ar_log_fd (void) { return log_fd; }
 bool ar_log_debug_enabled (void) { return log_debug; }
 
 void

@@ -14,8 +14,6 @@ int ar_log_init (const char *file, const char *format, bool debug, ar_error **er
  * on stderr then read "agentrun: NAME: message", so messages never name
  * it themselves. The log file's lines keep the message alone, as runc's. */
 void ar_log_set_command (const char *name);
-/* The fd the log writes to, for children (hooks) whose output is logged; -1 if stderr only. */
-int ar_log_fd (void);
 bool ar_log_debug_enabled (void);
 void ar_log (enum ar_log_level level, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* Report an error object at error level (and free it). */

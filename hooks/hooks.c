@@ -27,12 +27,6 @@ static const char *const stage_names[AR_HOOK_N_STAGES] = {
   "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
 };
 
-const char *
-ar_hook_stage_name (enum ar_hook_stage stage)
-{
-  return (unsigned) stage < AR_HOOK_N_STAGES ? stage_names[stage] : "unknown";
-}
-
 /* One hook to run: where its executable is, and what it gets. */
 struct job {
   const struct ar_hook *h;

@@ -9,8 +9,6 @@
 #include "error.h"
 #include "model.h"
 
-const char *ar_hook_stage_name (enum ar_hook_stage stage);   /* "createRuntime", ... */
-
 /* Run the hooks of one stage in the calling process's namespaces. */
 int ar_hooks_run (const struct ar_hooks *hooks, enum ar_hook_stage stage, const char *state_json, ar_error **err);
 

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "audit.h"
+#include "clock.h"
 #include "ev.h"
 #include "strio.h"
 #include "util.h"
@@ -74,8 +75,8 @@ audit_json_str (char *out, size_t cap, const char *s)
 static void
 emit (const struct audit *a, const char *body)
 {
-  char ts[32], cont[300], line[2048];
-  ev_rfc3339 (ts);
+  char ts[AR_RFC3339_LEN], cont[300], line[2048];
+  ar_rfc3339_now_buf (3, ts);
   if (a->container)
     audit_json_str (cont, sizeof cont, a->container);
   else

@@ -92,12 +92,6 @@ ev_now_ms (void)
 }
 
 void
-ev_rfc3339 (char buf[32])
-{
-  ar_rfc3339_now_buf (3, buf);
-}
-
-void
 ev_raise_nofile (void)
 {
   struct rlimit rl;

@@ -39,9 +39,8 @@ int ev_run_once (struct ev_loop *l, int timeout_ms);
 /* Free what is pending and the loop itself (at exit). */
 void ev_fini (struct ev_loop *l);
 
-/* Monotonic milliseconds, and wall-clock RFC3339 (UTC, ms) into buf[32]. */
+/* Monotonic milliseconds. */
 uint64_t ev_now_ms (void);
-void ev_rfc3339 (char buf[32]);
 
 /* Raise RLIMIT_NOFILE's soft limit to the hard limit. */
 void ev_raise_nofile (void);

@@ -30,6 +30,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+static void ar_lsm_exec_close (struct ar_lsm_exec *x);
+
 #ifndef SELINUX_MAGIC
 #define SELINUX_MAGIC 0xf97cff8c
 #endif
@@ -177,7 +179,7 @@ ar_lsm_apply (struct ar_lsm_exec *x, ar_error **err)
   return r;
 }
 
-void
+static void
 ar_lsm_exec_close (struct ar_lsm_exec *x)
 {
   if (x->apparmor_fd >= 0)

@@ -23,6 +23,5 @@ struct ar_lsm_exec {
 int ar_lsm_prepare (const struct ar_process *p, struct ar_lsm_exec *x, ar_error **err);
 /* Write them (the calling task's own attributes, taking effect at execve); closes. */
 int ar_lsm_apply (struct ar_lsm_exec *x, ar_error **err);
-void ar_lsm_exec_close (struct ar_lsm_exec *x);
 
 #endif

@@ -25,9 +25,6 @@ static const struct { int flag; const char *proc; } ns_info[AR_NS_N] = {
   [AR_NS_TIME] = { CLONE_NEWTIME, "time" },
 };
 
-int ar_ns_clone_flag (enum ar_ns_type t) { return ns_info[t].flag; }
-const char *ar_ns_proc_name (enum ar_ns_type t) { return ns_info[t].proc; }
-
 static const char *
 type_name (enum ar_ns_type t)
 {

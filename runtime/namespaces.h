@@ -9,8 +9,6 @@
 #include "error.h"
 #include "model.h"
 
-int ar_ns_clone_flag (enum ar_ns_type t);          /* CLONE_NEW* */
-const char *ar_ns_proc_name (enum ar_ns_type t);   /* name under /proc/PID/ns/ */
 
 /* CLONE_NEW* flags of the namespaces to create (listed without a path). */
 unsigned long ar_ns_new_flags (const struct ar_linux *lnx);

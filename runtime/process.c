@@ -47,7 +47,7 @@ set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
   return 0;
 }
 
-bool
+static bool
 ar_sysctl_is_ipc (const char *key)
 {
   return strncmp (key, "kernel.shm", 10) == 0 || strncmp (key, "kernel.msg", 10) == 0
@@ -297,7 +297,8 @@ ar_process_setup_cwd (const struct ar_process *p, ar_error **err)
   return check_cwd_inside (cwd, err);
 }
 
-const char *
+/* PATH from an env array, or the default. */
+static const char *
 ar_process_path_env (const struct ar_process *p)
 {
   for (size_t i = 0; i < p->n_env; i++)
@@ -381,7 +382,8 @@ ar_process_exit_status (int step, int errnum)
   return 1;
 }
 
-int
+/* additionalGids, gid, uid (keeping capabilities across it), umask. */
+static int
 ar_process_set_user (const struct ar_process *p, ar_error **err)
 {
   const struct ar_user *u = &p->user;

@@ -19,7 +19,6 @@ int ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, bool ski
 /* The IPC namespace's sysctls (kernel.shm*, kernel.msg*, kernel.sem,
  * fs.mqueue.*): which keys, whether the spec has any, and writing them
  * alone through /proc (they are the writer's IPC namespace's). */
-bool ar_sysctl_is_ipc (const char *key);
 bool ar_process_has_ipc_sysctl (const struct ar_spec *spec);
 int ar_process_setup_ipc_sysctl (const struct ar_spec *spec, ar_error **err);
 /* rlimits, personality, oomScoreAdj, ioPriority, scheduler. */
@@ -38,8 +37,6 @@ enum { AR_STEP_LOOKUP = 1, AR_STEP_EXECVE };
  * was found but may not be executed (EACCES from the lookup or from
  * execve), 1 for anything else (any other step, another errno). */
 int ar_process_exit_status (int step, int errnum);
-/* additionalGids, gid, uid (keeping capabilities across it), umask. */
-int ar_process_set_user (const struct ar_process *p, ar_error **err);
 /* What the caller adds to the last steps (any callback may be NULL). */
 struct ar_exec_tail {
   int preserve_fds;              /* fds 3..3+n-1 stay open */
@@ -56,8 +53,6 @@ struct ar_exec_tail {
 int ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog,
                      bool seccomp_loaded, const struct ar_exec_tail *t, ar_error **err);
 
-/* PATH from an env array, or the default. */
-const char *ar_process_path_env (const struct ar_process *p);
 /* base with each NAME=VALUE of add set (replacing base's NAME); the strings
  * are shared, only the array is new. */
 char **ar_env_merge (char **base, size_t nb, char *const *add, size_t na, size_t *n);

@@ -347,12 +347,6 @@ ar_seccomp_load (struct ar_seccomp_prog *prog, int *listener_fd, ar_error **err)
   return 0;
 }
 
-bool
-ar_seccomp_prog_uses_notify (const struct ar_seccomp_prog *prog)
-{
-  return prog && prog->notify;
-}
-
 void
 ar_seccomp_prog_free (struct ar_seccomp_prog *prog)
 {

@@ -30,8 +30,6 @@ int ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_ro
 /* Load it into the calling thread. With SCMP_ACT_NOTIFY rules, *listener_fd gets
  * the notify fd (O_CLOEXEC; else -1). Allocates nothing. */
 int ar_seccomp_load (struct ar_seccomp_prog *prog, int *listener_fd, ar_error **err);
-/* True when the program has NOTIFY rules (a listener fd will come out of load). */
-bool ar_seccomp_prog_uses_notify (const struct ar_seccomp_prog *prog);
 /* Send the notify fd and the container state JSON to listenerPath (SCM_RIGHTS),
  * as the runtime-spec describes (containerProcessState, fds ["seccompFd"]). */
 int ar_seccomp_send_listener (const struct ar_seccomp *sc, int listener_fd, const char *state_json, ar_error **err);

@@ -19,7 +19,8 @@
 #include <time.h>
 #include <yajl/yajl_tree.h>
 
-int
+/* Create the state root (0700) when missing. */
+static int
 ar_root_ensure (const char *root, ar_error **err)
 {
   cleanup_free char *copy = NULL;

@@ -32,8 +32,6 @@ struct ar_cstate {
   struct ar_kv *annotations; size_t n_annotations;
 };
 
-/* Create the state root (0700) when missing. */
-int ar_root_ensure (const char *root, ar_error **err);
 /* mkdir <root>/<id> (0700) and lock it; fails when the id is taken. */
 int ar_state_create (const char *root, const char *id, int *dirfd, ar_error **err);
 /* Open and lock <root>/<id>; fails when the id is unknown. Shared or exclusive. */

@@ -29,21 +29,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct probe_args {
-  long host_pid;
-  int loopback_port;
-  int fd;
-  char *allow_name; int allow_port;
-  const char *deny_name;
-  const char *token;
-  const char **writes; size_t n_writes;
-  const char **controls; size_t n_controls;
-  const char **creds; size_t n_creds;
-  bool landlock;
-  const char **ll_writes; size_t n_ll_writes;
-  const char *unix_socket;       /* a host socket the sandbox can see, not a --unix-socket */
-};
-
 static void
 report (const char *name, const char *expected, const char *got, const char *verdict)
 {
@@ -54,7 +39,7 @@ report (const char *name, const char *expected, const char *got, const char *ver
 /* ---- files ---- */
 
 static void
-probe_creds (const struct probe_args *a)
+probe_creds (const struct ar_probe_args *a)
 {
   for (size_t i = 0; i < a->n_creds; i++)
     {
@@ -157,7 +142,7 @@ probe_tcp4 (const char *name, const char *ip, int port, int ms)
 }
 
 static void
-probe_dns (const struct probe_args *a)
+probe_dns (const struct ar_probe_args *a)
 {
   struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
   char name[300], got[300];
@@ -183,7 +168,7 @@ probe_dns (const struct probe_args *a)
 
 /* Control: the allowed endpoint answers (connect and one exchange). */
 static void
-probe_allowed (const struct probe_args *a)
+probe_allowed (const struct ar_probe_args *a)
 {
   char name[300], port[16];
   struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
@@ -217,7 +202,7 @@ probe_allowed (const struct probe_args *a)
 /* ---- process ---- */
 
 static void
-probe_host_pid (const struct probe_args *a)
+probe_host_pid (const struct ar_probe_args *a)
 {
   char path[64], comm[64] = "", got[200];
   snprintf (path, sizeof path, "/proc/%ld/comm", a->host_pid);
@@ -237,9 +222,8 @@ probe_host_pid (const struct probe_args *a)
   report ("see-host-process", "not visible", got, seen ? "crossed" : "ok");
 }
 
-/* Anything open beyond stdio was inherited: the runtime must close it. */
-static void
-probe_fds (const struct probe_args *a)
+void
+ar_probes_fds (const struct ar_probe_args *a)
 {
   char got[512] = "", link[256], path[64];
   size_t len = 0;
@@ -417,7 +401,7 @@ probe_foreign_abi (void)
  * --landlock-write folder is one the mounts let through (a bind made
  * writable by mistake): creating a file there must still fail, EACCES. */
 static void
-probe_landlock (const struct probe_args *a)
+probe_landlock (const struct ar_probe_args *a)
 {
   char got[400];
   long abi = syscall (444 /* landlock_create_ruleset */, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
@@ -466,97 +450,23 @@ probe_unix_socket (const char *path)
           r == 0 ? "crossed" : "ok");
 }
 
-/* ---- the command ---- */
+/* ---- all of them, in order ---- */
 
-enum { P_HOST_PID = 1, P_LOOPBACK, P_FD, P_ALLOW, P_DENY_NAME, P_TOKEN, P_WRITE, P_CONTROL, P_CRED, P_LANDLOCK,
-       P_LL_WRITE, P_UNIX };
-
-static const struct ar_opt probe_opts[] = {
-  { "host-pid", 0, true, P_HOST_PID }, { "loopback", 0, true, P_LOOPBACK }, { "fd", 0, true, P_FD },
-  { "allow", 0, true, P_ALLOW }, { "deny-name", 0, true, P_DENY_NAME }, { "token", 0, true, P_TOKEN },
-  { "write", 0, true, P_WRITE }, { "control-write", 0, true, P_CONTROL }, { "cred", 0, true, P_CRED },
-  { "landlock", 0, false, P_LANDLOCK }, { "landlock-write", 0, true, P_LL_WRITE },
-  { "unix-socket", 0, true, P_UNIX }, { NULL, 0, false, 0 },
-};
-
-static void
-push (const char ***v, size_t *n, const char *s)
+void
+ar_probes_run (const struct ar_probe_args *a)
 {
-  *v = xrealloc (*v, (*n + 1) * sizeof **v);
-  (*v)[(*n)++] = s;
-}
-
-static int
-parse_probe_args (int argc, char **argv, struct probe_args *a, ar_error **err)
-{
-  struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = probe_opts };
-  const char *arg;
-  unsigned long long v;
-  int id;
-  while ((id = ar_opt_next (&p, &arg, err)) > 0)
-    switch (id)
-      {
-      case P_HOST_PID:
-        if (ar_opt_uint ("--host-pid", arg, 4194304, &v, err) < 0)
-          return -1;
-        a->host_pid = (long) v;
-        break;
-      case P_LOOPBACK:
-        if (ar_opt_uint ("--loopback", arg, 65535, &v, err) < 0)
-          return -1;
-        a->loopback_port = (int) v;
-        break;
-      case P_FD:
-        if (ar_opt_uint ("--fd", arg, 1 << 20, &v, err) < 0)
-          return -1;
-        a->fd = (int) v;
-        break;
-      case P_ALLOW:
-        {
-          char *c = strrchr (arg, ':');
-          if (!c || ar_opt_uint ("--allow", c + 1, 65535, &v, err) < 0)
-            return ar_err (err, 0, "--allow %s: expected NAME:PORT", arg);
-          a->allow_name = strndup (arg, (size_t) (c - arg));
-          a->allow_port = (int) v;
-          break;
-        }
-      case P_DENY_NAME: a->deny_name = arg; break;
-      case P_TOKEN: a->token = arg; break;
-      case P_WRITE: push (&a->writes, &a->n_writes, arg); break;
-      case P_CONTROL: push (&a->controls, &a->n_controls, arg); break;
-      case P_CRED: push (&a->creds, &a->n_creds, arg); break;
-      case P_LANDLOCK: a->landlock = true; break;
-      case P_LL_WRITE: a->landlock = true; push (&a->ll_writes, &a->n_ll_writes, arg); break;
-      case P_UNIX: a->unix_socket = arg; break;
-      }
-  return id < 0 ? -1 : 0;
-}
-
-int
-cmd_probe (struct ar_ctx *ctx, int argc, char **argv)
-{
-  struct probe_args a = { .fd = -1, .deny_name = "example.com", .token = "x" };
-  cleanup_error ar_error *err = NULL;
-  (void) ctx;
-  /* first, before anything of ours can open a file */
-  probe_fds (&a);
-  if (parse_probe_args (argc, argv, &a, &err) < 0)
-    {
-      fprintf (stderr, "%s: %s\n", AR_PROBE_CMD, err->msg);
-      return 2;
-    }
-  probe_creds (&a);
-  for (size_t i = 0; i < a.n_writes; i++)
-    probe_write ("write-outside", a.writes[i], a.token, "not on the host");
-  for (size_t i = 0; i < a.n_controls; i++)
-    probe_write ("control-write", a.controls[i], a.token, "on the host");
-  if (a.loopback_port)
-    probe_tcp4 ("host-loopback:127.0.0.1", "127.0.0.1", a.loopback_port, 1000);
+  probe_creds (a);
+  for (size_t i = 0; i < a->n_writes; i++)
+    probe_write ("write-outside", a->writes[i], a->token, "not on the host");
+  for (size_t i = 0; i < a->n_controls; i++)
+    probe_write ("control-write", a->controls[i], a->token, "on the host");
+  if (a->loopback_port)
+    probe_tcp4 ("host-loopback:127.0.0.1", "127.0.0.1", a->loopback_port, 1000);
   probe_tcp4 ("outside-address:10.255.255.1:80", "10.255.255.1", 80, 1000);
   probe_tcp4 ("outside-address:1.1.1.1:53", "1.1.1.1", 53, 1000);
-  probe_dns (&a);
-  if (a.host_pid)
-    probe_host_pid (&a);
+  probe_dns (a);
+  if (a->host_pid)
+    probe_host_pid (a);
   probe_caps ();
   probe_child ("create-user-namespace", do_userns);
   probe_child ("mount", do_mount);
@@ -568,16 +478,10 @@ cmd_probe (struct ar_ctx *ctx, int argc, char **argv)
                       (const char *const[]){ "/proc/sys/kernel/hostname", "/proc/sys/vm/drop_caches", NULL });
   probe_kernel_write ("write-sys",
                       (const char *const[]){ "/sys/kernel/uevent_helper", "/sys/fs/cgroup/cgroup.procs", NULL });
-  if (a.allow_name)
-    probe_allowed (&a);
-  if (a.landlock)
-    probe_landlock (&a);
-  if (a.unix_socket)
-    probe_unix_socket (a.unix_socket);
-  free (a.allow_name);
-  free (a.writes);
-  free (a.controls);
-  free (a.creds);
-  free (a.ll_writes);
-  return 0;
+  if (a->allow_name)
+    probe_allowed (a);
+  if (a->landlock)
+    probe_landlock (a);
+  if (a->unix_socket)
+    probe_unix_socket (a->unix_socket);
 }

@@ -7,8 +7,8 @@
 #ifndef AR_PROBES_H
 #define AR_PROBES_H
 
-#include "cli.h"
-#include "context.h"
+#include <stdbool.h>
+#include <stddef.h>
 
 #define AR_PROBE_BIN "/run/agentrun/agentrun"   /* where check binds agentrun */
 #define AR_PROBE_CMD "__probe"
@@ -16,6 +16,26 @@
 /* Prefix of the files the write probes create ("<prefix><token>"). */
 #define AR_PROBE_FILE_PREFIX ".agentrun-probe-"
 
-int cmd_probe (struct ar_ctx *ctx, int argc, char **argv);
+/* What check tells the probes (cli/cmd_probe.c reads it from the command line). */
+struct ar_probe_args {
+  long host_pid;
+  int loopback_port;
+  int fd;
+  char *allow_name; int allow_port;
+  const char *deny_name;
+  const char *token;
+  const char **writes; size_t n_writes;
+  const char **controls; size_t n_controls;
+  const char **creds; size_t n_creds;
+  bool landlock;
+  const char **ll_writes; size_t n_ll_writes;
+  const char *unix_socket;       /* a host socket the sandbox can see, not a --unix-socket */
+};
+
+/* Anything open beyond stdio was inherited: the runtime must close it. Run
+ * first, before anything of ours can open a file. */
+void ar_probes_fds (const struct ar_probe_args *a);
+/* Every other probe, one line each. */
+void ar_probes_run (const struct ar_probe_args *a);
 
 #endif

@@ -79,7 +79,8 @@ ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label
   return ar_json_parse (buf, len, label, out, err);
 }
 
-char *
+/* The folder of path (absolute, caller frees), for relative paths in it. */
+static char *
 ar_profile_dir_of (const char *path, ar_error **err)
 {
   char buf[PATH_MAX];

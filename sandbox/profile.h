@@ -45,8 +45,6 @@ extern const char ar_profile_opts_help[];
 int ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out,
                           ar_error **err);
 
-/* The folder of path (absolute, caller frees), for relative paths in it. */
-char *ar_profile_dir_of (const char *path, ar_error **err);
 
 /* Add endpoint ("NAME:PORT") to the "allow" list of the profile at path,
  * keeping its other keys; the file is created if missing and replaced

@@ -146,7 +146,8 @@ rm_at (int dfd, const char *name, unsigned char type, dev_t dev, ar_error **err)
   return r;
 }
 
-int
+/* Remove a folder tree without following symlinks or crossing mounts. */
+static int
 ar_sandbox_rmtree (const char *path, ar_error **err)
 {
   struct stat st;

@@ -146,7 +146,5 @@ int ar_sandbox_fit_limits (struct ar_ctx *ctx, struct ar_sandbox *sb, ar_error *
 int ar_sandbox_check_userns (ar_error **err);
 /* A helper binary next to /proc/self/exe, else in PATH (absolute, caller frees). */
 char *ar_sandbox_find_helper (const char *name, ar_error **err);
-/* Remove a folder tree without following symlinks or crossing mounts. */
-int ar_sandbox_rmtree (const char *path, ar_error **err);
 
 #endif

@@ -127,7 +127,7 @@ next_component (char **rest)
   return c;
 }
 
-int
+static int
 ar_sbpaths_walk (const struct ar_devino *w, size_t n, const char *path, bool *inside, size_t *which)
 {
   cleanup_free char *buf = xstrdup (path);

@@ -60,6 +60,5 @@ void ar_fsid_leave (struct ar_fsid *s);
  * errno: ELOOP for such a symlink (or ".." there). *inside says whether the
  * point reached lies inside one of them (also on failure), *which which. */
 struct ar_devino { dev_t dev; ino_t ino; };
-int ar_sbpaths_walk (const struct ar_devino *w, size_t n, const char *path, bool *inside, size_t *which);
 
 #endif

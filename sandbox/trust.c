@@ -25,7 +25,7 @@ ar_trust_store_dir (const char *home)
 }
 
 /* The entry's name: the hex SHA-256 of the path. */
-char *
+static char *
 ar_trust_entry (const char *store, const char *path, const char *suffix)
 {
   unsigned char h[AR_SHA256_LEN];

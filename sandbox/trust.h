@@ -21,8 +21,6 @@ char *ar_trust_store_dir (const char *home);
 int ar_trust_check (const char *store, const char *path, const char *text, size_t len, uid_t uid, gid_t gid,
                     ar_error **err);
 
-/* The entry file of path in store, with suffix ("" or ".path"). */
-char *ar_trust_entry (const char *store, const char *path, const char *suffix);
 /* The trusted bytes of path: 0, or -1 with errno (ENOENT: none yet). */
 int ar_trust_read (const char *store, const char *path, char **text, size_t *len);
 /* Record text as the trusted content of path, as uid/gid. */

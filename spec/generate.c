@@ -18,7 +18,7 @@ const char *const ar_default_readonly_paths[] = {
   "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL,
 };
 
-void
+static void
 ar_gen_default_process (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   static const char *const args[] = { "sh", NULL };
@@ -69,7 +69,7 @@ gen_mount (struct ar_gen *g, const char *dest, const char *type, const char *sou
   ar_gen_map_close (g);
 }
 
-void
+static void
 ar_gen_default_mounts (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
@@ -111,7 +111,7 @@ gen_idmap (struct ar_gen *g, const char *key, uint32_t host)
   ar_gen_array_close (g);
 }
 
-void
+static void
 ar_gen_default_linux (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   ar_gen_str (g, "linux");

@@ -16,9 +16,6 @@ struct ar_gen_opts {
 };
 
 /* The parts of the default config. */
-void ar_gen_default_process (struct ar_gen *g, const struct ar_gen_opts *o);   /* "process": {...} */
-void ar_gen_default_mounts (struct ar_gen *g, const struct ar_gen_opts *o);    /* "mounts": [...] */
-void ar_gen_default_linux (struct ar_gen *g, const struct ar_gen_opts *o);     /* "linux": {...} */
 extern const char *const ar_default_masked_paths[];
 extern const char *const ar_default_readonly_paths[];
 extern const char *const ar_default_caps[];

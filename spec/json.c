@@ -165,7 +165,8 @@ ar_json_member (struct ar_jctx *c, yajl_val obj, const char *key, yajl_type type
   return 1;
 }
 
-int
+/* As ar_json_member, but absence is an error ("missing required field"). */
+static int
 ar_json_required (struct ar_jctx *c, yajl_val obj, const char *key, yajl_type type, yajl_val *out)
 {
   int r = ar_json_member (c, obj, key, type, out);
@@ -216,7 +217,7 @@ integer_text (const char *s)
   return true;
 }
 
-int
+static int
 ar_json_node_int (struct ar_jctx *c, yajl_val v, int64_t min, int64_t max, int64_t *out)
 {
   const char *s = v->u.number.r;
@@ -459,7 +460,9 @@ skip_string (const char *buf, size_t len, size_t i, size_t *bad)
   return len;
 }
 
-int
+/* Checks on the raw buffer before yajl sees it: size, NUL bytes, "\u0000"
+ * escapes (C strings would silently truncate them), nesting depth. */
+static int
 ar_json_prescan (const char *buf, size_t len, const char *label, size_t max_size, int max_depth, ar_error **err)
 {
   int depth = 0;

@@ -37,9 +37,6 @@ int ar_jerr (struct ar_jctx *c, const char *fmt, ...) __attribute__ ((format (pr
 /* Same, for member `key` of the current object, without descending. */
 int ar_jerr_at (struct ar_jctx *c, const char *key, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
-/* Checks on the raw buffer before yajl sees it: size, NUL bytes, "\u0000"
- * escapes (C strings would silently truncate them), nesting depth. */
-int ar_json_prescan (const char *buf, size_t len, const char *label, size_t max_size, int max_depth, ar_error **err);
 /* prescan + yajl_tree_parse; the root must be an object. */
 int ar_json_parse (const char *buf, size_t len, const char *label, yajl_val *out, ar_error **err);
 
@@ -47,8 +44,6 @@ int ar_json_parse (const char *buf, size_t len, const char *label, yajl_val *out
  * duplicate key). `type` is one of yajl_t_string, _number, _object, _array,
  * or yajl_t_true for a boolean. */
 int ar_json_member (struct ar_jctx *c, yajl_val obj, const char *key, yajl_type type, yajl_val *out);
-/* As above but absence is an error ("missing required field"). */
-int ar_json_required (struct ar_jctx *c, yajl_val obj, const char *key, yajl_type type, yajl_val *out);
 
 /* Typed getters. `required` makes absence an error; `has` (may be NULL) says
  * whether the value was present. Return 0 or -1. */
@@ -65,7 +60,6 @@ int ar_json_kv (struct ar_jctx *c, yajl_val obj, const char *key, struct ar_kv *
 /* Convert a number node (already known to be a number) with range checks,
  * from its text so that uint64 values above INT64_MAX are exact. The error
  * names the current path. */
-int ar_json_node_int (struct ar_jctx *c, yajl_val v, int64_t min, int64_t max, int64_t *out);
 int ar_json_node_uint (struct ar_jctx *c, yajl_val v, uint64_t max, uint64_t *out);
 
 /* An array of objects: allocates n elements of elem_size (zeroed) and calls fn

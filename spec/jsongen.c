@@ -22,7 +22,8 @@ ar_gen_init (struct ar_gen *G, const char *indent)
     }
 }
 
-void
+/* Drop the generator without its text. */
+static void
 ar_gen_free (struct ar_gen *G)
 {
   if (G->g)
@@ -110,7 +111,7 @@ ar_gen_int (struct ar_gen *G, long long v)
   keep (G, yajl_gen_integer (G->g, v));
 }
 
-void
+static void
 ar_gen_number (struct ar_gen *G, const char *s, size_t n)
 {
   keep (G, yajl_gen_number (G->g, s, n));
@@ -130,7 +131,7 @@ ar_gen_bool (struct ar_gen *G, bool v)
   keep (G, yajl_gen_bool (G->g, v));
 }
 
-void
+static void
 ar_gen_null (struct ar_gen *G)
 {
   keep (G, yajl_gen_null (G->g));

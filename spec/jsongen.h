@@ -31,17 +31,13 @@ int ar_gen_done (struct ar_gen *G, const char *what, char **out, size_t *len, ar
  * belongs, a map left open or too deep a nesting, a bug of the emitter and
  * never of its input: that is printed, naming WHAT, and aborts. */
 char *ar_gen_text (struct ar_gen *G, const char *what);
-/* Drop the generator without its text. */
-void ar_gen_free (struct ar_gen *G);
 
 void ar_gen_str (struct ar_gen *G, const char *s);
 void ar_gen_strn (struct ar_gen *G, const char *s, size_t n);
 void ar_gen_int (struct ar_gen *G, long long v);
 /* A number given as its decimal text (a uint64 above INT64_MAX stays exact). */
-void ar_gen_number (struct ar_gen *G, const char *s, size_t n);
 void ar_gen_u64 (struct ar_gen *G, unsigned long long v);
 void ar_gen_bool (struct ar_gen *G, bool v);
-void ar_gen_null (struct ar_gen *G);
 void ar_gen_map_open (struct ar_gen *G);
 void ar_gen_map_close (struct ar_gen *G);
 void ar_gen_array_open (struct ar_gen *G);

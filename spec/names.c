@@ -159,15 +159,6 @@ ar_rlimit_from_name (const char *name)
   return -1;
 }
 
-const char *
-ar_rlimit_name (int resource)
-{
-  for (size_t i = 0; i < ARRAY_SIZE (rlimits); i++)
-    if (rlimits[i].resource == resource)
-      return rlimits[i].name;
-  return NULL;
-}
-
 int
 ar_ioprio_class_from_name (const char *name)
 {

@@ -31,7 +31,5 @@ int ar_capability_last (void);
 /* IOPRIO_CLASS_* and SCHED_* values as the kernel numbers them. */
 int ar_ioprio_class_from_name (const char *name);
 int ar_sched_policy_from_name (const char *name);
-/* "RLIMIT_NOFILE" for RLIMIT_NOFILE; NULL if unknown. */
-const char *ar_rlimit_name (int resource);
 
 #endif

@@ -333,8 +333,3 @@ ar_dbus_close (struct ar_dbus *d)
   free (d);
 }
 
-const char *
-ar_dbus_address (const struct ar_dbus *d)
-{
-  return d->address;
-}

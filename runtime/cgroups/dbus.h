@@ -16,8 +16,6 @@ struct ar_dbus;
  * and each wait). */
 int ar_dbus_open_system (struct ar_dbus **out, int timeout_ms, ar_error **err);
 void ar_dbus_close (struct ar_dbus *d);
-/* The address tried, for error messages. */
-const char *ar_dbus_address (const struct ar_dbus *d);
 
 /* A received message: buf owns the bytes that msg points into. */
 struct ar_dbus_reply { unsigned char *buf; struct ar_dbus_msg msg; };

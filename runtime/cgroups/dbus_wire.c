@@ -42,7 +42,7 @@ ar_dbus_put_align (struct ar_dbus_buf *b, size_t n)
   put_bytes (b, zero, (n - b->len % n) % n);
 }
 
-void
+static void
 ar_dbus_put_u8 (struct ar_dbus_buf *b, uint8_t v)
 {
   put_bytes (b, &v, 1);

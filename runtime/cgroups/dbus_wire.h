@@ -27,7 +27,6 @@ struct ar_dbus_buf { unsigned char *data; size_t len, cap; };
 
 void ar_dbus_buf_free (struct ar_dbus_buf *b);
 void ar_dbus_put_align (struct ar_dbus_buf *b, size_t n);
-void ar_dbus_put_u8 (struct ar_dbus_buf *b, uint8_t v);
 void ar_dbus_put_u32 (struct ar_dbus_buf *b, uint32_t v);
 void ar_dbus_put_u64 (struct ar_dbus_buf *b, uint64_t v);
 void ar_dbus_put_bool (struct ar_dbus_buf *b, bool v);

@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static int ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o, int target_fd, const char *what, ar_error **err);
+
 enum opt_kind { K_ATTR, K_RATTR, K_PROP, K_BIND, K_RBIND, K_REMOUNT, K_IDMAP, K_RIDMAP, K_SB, K_NOOP, K_COPYUP };
 
 struct opt_def {
@@ -129,7 +131,8 @@ apply_attr (uint64_t *set, uint64_t *clr, const struct opt_def *d)
     }
 }
 
-int
+/* Parse an OCI options array. `where` names it in errors ("mounts[2]"). */
+static int
 ar_mount_opts_parse (char *const *options, size_t n, const char *where, struct ar_mount_opts *o, ar_error **err)
 {
   memset (o, 0, sizeof *o);
@@ -170,7 +173,7 @@ ar_mount_opts_parse (char *const *options, size_t n, const char *where, struct a
   return 0;
 }
 
-void
+static void
 ar_mount_opts_clear (struct ar_mount_opts *o)
 {
   for (size_t i = 0; i < o->n_data; i++)
@@ -778,7 +781,9 @@ cg_mount_v1 (const struct cg_mnt *v, size_t n, bool cgroupns, const struct ar_mo
   return ar_mount_setattr (tfd, o, what, err);
 }
 
-int
+/* The cgroup and cgroup2 mount types (cgroups.c in this folder is about
+ * resources; this is about what the container sees at /sys/fs/cgroup). */
+static int
 ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o,
                  int target_fd, const char *what, ar_error **err)
 {

@@ -23,10 +23,6 @@ struct ar_mount_opts {
   char **data; size_t n_data;          /* anything else, handed to the filesystem */
 };
 
-/* Parse an OCI options array. `where` names it in errors ("mounts[2]"). */
-int ar_mount_opts_parse (char *const *options, size_t n, const char *where, struct ar_mount_opts *o,
-                         ar_error **err);
-void ar_mount_opts_clear (struct ar_mount_opts *o);
 
 /* Set o's attributes on a mount fd (detached or attached). */
 int ar_mount_setattr (int mnt_fd, const struct ar_mount_opts *o, const char *what, ar_error **err);
@@ -50,9 +46,5 @@ void ar_mounts_close_binds (int *fds, size_t n);
 /* Mount config mount number index (spec->mounts[index]) into the rootfs. */
 int ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err);
 
-/* The cgroup and cgroup2 mount types (cgroups.c in this folder is about
- * resources; this is about what the container sees at /sys/fs/cgroup). */
-int ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o,
-                     int target_fd, const char *what, ar_error **err);
 
 #endif
