@@ -13,7 +13,6 @@
 
 load helpers
 
-AGENT_UID=65534
 USER_NAME=agentrun-test
 NPM_CACHE=${AGENTRUN_NPM_CACHE:-/var/cache/agentrun-tests/npm-agents}
 NPM_BIN=$NPM_CACHE/node_modules/.bin

@@ -4,22 +4,15 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path has its own tests, run as agentrun-test)"
-  let_others_walk_to "$T"
-  WS=$T/ws OUT=$T/out FHOME=$T/home
-  mkdir -p "$WS" "$OUT" "$FHOME/.ssh"
+  OUT=$BATS_TEST_TMPDIR/out
+  sandbox_setup "the unprivileged path has its own tests, run as agentrun-test" "$OUT"
+  mkdir -p "$FHOME/.ssh"
   echo SSH-SECRET >"$FHOME/.ssh/id_test"
-  chown -R "$AGENT_UID:$AGENT_UID" "$WS" "$OUT" "$FHOME"
+  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME"
 }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
+teardown() { sandbox_teardown; }
 
 check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" check --workspace "$WS" "$@"; }
 

@@ -123,3 +123,54 @@ wait_for() {
   for i in $(seq 100); do "$@" 2>/dev/null && return 0; sleep 0.1; done
   return 1
 }
+
+# ---- the sandbox suites (sandbox*.bats, check, landlock, profiles, unixconn) ----
+# Run as root, the agent runs as nobody; its folders are made here and given
+# to that uid, under $BATS_TEST_TMPDIR, with a fake home.
+AGENT_UID=65534
+
+# sandbox_setup WHY [DIR...]: skips (saying WHY root is needed) unless root;
+# T, and WS and FHOME (and each DIR) made and owned by the agent.
+sandbox_setup() {
+  T=$BATS_TEST_TMPDIR
+  [ "$(id -u)" = 0 ] || skip "needs root ($1)"
+  shift
+  let_others_walk_to "$T"
+  WS=$T/ws FHOME=$T/home
+  mkdir -p "$WS" "$FHOME" "$@"
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME" "$@"
+}
+
+# What each sandbox test leaves: its processes, containers, and a sandbox
+# folder its agentrun had no chance to remove (SIGKILL).
+sandbox_teardown() {
+  kill_tracked
+  cleanup_containers
+  [ -z "${LEFT_TMPDIR:-}" ] || rm -rf "$LEFT_TMPDIR"
+}
+
+# The sandbox as a person would start it, with the fake home so that
+# nothing of the real one is involved.
+sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+
+# start_cmd NAME [OPTIONS] -- CMD...: `sandbox OPTIONS -- CMD...` in the
+# background (stderr in $T/err), waiting until CMD runs: SB is agentrun's pid, ID the container, INIT its pid 1
+# and CMD the command's pid, as the host sees them. NAME: CMD's process name.
+start_cmd() {
+  NAME=$1; shift
+  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@" 2>"$T/err" &
+  SB=$!
+  track_pid $SB
+  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
+  ID=$(ls "$ROOT" | grep '^sandbox-')
+  wait_for test -s "$ROOT/$ID/state.json"
+  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
+  wait_for cmd_running
+}
+cmd_running() {
+  local c
+  for c in $(cat "/proc/$INIT/task/$INIT/children"); do
+    grep -q "^Name:.*$NAME" "/proc/$c/status" && CMD=$c && return 0
+  done
+  return 1
+}

@@ -5,22 +5,14 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path has its own tests, run as agentrun-test)"
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home DATA=$T/data
-  mkdir -p "$WS" "$FHOME" "$DATA"
+  DATA=$BATS_TEST_TMPDIR/data
+  sandbox_setup "the unprivileged path has its own tests, run as agentrun-test" "$DATA"
   echo DATA-CONTENT >"$DATA/file"
-  chown -R "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME" "$DATA"
+  chown "$AGENT_UID:$AGENT_UID" "$DATA/file"
 }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
+teardown() { sandbox_teardown; }
 
 have_landlock() {
   python3 -c 'import ctypes,sys; l=ctypes.CDLL(None); sys.exit(0 if l.syscall(444, None, 0, 1) >= 1 else 1)' ||
@@ -222,8 +214,6 @@ start_unix_server() {
   for i in $(seq 50); do [ -S "$path" ] && return 0; sleep 0.1; done
   return 1
 }
-
-sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
 @test "unix-socket: the chosen socket answers inside, a host socket not bound in is not there" {
   need_cmd socat

@@ -7,21 +7,12 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root"
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME" "$T/config"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  sandbox_setup "the agent runs as nobody"
+  mkdir -p "$T/config"
 }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
+teardown() { sandbox_teardown; }
 
 sb() {
   env -u SUDO_UID -u SUDO_GID HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \

@@ -7,24 +7,16 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS/secret" "$WS/keep" "$T/build/locked" "$FHOME"
+  sandbox_setup "the agent runs as nobody"
+  mkdir -p "$WS/secret" "$WS/keep" "$T/build/locked"
   echo s3cret >"$WS/secret/key"
   echo original >"$WS/keep/file"
   echo original >"$T/build/locked/file"
-  chown -R "$AGENT_UID:$AGENT_UID" "$WS" "$T/build" "$FHOME"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS" "$T/build"
 }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
+teardown() { sandbox_teardown; }
 
 # Started from the workspace, as a person would, with a fake home.
 sbx() { (cd "$WS" && env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox "$@"); }

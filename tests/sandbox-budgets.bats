@@ -7,23 +7,9 @@
 
 load helpers
 
-AGENT_UID=65534
+setup() { sandbox_setup "the agent runs as nobody"; }
 
-setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
-}
-
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
-
-sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+teardown() { sandbox_teardown; }
 
 @test "budgets: /tmp and the home are tmpfs of a bounded size, refused beyond it; options and profile keys set it" {
   local ram=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024 )) want

@@ -8,16 +8,9 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace of the test's own for /etc/hosts)"
+  sandbox_setup "a mount namespace of the test's own for /etc/hosts"
   need_cmd socat unshare
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
   ECHO_PORT=$(free_port)
   socat TCP-LISTEN:"$ECHO_PORT",bind=127.0.0.1,fork,reuseaddr EXEC:cat &
   track_pid $!

@@ -7,22 +7,11 @@
 
 load helpers
 
-AGENT_UID=65534
+setup() { sandbox_setup "the agent runs as nobody"; }
 
-setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
-}
+teardown() { sandbox_teardown; }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
-
+# without the helpers' --workspace: each test says what it binds
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox "$@"; }
 
 # Files a person's tools keep logins, tokens and histories in.

@@ -8,27 +8,16 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the agent's uid is made nobody)"
+  sandbox_setup "the agent's uid is made nobody"
   need_cmd python3 jq
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
   write_helpers
 }
 
 teardown() {
   [ -z "${TMUX_SOCK:-}" ] || tmux -S "$TMUX_SOCK" kill-server 2>/dev/null || true
-  kill_tracked
-  cleanup_containers
-  [ -z "${LEFT_TMPDIR:-}" ] || rm -rf "$LEFT_TMPDIR"
+  sandbox_teardown
 }
-
-sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
 write_helpers() {
   # ptrace pid 1 as its child would, and read what only a tracer may
@@ -67,27 +56,6 @@ EOF
   chmod 0644 "$WS/probe.py"
 }
 
-# Start `sandbox -- CMD...` in the background (stderr in $T/err) and wait
-# until CMD runs: SB is agentrun's pid, ID the container, INIT its pid 1
-# and CMD the command's pid, as the host sees them. NAME: CMD's process name.
-start_cmd() {
-  NAME=$1; shift
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@" 2>"$T/err" &
-  SB=$!
-  track_pid $SB
-  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
-  ID=$(ls "$ROOT" | grep '^sandbox-')
-  wait_for test -s "$ROOT/$ID/state.json"
-  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
-  wait_for cmd_running
-}
-cmd_running() {
-  local c
-  for c in $(cat "/proc/$INIT/task/$INIT/children"); do
-    grep -q "^Name:.*$NAME" "/proc/$c/status" && CMD=$c && return 0
-  done
-  return 1
-}
 gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
 
 @test "pid 1: agentrun's own init, no capabilities, not dumpable; the command cannot ptrace it" {

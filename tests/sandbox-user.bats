@@ -7,7 +7,6 @@
 
 load helpers
 
-AGENT_UID=65534
 USER_NAME=agentrun-test
 
 setup() {

@@ -6,27 +6,12 @@
 
 load helpers
 
-AGENT_UID=65534
-
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged path has its own tests, run as agentrun-test)"
-  let_others_walk_to "$T"
-  WS=$T/ws OUT=$T/out FHOME=$T/home
-  mkdir -p "$WS" "$OUT" "$FHOME"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$OUT" "$FHOME"
+  OUT=$BATS_TEST_TMPDIR/out
+  sandbox_setup "the unprivileged path has its own tests, run as agentrun-test" "$OUT"
 }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-  # a sandbox folder its agentrun had no chance to remove (SIGKILL)
-  [ -z "${LEFT_TMPDIR:-}" ] || rm -rf "$LEFT_TMPDIR"
-}
-
-# The sandbox as a person would start it, with a fake home so that nothing
-# of the real one is involved.
-sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+teardown() { sandbox_teardown; }
 
 # A command that stops on SIGTERM.
 LOOP=(sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done')
@@ -212,26 +197,10 @@ except OSError:
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
 }
 
-# Start `sandbox -- sleep 1000` (or CMD...) in the background (stderr in
-# $T/err) and wait until a sleep runs: SB is agentrun's pid, ID the
-# container, INIT its pid 1 and CMD the command, as the host sees them.
+# Start `sandbox -- sleep 1000` (or CMD...) as start_cmd does (helpers).
 start_sleeper() {
   [ $# -gt 0 ] || set -- sleep 1000
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- "$@" 2>"$T/err" &
-  SB=$!
-  track_pid $SB
-  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
-  ID=$(ls "$ROOT" | grep '^sandbox-')
-  wait_for test -s "$ROOT/$ID/state.json"
-  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
-  wait_for sleeper_runs
-}
-sleeper_runs() {
-  local c
-  for c in $(cat "/proc/$INIT/task/$INIT/children"); do
-    grep -q '^Name:.*sleep' "/proc/$c/status" && CMD=$c && return 0
-  done
-  return 1
+  start_cmd sleep -- "$@"
 }
 
 @test "sandbox: a command that ignores SIGTERM is killed after the grace time, and everything is removed" {

@@ -11,27 +11,16 @@
 
 load helpers
 
-AGENT_UID=65534
 PROBE_BIN=$BUILDDIR/tests/unixconn-probe
 
 setup() {
-  T=$BATS_TEST_TMPDIR
-  [ "$(id -u)" = 0 ] || skip "needs root (the unprivileged run is a test of its own, through runuser)"
+  sandbox_setup "the unprivileged run is a test of its own, through runuser"
   [ -x "$PROBE_BIN" ] || skip "tests/unixconn-probe not built"
-  let_others_walk_to "$T"
-  WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME"
   # the probe must be visible inside: the workspace is
   install -m 0755 "$PROBE_BIN" "$WS/probe"
-  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
 }
 
-teardown() {
-  kill_tracked
-  cleanup_containers
-}
-
-sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+teardown() { sandbox_teardown; }
 
 # The host pids of the unixconn supervisors of container ID ("ar-unixconn ID").
 supervisors() {
