@@ -7,7 +7,7 @@
 
 #include <fcntl.h>
 
-const char *const ar_default_caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
+static const char *const ar_default_caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
 
 const char *const ar_default_masked_paths[] = {
   "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",

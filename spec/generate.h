@@ -18,7 +18,6 @@ struct ar_gen_opts {
 /* The parts of the default config. */
 extern const char *const ar_default_masked_paths[];
 extern const char *const ar_default_readonly_paths[];
-extern const char *const ar_default_caps[];
 
 /* The whole default config.json into *out (caller frees). */
 int ar_generate_default (const struct ar_gen_opts *o, char **out, ar_error **err);

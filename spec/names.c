@@ -39,10 +39,10 @@ const char *const ar_rootfs_propagations[] = {
 };
 
 /* Index + 1 is the kernel's class number (uapi/linux/ioprio.h). */
-const char *const ar_ioprio_classes[] = { "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE", NULL };
+static const char *const ar_ioprio_classes[] = { "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE", NULL };
 
 /* Index is the kernel's policy number (uapi/linux/sched.h). */
-const char *const ar_sched_policies[] = {
+static const char *const ar_sched_policies[] = {
   "SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH", "SCHED_ISO", "SCHED_IDLE", "SCHED_DEADLINE", NULL,
 };
 

@@ -12,8 +12,6 @@ extern const char *const ar_seccomp_archs[];        /* every arch the runtime-sp
 extern const char *const ar_seccomp_operators[];    /* "SCMP_CMP_NE", ... (enum ar_seccomp_op order) */
 extern const char *const ar_seccomp_flags[];        /* "SECCOMP_FILTER_FLAG_TSYNC", ... */
 extern const char *const ar_rootfs_propagations[];  /* "shared", "rprivate", ... */
-extern const char *const ar_ioprio_classes[];       /* "IOPRIO_CLASS_RT", ... */
-extern const char *const ar_sched_policies[];       /* "SCHED_OTHER", ... */
 extern const char *const ar_sched_flags[];
 extern const char *const ar_personality_domains[];  /* "LINUX", "LINUX32" */
 extern const char *const ar_time_clocks[];          /* "monotonic", "boottime" */
