@@ -32,7 +32,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	-I$(top_builddir) $(RUNTIME_INC) -iquote $(top_srcdir)/netproxy $(YAJL_CFLAGS)
 FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/common/,error.c strio.c clock.c) \
 	$(addprefix $(srcdir)/spec/,json.c names.c parse.c parse_linux.c \
-	parse_resources.c free.c validate.c validate_linux.c state.c)
+	parse_resources.c free.c validate.c validate_linux.c state.c jsongen.c)
 # Targets of other folders are wired when their sources exist.
 FUZZ_TARGETS = tests/fuzz/fuzz_config \
 	$(if $(wildcard $(srcdir)/tests/fuzz/fuzz_dns.c),$(if $(wildcard $(srcdir)/netproxy/dns.c),tests/fuzz/fuzz_dns)) \
@@ -62,10 +62,10 @@ tests/fuzz/fuzz_seccomp: $(srcdir)/tests/fuzz/fuzz_seccomp.c $(FUZZ_SECCOMP_SRCS
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_seccomp.c \
 	  $(FUZZ_SECCOMP_SRCS) $(FUZZ_SPEC_SRCS) $(SECCOMP_LIBS) $(YAJL_LIBS)
-tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c $(srcdir)/common/error.c config.h
+FUZZ_ROUTES_SRCS = $(srcdir)/netproxy/routes.c $(addprefix $(srcdir)/common/,error.c hostname.c strio.c)
+tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(FUZZ_ROUTES_SRCS) config.h
 	@mkdir -p tests/fuzz
-	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(srcdir)/netproxy/routes.c \
-	  $(srcdir)/common/error.c $(YAJL_LIBS)
+	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(FUZZ_ROUTES_SRCS) $(YAJL_LIBS)
 tests/fuzz/fuzz_dbus: $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/cgroups/dbus_wire.c $(srcdir)/common/error.c config.h
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_dbus.c $(srcdir)/runtime/cgroups/dbus_wire.c \
