@@ -2,6 +2,7 @@
 #include "config.h"
 #include "clock.h"
 #include "state.h"
+#include "json.h"
 #include "jsongen.h"
 #include "spec.h"
 #include "strio.h"
@@ -276,12 +277,7 @@ ar_cstate_clear (struct ar_cstate *st)
   free (st->cgroup_path);
   free (st->systemd_unit);
   free (st->config_path);
-  for (size_t i = 0; i < st->n_annotations; i++)
-    {
-      free (st->annotations[i].key);
-      free (st->annotations[i].value);
-    }
-  free (st->annotations);
+  ar_kv_free (st->annotations, st->n_annotations);
   memset (st, 0, sizeof *st);
 }
 

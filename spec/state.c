@@ -115,11 +115,6 @@ ar_state_clear (struct ar_state *st)
   free (st->id);
   free (st->status);
   free (st->bundle);
-  for (size_t i = 0; i < st->n_annotations; i++)
-    {
-      free (st->annotations[i].key);
-      free (st->annotations[i].value);
-    }
-  free (st->annotations);
+  ar_kv_free (st->annotations, st->n_annotations);
   memset (st, 0, sizeof *st);
 }
