@@ -1,6 +1,7 @@
-/* Unit tests of spec/: the sandbox option parsers (sizes, CPUs, --allow
- * endpoints), host names and ports, the bounded file reader, the JSON
- * writer, the state reader, the RFC 3339 formatter and the JSON string escaper. */
+/* Unit tests of common/, spec/ and the sandbox's option parsers: sizes,
+ * CPUs, --allow endpoints, wildcards and their match, host names and ports,
+ * the bounded file reader, the JSON writer, the state reader, the RFC 3339
+ * formatter and the JSON string escaper. */
 #include "config.h"
 #include "tap.h"
 #include "agent.h"
