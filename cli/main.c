@@ -3,11 +3,9 @@
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
-#include "model.h"
 #include "rootless.h"
 #include "util.h"
 
-#include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
 
