@@ -17,10 +17,11 @@ enum { C_HELP = AR_SBC_HELP, C_JSON, C_PROFILE = AR_SBC_PROFILE, C_SETTINGS };
 static void
 check_usage (FILE *f)
 {
-  fprintf (f, "usage: agentrun check [options] [--json]\n"
-              "Run escape probes inside a sandbox made with the options of `agentrun sandbox`\n"
-              "and report, per probe, what was expected and what happened.\n\n"
-              "  --json                a JSON report\n%s%s",
+  fprintf (f,
+           "usage: agentrun check [options] [--json]\n"
+           "Run escape probes inside a sandbox made with the options of `agentrun sandbox`\n"
+           "and report, per probe, what was expected and what happened.\n\n"
+           "  --json                a JSON report\n%s%s",
            ar_sandbox_opts_help, ar_profile_opts_help);
 }
 
@@ -37,14 +38,17 @@ check_opt (void *data, int id, const char *arg, ar_error **err)
 int
 cmd_check (struct ar_ctx *ctx, int argc, char **argv)
 {
-  static const struct ar_opt own[] = { { "help", 'h', false, C_HELP }, { "json", 0, false, C_JSON },
-                                       { "profile", 0, true, C_PROFILE }, { "settings", 0, true, C_SETTINGS } };
+  static const struct ar_opt own[] = { { "help", 'h', false, C_HELP },
+                                       { "json", 0, false, C_JSON },
+                                       { "profile", 0, true, C_PROFILE },
+                                       { "settings", 0, true, C_SETTINGS } };
   cleanup_error ar_error *err = NULL;
   struct ar_sandbox sb;
   bool json = false;
   int first, crossed = 0, r = 125;
-  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own), .usage = check_usage,
-                               .own_opt = check_opt, .data = &json, .drop_id = AR_SB_BUNDLE };
+  const struct ar_sb_cmd c = {
+    .own = own, .n_own = ARRAY_SIZE (own), .usage = check_usage, .own_opt = check_opt, .data = &json, .drop_id = AR_SB_BUNDLE
+  };
   ar_sandbox_init (&sb);
   int pr = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (pr != 0)

@@ -7,8 +7,17 @@
 
 #include <limits.h>
 
-enum { O_BUNDLE = 1, O_CONFIG, O_PID_FILE, O_CONSOLE_SOCKET, O_NO_PIVOT, O_NO_NEW_KEYRING, O_PRESERVE_FDS,
-       O_DETACH, O_KEEP };
+enum {
+  O_BUNDLE = 1,
+  O_CONFIG,
+  O_PID_FILE,
+  O_CONSOLE_SOCKET,
+  O_NO_PIVOT,
+  O_NO_NEW_KEYRING,
+  O_PRESERVE_FDS,
+  O_DETACH,
+  O_KEEP
+};
 
 /* run's table; create's is the same without its last two entries. */
 static const struct ar_opt run_opts[] = {
@@ -54,7 +63,7 @@ ar_parse_create_opts (int argc, char **argv, bool run, struct ar_create_opts *o,
 {
   static struct ar_opt create_opts[ARRAY_SIZE (run_opts) - N_RUN_ONLY];
   if (!create_opts[0].name)
-    memcpy (create_opts, run_opts, sizeof create_opts - sizeof *create_opts);   /* last: the NULL end */
+    memcpy (create_opts, run_opts, sizeof create_opts - sizeof *create_opts); /* last: the NULL end */
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = run ? run_opts : create_opts };
   unsigned long long n;
   const char *arg;

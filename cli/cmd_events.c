@@ -40,10 +40,14 @@ parse_duration (const char *s, long *ms, ar_error **err)
         return ar_err (err, 0, "--interval: \"%s\" is not a duration", s);
       p = end;
       double unit;
-      if (strncmp (p, "ms", 2) == 0) unit = 1, p += 2;
-      else if (*p == 's') unit = 1000, p++;
-      else if (*p == 'm') unit = 60000, p++;
-      else if (*p == 'h') unit = 3600000, p++;
+      if (strncmp (p, "ms", 2) == 0)
+        unit = 1, p += 2;
+      else if (*p == 's')
+        unit = 1000, p++;
+      else if (*p == 'm')
+        unit = 60000, p++;
+      else if (*p == 'h')
+        unit = 3600000, p++;
       else
         return ar_err (err, 0, "--interval: \"%s\" needs a unit (ms, s, m, h)", s);
       total += v * unit;

@@ -7,8 +7,22 @@
 
 #include <limits.h>
 
-enum { E_PROCESS = 1, E_DETACH, E_TTY, E_CONSOLE, E_PID_FILE, E_CWD, E_ENV, E_USER, E_CAP, E_NNP, E_PRESERVE,
-       E_GIDS, E_CGROUP, E_PAUSED };
+enum {
+  E_PROCESS = 1,
+  E_DETACH,
+  E_TTY,
+  E_CONSOLE,
+  E_PID_FILE,
+  E_CWD,
+  E_ENV,
+  E_USER,
+  E_CAP,
+  E_NNP,
+  E_PRESERVE,
+  E_GIDS,
+  E_CGROUP,
+  E_PAUSED
+};
 
 static const struct ar_opt exec_opts[] = {
   { "process", 'p', true, E_PROCESS },

@@ -89,7 +89,7 @@ gen_linux (struct ar_gen *g)
   ar_gen_map_open (g);
   ar_gen_key_bool (g, "v1", true);
   ar_gen_key_bool (g, "v2", true);
-  ar_gen_key_bool (g, "systemd", true);   /* a transient scope over D-Bus (cgroups_systemd.c) */
+  ar_gen_key_bool (g, "systemd", true); /* a transient scope over D-Bus (cgroups_systemd.c) */
   ar_gen_key_bool (g, "systemdUser", false);
   ar_gen_key_bool (g, "rdma", false);
   ar_gen_map_close (g);

@@ -14,7 +14,9 @@
 
 enum { L_QUIET = 1, L_FORMAT };
 static const struct ar_opt list_opts[] = {
-  { "quiet", 'q', false, L_QUIET }, { "format", 'f', true, L_FORMAT }, { NULL, 0, false, 0 },
+  { "quiet", 'q', false, L_QUIET },
+  { "format", 'f', true, L_FORMAT },
+  { NULL, 0, false, 0 },
 };
 
 static int

@@ -85,7 +85,7 @@ run_ps (char **args, int nargs, char **out, ar_error **err)
   char *buf = NULL;
   int rerr = ar_read_all (rfd, 64 << 20, &buf, NULL) < 0 ? errno : 0;
   if (rerr)
-    close (ar_steal_fd (rfd));  /* a ps still writing gets SIGPIPE and ends */
+    close (ar_steal_fd (rfd)); /* a ps still writing gets SIGPIPE and ends */
   int ws = 0;
   while (waitpid (pid, &ws, 0) < 0 && errno == EINTR)
     ;
@@ -173,8 +173,8 @@ cmd_ps (struct ar_ctx *ctx, int argc, char **argv)
   id = err ? NULL : argv[p.i];
   char **ps_args = argv + p.i + 1;
   int n_ps_args = err ? 0 : argc - p.i - 1;
-  if (o < 0 || err || ar_validate_id (id, &err) < 0
-      || ar_state_open (ctx->root, id, false, &dirfd, &err) < 0 || ar_cstate_read (dirfd, &st, &err) < 0)
+  if (o < 0 || err || ar_validate_id (id, &err) < 0 || ar_state_open (ctx->root, id, false, &dirfd, &err) < 0
+      || ar_cstate_read (dirfd, &st, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   if (strcmp (format, "table") && strcmp (format, "json"))
     ar_err (&err, 0, "--format: \"%s\" is not table or json", format);

@@ -18,12 +18,11 @@
 
 enum { O_HELP = AR_SBC_HELP, O_TTY, O_NO_TTY, O_PROFILE = AR_SBC_PROFILE, O_SETTINGS, O_ASK, O_SAVE_PROFILE };
 
-static const char sandbox_tty_help[] =
-  "  -t, --tty             a pty for the command even when stdin or stdout is\n"
-  "                        redirected (default: only when both are terminals;\n"
-  "                        otherwise files and pipes are handed in as they are,\n"
-  "                        and a terminal among them is replaced by a pipe)\n"
-  "  --no-tty              never a pty\n";
+static const char sandbox_tty_help[] = "  -t, --tty             a pty for the command even when stdin or stdout is\n"
+                                       "                        redirected (default: only when both are terminals;\n"
+                                       "                        otherwise files and pipes are handed in as they are,\n"
+                                       "                        and a terminal among them is replaced by a pipe)\n"
+                                       "  --no-tty              never a pty\n";
 
 /* sandbox's own options: -t/--tty, --no-tty */
 static int
@@ -38,11 +37,12 @@ sandbox_own_opt (void *data, int id, const char *arg, ar_error **err)
 static void
 sandbox_usage (FILE *f)
 {
-  fprintf (f, "usage: agentrun sandbox [options] -- CMD [ARGS]\n"
-              "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
-              "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
-              "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
-              "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s%s",
+  fprintf (f,
+           "usage: agentrun sandbox [options] -- CMD [ARGS]\n"
+           "Run CMD confined: host system folders read-only, an empty home, the workspace\n"
+           "read-write, no network but the --allow endpoints, no capabilities, seccomp.\n"
+           "It runs as the caller's uid and gid (SUDO_UID/SUDO_GID through sudo); root\n"
+           "without sudo runs it as nobody (65534), never as uid 0.\n\n%s%s%s%s",
            sandbox_tty_help, ar_sandbox_opts_help, ar_profile_opts_help, ar_asker_opts_help);
 }
 
@@ -54,7 +54,9 @@ writable_for (const char *dir, uid_t uid, gid_t gid)
   pid_t pid = fork ();
   if (pid == 0)
     _exit (setgroups (0, NULL) == 0 && setresgid (gid, gid, gid) == 0 && setresuid (uid, uid, uid) == 0
-           && access (dir, W_OK | X_OK) == 0 ? 0 : 1);
+                   && access (dir, W_OK | X_OK) == 0
+               ? 0
+               : 1);
   int st;
   return pid > 0 && waitpid (pid, &st, 0) == pid && WIFEXITED (st) && WEXITSTATUS (st) == 0;
 }
@@ -68,8 +70,10 @@ say_nobody (const struct ar_sandbox *sb)
   if (!sb->as_nobody || sb->quiet || !isatty (STDERR_FILENO))
     return;
   bool w = writable_for (o->workspace, o->uid, o->gid);
-  fprintf (stderr, "agentrun: running as nobody (uid %u: root without sudo; --user UID picks another): "
-                   "the workspace %s is %s\n", (unsigned) o->uid, o->workspace,
+  fprintf (stderr,
+           "agentrun: running as nobody (uid %u: root without sudo; --user UID picks another): "
+           "the workspace %s is %s\n",
+           (unsigned) o->uid, o->workspace,
            w ? "writable for it" : "not writable for it (chown it, or --user its owner)");
 }
 
@@ -92,13 +96,17 @@ write_bundle_only (struct ar_sandbox *sb, const char *dir)
     goto fail;
   if (net)
     {
-      fprintf (stderr, "agentrun: start the relay before the container: agentrun-relay --dir %s --max-conns %llu "
-               "--idle-timeout %llu", relay_dir, sb->net_max_conns, sb->net_idle_timeout);
+      fprintf (stderr,
+               "agentrun: start the relay before the container: agentrun-relay --dir %s --max-conns %llu "
+               "--idle-timeout %llu",
+               relay_dir, sb->net_max_conns, sb->net_idle_timeout);
       for (size_t i = 0; i < sb->prof.n_allow; i++)
         {
           const struct ar_agent_endpoint *e = &sb->prof.allow[i];
           fprintf (stderr, " --allow '%s:%d%s%s'", e->name, e->port, e->upstream || ar_agent_wildcard (e) ? "=" : "",
-                   e->upstream ? e->upstream : ar_agent_wildcard (e) ? "connect" : "");
+                   e->upstream             ? e->upstream
+                   : ar_agent_wildcard (e) ? "connect"
+                                           : "");
         }
       fputc ('\n', stderr);
     }
@@ -113,16 +121,18 @@ fail:
 int
 cmd_sandbox (struct ar_ctx *ctx, int argc, char **argv)
 {
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
-                                       { "settings", 0, true, O_SETTINGS }, { "ask", 0, false, O_ASK },
-                                       { "save-profile", 0, true, O_SAVE_PROFILE }, { "tty", 't', false, O_TTY },
-                                       { "no-tty", 0, false, O_NO_TTY } };
+  static const struct ar_opt own[] = {
+    { "help", 'h', false, O_HELP },  { "profile", 0, true, O_PROFILE },           { "settings", 0, true, O_SETTINGS },
+    { "ask", 0, false, O_ASK },      { "save-profile", 0, true, O_SAVE_PROFILE }, { "tty", 't', false, O_TTY },
+    { "no-tty", 0, false, O_NO_TTY }
+  };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
   int first, r, status = AR_SANDBOX_FAILED;
   ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage,
-                               .own_opt = sandbox_own_opt, .data = &sb };
+  const struct ar_sb_cmd c = {
+    .own = own, .n_own = ARRAY_SIZE (own), .usage = sandbox_usage, .own_opt = sandbox_own_opt, .data = &sb
+  };
   r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
     {
@@ -159,15 +169,17 @@ done:
 static void
 spec_agent_usage (FILE *f)
 {
-  fprintf (f, "usage: agentrun spec --agent [options] [--bundle DIR] [-- CMD [ARGS]]\n"
-              "Write the bundle `agentrun sandbox` would run (default command: /bin/sh).\n\n%s%s",
+  fprintf (f,
+           "usage: agentrun spec --agent [options] [--bundle DIR] [-- CMD [ARGS]]\n"
+           "Write the bundle `agentrun sandbox` would run (default command: /bin/sh).\n\n%s%s",
            ar_sandbox_opts_help, ar_profile_opts_help);
 }
 
 int
 cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv)
 {
-  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP }, { "profile", 0, true, O_PROFILE },
+  static const struct ar_opt own[] = { { "help", 'h', false, O_HELP },
+                                       { "profile", 0, true, O_PROFILE },
                                        { "settings", 0, true, O_SETTINGS } };
   struct ar_sandbox sb;
   cleanup_error ar_error *err = NULL;
@@ -185,8 +197,7 @@ cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv)
   argv = args;
   ar_log_set_command ("spec --agent");
   ar_sandbox_init (&sb);
-  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own),
-                               .usage = spec_agent_usage };
+  const struct ar_sb_cmd c = { .own = own, .n_own = ARRAY_SIZE (own), .usage = spec_agent_usage };
   r = ar_sandbox_parse_args (&sb, &c, argc, argv, &first);
   if (r != 0)
     goto done;

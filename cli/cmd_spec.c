@@ -16,7 +16,7 @@ static const struct ar_opt spec_opts[] = {
   { "bundle", 'b', true, O_BUNDLE },
   { "rootless", 0, false, O_ROOTLESS },
   { "help", 'h', false, O_HELP },
-  { "agent", 0, false, O_AGENT },   /* taken before parsing: cmd_spec_agent */
+  { "agent", 0, false, O_AGENT }, /* taken before parsing: cmd_spec_agent */
   { NULL, 0, false, 0 },
 };
 
@@ -38,7 +38,7 @@ cmd_spec (struct ar_ctx *ctx, int argc, char **argv)
   int id;
 
   for (int i = 1; i < argc && strcmp (argv[i], "--"); i++)
-    if (strcmp (argv[i], "--agent") == 0)   /* the agent profile: cli/cmd_sandbox.c */
+    if (strcmp (argv[i], "--agent") == 0) /* the agent profile: cli/cmd_sandbox.c */
       return cmd_spec_agent (ctx, argc, argv);
   (void) ctx;
   while ((id = ar_opt_next (&p, &arg, &err)) > 0)

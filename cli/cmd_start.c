@@ -13,8 +13,7 @@ cmd_start (struct ar_ctx *ctx, int argc, char **argv)
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = no_opts };
   const char *arg, *id;
 
-  if (ar_opt_next (&p, &arg, &err) < 0 || ar_one_id (&p, &id, &err) < 0
-      || ar_container_start (ctx, id, &err) < 0)
+  if (ar_opt_next (&p, &arg, &err) < 0 || ar_one_id (&p, &id, &err) < 0 || ar_container_start (ctx, id, &err) < 0)
     return ar_cmd_fail (ar_steal_ptr (err));
   return 0;
 }

@@ -17,8 +17,20 @@
 #include <stdio.h>
 
 enum {
-  U_RESOURCES = 1, U_MEMORY, U_MEMORY_RES, U_MEMORY_SWAP, U_CPU_SHARES, U_CPU_QUOTA, U_CPU_PERIOD, U_CPUSET_CPUS,
-  U_CPUSET_MEMS, U_PIDS, U_BLKIO, U_RT_RUNTIME, U_RT_PERIOD, U_HELP
+  U_RESOURCES = 1,
+  U_MEMORY,
+  U_MEMORY_RES,
+  U_MEMORY_SWAP,
+  U_CPU_SHARES,
+  U_CPU_QUOTA,
+  U_CPU_PERIOD,
+  U_CPUSET_CPUS,
+  U_CPUSET_MEMS,
+  U_PIDS,
+  U_BLKIO,
+  U_RT_RUNTIME,
+  U_RT_PERIOD,
+  U_HELP
 };
 
 static const struct ar_opt update_opts[] = {
@@ -27,7 +39,7 @@ static const struct ar_opt update_opts[] = {
   { "memory-reservation", 0, true, U_MEMORY_RES },
   { "memory-swap", 0, true, U_MEMORY_SWAP },
   { "cpu-shares", 0, true, U_CPU_SHARES },
-  { "cpu-share", 0, true, U_CPU_SHARES },   /* runc's spelling */
+  { "cpu-share", 0, true, U_CPU_SHARES }, /* runc's spelling */
   { "cpu-quota", 0, true, U_CPU_QUOTA },
   { "cpu-period", 0, true, U_CPU_PERIOD },
   { "cpuset-cpus", 0, true, U_CPUSET_CPUS },
@@ -67,10 +79,22 @@ parse_bytes (const char *opt, const char *s, int64_t *out, ar_error **err)
   int shift = 0;
   switch (tolower ((unsigned char) *end))
     {
-    case 'k': shift = 10; end++; break;
-    case 'm': shift = 20; end++; break;
-    case 'g': shift = 30; end++; break;
-    case 't': shift = 40; end++; break;
+    case 'k':
+      shift = 10;
+      end++;
+      break;
+    case 'm':
+      shift = 20;
+      end++;
+      break;
+    case 'g':
+      shift = 30;
+      end++;
+      break;
+    case 't':
+      shift = 40;
+      end++;
+      break;
     }
   if (shift && tolower ((unsigned char) *end) == 'i')
     end++;
@@ -126,20 +150,72 @@ set_flag (struct ar_resources *r, int id, const char *arg, ar_error **err)
       name = o->name;
   int64_t v = 0;
   struct ar_memory *m = id <= U_MEMORY_SWAP ? need ((void **) &r->memory, sizeof *r->memory) : NULL;
-  struct ar_cpu *c = id >= U_CPU_SHARES && id != U_PIDS && id != U_BLKIO ? need ((void **) &r->cpu, sizeof *r->cpu) : NULL;
+  struct ar_cpu *c = id >= U_CPU_SHARES && id != U_PIDS && id != U_BLKIO ? need ((void **) &r->cpu, sizeof *r->cpu)
+                                                                         : NULL;
   switch (id)
     {
-    case U_MEMORY: if (parse_bytes (name, arg, &v, err) < 0) return -1; m->has_limit = true; m->limit = v; break;
-    case U_MEMORY_RES: if (parse_bytes (name, arg, &v, err) < 0) return -1; m->has_reservation = true; m->reservation = v; break;
-    case U_MEMORY_SWAP: if (parse_bytes (name, arg, &v, err) < 0) return -1; m->has_swap = true; m->swap = v; break;
-    case U_CPU_SHARES: if (parse_int (name, arg, 0, &v, err) < 0) return -1; c->has_shares = true; c->shares = v; break;
-    case U_CPU_QUOTA: if (parse_int (name, arg, -1, &v, err) < 0) return -1; c->has_quota = true; c->quota = v; break;
-    case U_CPU_PERIOD: if (parse_int (name, arg, 0, &v, err) < 0) return -1; c->has_period = true; c->period = v; break;
-    case U_RT_RUNTIME: if (parse_int (name, arg, -1, &v, err) < 0) return -1; c->has_realtime_runtime = true; c->realtime_runtime = v; break;
-    case U_RT_PERIOD: if (parse_int (name, arg, 0, &v, err) < 0) return -1; c->has_realtime_period = true; c->realtime_period = v; break;
-    case U_CPUSET_CPUS: free (c->cpus); c->cpus = xstrdup (arg); break;
-    case U_CPUSET_MEMS: free (c->mems); c->mems = xstrdup (arg); break;
-    case U_PIDS: if (parse_int (name, arg, -1, &v, err) < 0) return -1; r->has_pids_limit = true; r->pids_limit = v; break;
+    case U_MEMORY:
+      if (parse_bytes (name, arg, &v, err) < 0)
+        return -1;
+      m->has_limit = true;
+      m->limit = v;
+      break;
+    case U_MEMORY_RES:
+      if (parse_bytes (name, arg, &v, err) < 0)
+        return -1;
+      m->has_reservation = true;
+      m->reservation = v;
+      break;
+    case U_MEMORY_SWAP:
+      if (parse_bytes (name, arg, &v, err) < 0)
+        return -1;
+      m->has_swap = true;
+      m->swap = v;
+      break;
+    case U_CPU_SHARES:
+      if (parse_int (name, arg, 0, &v, err) < 0)
+        return -1;
+      c->has_shares = true;
+      c->shares = v;
+      break;
+    case U_CPU_QUOTA:
+      if (parse_int (name, arg, -1, &v, err) < 0)
+        return -1;
+      c->has_quota = true;
+      c->quota = v;
+      break;
+    case U_CPU_PERIOD:
+      if (parse_int (name, arg, 0, &v, err) < 0)
+        return -1;
+      c->has_period = true;
+      c->period = v;
+      break;
+    case U_RT_RUNTIME:
+      if (parse_int (name, arg, -1, &v, err) < 0)
+        return -1;
+      c->has_realtime_runtime = true;
+      c->realtime_runtime = v;
+      break;
+    case U_RT_PERIOD:
+      if (parse_int (name, arg, 0, &v, err) < 0)
+        return -1;
+      c->has_realtime_period = true;
+      c->realtime_period = v;
+      break;
+    case U_CPUSET_CPUS:
+      free (c->cpus);
+      c->cpus = xstrdup (arg);
+      break;
+    case U_CPUSET_MEMS:
+      free (c->mems);
+      c->mems = xstrdup (arg);
+      break;
+    case U_PIDS:
+      if (parse_int (name, arg, -1, &v, err) < 0)
+        return -1;
+      r->has_pids_limit = true;
+      r->pids_limit = v;
+      break;
     case U_BLKIO:
       if (parse_int (name, arg, 0, &v, err) < 0)
         return -1;
@@ -178,7 +254,10 @@ cmd_update (struct ar_ctx *ctx, int argc, char **argv)
   struct ar_optparser p = { .argc = argc, .argv = argv, .i = 1, .opts = update_opts };
   cleanup_error ar_error *err = NULL;
   const char *arg, *file = NULL;
-  struct { int id; const char *arg; } flags[U_HELP];
+  struct {
+    int id;
+    const char *arg;
+  } flags[U_HELP];
   size_t nflags = 0;
   int opt;
 
@@ -203,7 +282,7 @@ cmd_update (struct ar_ctx *ctx, int argc, char **argv)
       if (opt == U_RESOURCES)
         file = arg;
       else if (nflags < ARRAY_SIZE (flags))
-        flags[nflags++] = (typeof (flags[0])) { opt, arg };
+        flags[nflags++] = (typeof (flags[0])){ opt, arg };
       else
         ar_err (&err, 0, "too many flags");
     }

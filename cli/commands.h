@@ -28,8 +28,8 @@ int cmd_validate (struct ar_ctx *ctx, int argc, char **argv);
 int cmd_features (struct ar_ctx *ctx, int argc, char **argv);
 int cmd_sandbox (struct ar_ctx *ctx, int argc, char **argv);
 int cmd_trust (struct ar_ctx *ctx, int argc, char **argv);
-int cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv);   /* spec --agent */
+int cmd_spec_agent (struct ar_ctx *ctx, int argc, char **argv); /* spec --agent */
 int cmd_check (struct ar_ctx *ctx, int argc, char **argv);
-int cmd_probe (struct ar_ctx *ctx, int argc, char **argv);        /* hidden: __probe, inside check's sandbox */
+int cmd_probe (struct ar_ctx *ctx, int argc, char **argv); /* hidden: __probe, inside check's sandbox */
 
 #endif

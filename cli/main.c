@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-struct command { const char *name; ar_cmd_fn fn; const char *help; };
+struct command {
+  const char *name;
+  ar_cmd_fn fn;
+  const char *help;
+};
 
 static const struct command commands[] = {
   { "version", cmd_version, "print the version" },
@@ -57,15 +61,16 @@ usage (FILE *out)
   fprintf (out, "usage: agentrun [global options] COMMAND [options] [arguments]\n\ncommands:\n");
   for (const struct command *c = commands; c->name; c++)
     fprintf (out, "  %-10s %s\n", c->name, c->help);
-  fprintf (out, "\nglobal options:\n"
-                "  --root DIR               state directory (default /run/agentrun; rootless: $XDG_RUNTIME_DIR/agentrun)\n"
-                "  --log FILE               also write log lines to FILE\n"
-                "  --log-format text|json   format of --log lines\n"
-                "  --debug                  debug logging\n"
-                "  --systemd-cgroup         use systemd for cgroups (same as --cgroup-manager systemd)\n"
-                "  --cgroup-manager M       cgroupfs, systemd or disabled\n"
-                "  --rootless true|false|auto  auto: rootless when not root of the initial user namespace\n"
-                "  --version, --help\n");
+  fprintf (out,
+           "\nglobal options:\n"
+           "  --root DIR               state directory (default /run/agentrun; rootless: $XDG_RUNTIME_DIR/agentrun)\n"
+           "  --log FILE               also write log lines to FILE\n"
+           "  --log-format text|json   format of --log lines\n"
+           "  --debug                  debug logging\n"
+           "  --systemd-cgroup         use systemd for cgroups (same as --cgroup-manager systemd)\n"
+           "  --cgroup-manager M       cgroupfs, systemd or disabled\n"
+           "  --rootless true|false|auto  auto: rootless when not root of the initial user namespace\n"
+           "  --version, --help\n");
 }
 
 /* Commands that never touch the state root, or were asked only for help. */
@@ -157,9 +162,11 @@ main (int argc, char **argv)
       ar_log_error (ar_steal_ptr (err));
       return 1;
     }
-  if (strcmp (ctx.cgroup_manager, "cgroupfs") && strcmp (ctx.cgroup_manager, "systemd") && strcmp (ctx.cgroup_manager, "disabled"))
+  if (strcmp (ctx.cgroup_manager, "cgroupfs") && strcmp (ctx.cgroup_manager, "systemd")
+      && strcmp (ctx.cgroup_manager, "disabled"))
     {
-      ar_log (AR_LOG_ERROR, "--cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)", ctx.cgroup_manager);
+      ar_log (AR_LOG_ERROR, "--cgroup-manager: unknown manager \"%s\" (cgroupfs, systemd or disabled)",
+              ctx.cgroup_manager);
       return 1;
     }
   if (strcmp (ctx.rootless, "true") && strcmp (ctx.rootless, "false") && strcmp (ctx.rootless, "auto"))

@@ -9,17 +9,17 @@
 #include "error.h"
 
 struct ar_opt {
-  const char *name;            /* long name without dashes */
-  char short_name;             /* 0 if none */
+  const char *name; /* long name without dashes */
+  char short_name; /* 0 if none */
   bool has_arg;
-  int id;                      /* > 0 */
+  int id; /* > 0 */
 };
 
 struct ar_optparser {
   int argc;
   char **argv;
-  int i;                       /* next argument to look at; positionals start here when done */
-  const struct ar_opt *opts;   /* terminated by an entry with name == NULL */
+  int i; /* next argument to look at; positionals start here when done */
+  const struct ar_opt *opts; /* terminated by an entry with name == NULL */
 };
 
 /* Returns the id of the next option (with *arg set when it takes one),

@@ -12,10 +12,10 @@ civil_from_days (int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
   z += 719468;
   int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned) (z - era * 146097);                          /* [0, 146096] */
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  /* [0, 399] */
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                /* [0, 365] */
-  unsigned mp = (5 * doy + 2) / 153;                                     /* [0, 11] */
+  unsigned doe = (unsigned) (z - era * 146097); /* [0, 146096] */
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100); /* [0, 365] */
+  unsigned mp = (5 * doy + 2) / 153; /* [0, 11] */
   *d = doy - (153 * mp + 2) / 5 + 1;
   *m = mp < 10 ? mp + 3 : mp - 9;
   *y = (int64_t) yoe + era * 400 + (*m <= 2);

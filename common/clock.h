@@ -9,7 +9,7 @@
 
 #include <time.h>
 
-#define AR_RFC3339_LEN 32   /* room for the longest, with its NUL */
+#define AR_RFC3339_LEN 32 /* room for the longest, with its NUL */
 
 /* ts in UTC with `digits` (0 to 9) fractional digits. */
 void ar_rfc3339 (const struct timespec *ts, int digits, char buf[AR_RFC3339_LEN]);

@@ -40,7 +40,11 @@ ar_log_set_command (const char *name)
   log_command = name;
 }
 
-bool ar_log_debug_enabled (void) { return log_debug; }
+bool
+ar_log_debug_enabled (void)
+{
+  return log_debug;
+}
 
 void
 ar_log (enum ar_log_level level, const char *fmt, ...)
@@ -64,8 +68,8 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
         {
           char esc[8192];
           ar_json_escape (esc, sizeof esc, msg);
-          n = snprintf (line, sizeof line, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
-                        level_names[level], esc, ts);
+          n = snprintf (line, sizeof line, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n", level_names[level],
+                        esc, ts);
         }
       else
         n = snprintf (line, sizeof line, "%s %s: %s\n", ts, level_names[level], msg);
@@ -77,7 +81,10 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
     {
       bool named = level == AR_LOG_ERROR && log_command;
       int n = snprintf (line, sizeof line, "agentrun: %s%s%s%s\n", named ? log_command : "", named ? ": " : "",
-                        level == AR_LOG_WARNING ? "warning: " : level == AR_LOG_DEBUG ? "debug: " : "", msg);
+                        level == AR_LOG_WARNING ? "warning: "
+                        : level == AR_LOG_DEBUG ? "debug: "
+                                                : "",
+                        msg);
       if (n > 0)
         (void) ar_write_all (STDERR_FILENO, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
     }

@@ -19,7 +19,13 @@ void ar_log (enum ar_log_level level, const char *fmt, ...) __attribute__ ((form
 /* Report an error object at error level (and free it). */
 void ar_log_error (ar_error *err);
 
-#define ar_debug(...) do { if (ar_log_debug_enabled ()) ar_log (AR_LOG_DEBUG, __VA_ARGS__); } while (0)
+#define ar_debug(...)                                                                                                  \
+  do                                                                                                                   \
+    {                                                                                                                  \
+      if (ar_log_debug_enabled ())                                                                                     \
+        ar_log (AR_LOG_DEBUG, __VA_ARGS__);                                                                            \
+    }                                                                                                                  \
+  while (0)
 #define ar_warn(...) ar_log (AR_LOG_WARNING, __VA_ARGS__)
 #define ar_info(...) ar_log (AR_LOG_INFO, __VA_ARGS__)
 

@@ -32,14 +32,35 @@ sha256_block (uint32_t h[8], const unsigned char *p)
       uint32_t s1 = ROR (w[i - 2], 17) ^ ROR (w[i - 2], 19) ^ (w[i - 2] >> 10);
       w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-  a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; k = h[7];
+  a = h[0];
+  b = h[1];
+  c = h[2];
+  d = h[3];
+  e = h[4];
+  f = h[5];
+  g = h[6];
+  k = h[7];
   for (i = 0; i < 64; i++)
     {
       t1 = k + (ROR (e, 6) ^ ROR (e, 11) ^ ROR (e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
       t2 = (ROR (a, 2) ^ ROR (a, 13) ^ ROR (a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      k = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+      k = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
     }
-  h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+  h[5] += f;
+  h[6] += g;
+  h[7] += k;
 }
 
 #if defined(__x86_64__) && defined(__has_include)
@@ -83,7 +104,7 @@ sha256_block_ni (uint32_t h[8], const unsigned char *p)
         }
       w[r & 3] = m;
       __m128i wk = _mm_add_epi32 (m, _mm_loadu_si128 ((const __m128i *) (K + 4 * r)));
-      cdgh = _mm_sha256rnds2_epu32 (cdgh, abef, wk);          /* two rounds: the new ABEF */
+      cdgh = _mm_sha256rnds2_epu32 (cdgh, abef, wk); /* two rounds: the new ABEF */
       abef = _mm_sha256rnds2_epu32 (abef, cdgh, _mm_shuffle_epi32 (wk, 0x0E));
     }
   abef = _mm_add_epi32 (abef, abef0);

@@ -31,8 +31,8 @@ static const char *const stage_names[AR_HOOK_N_STAGES] = {
 struct job {
   const struct ar_hook *h;
   const char *stage;
-  int exec_fd;                 /* -1: execve(h->path) */
-  char **argv, **envp;         /* NULL-terminated, built before fork */
+  int exec_fd; /* -1: execve(h->path) */
+  char **argv, **envp; /* NULL-terminated, built before fork */
 };
 
 static char **
@@ -48,17 +48,16 @@ strv_dup (char *const *v, size_t n, const char *first_if_empty)
 }
 
 /* In the child: only async-signal-safe calls from here to exec. */
-static void __attribute__ ((noreturn))
-child_exec (const struct job *j, int in_fd, int out_fd, int err_pipe)
+static void __attribute__ ((noreturn)) child_exec (const struct job *j, int in_fd, int out_fd, int err_pipe)
 {
   sigset_t none;
   int in, out, ex = -1, e, s;
 
   for (s = 1; s < NSIG; s++)
-    signal (s, SIG_DFL);       /* fails harmlessly for SIGKILL, SIGSTOP, 32, 33 */
+    signal (s, SIG_DFL); /* fails harmlessly for SIGKILL, SIGSTOP, 32, 33 */
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
-  setpgid (0, 0);              /* a timeout kills what the hook started, too */
+  setpgid (0, 0); /* a timeout kills what the hook started, too */
   /* Move everything we keep above the stdio numbers before dup2 onto them. */
   in = fcntl (in_fd, F_DUPFD_CLOEXEC, 10);
   out = fcntl (out_fd, F_DUPFD_CLOEXEC, 10);
@@ -100,7 +99,10 @@ ms_left (const struct timespec *deadline)
 
 /* The hook's output, a line at a time, into the runtime's log: with
  * --log-format json each line must become a JSON object, never raw bytes. */
-struct outbuf { char buf[4096]; size_t len; };
+struct outbuf {
+  char buf[4096];
+  size_t len;
+};
 
 static void
 out_flush (struct outbuf *o, const struct job *j, bool all)
@@ -114,7 +116,7 @@ out_flush (struct outbuf *o, const struct job *j, bool all)
     }
   o->len -= (size_t) (start - o->buf);
   memmove (o->buf, start, o->len);
-  if (o->len == sizeof o->buf)      /* a line longer than the buffer: log it in pieces */
+  if (o->len == sizeof o->buf) /* a line longer than the buffer: log it in pieces */
     out_flush (o, j, true);
 }
 
@@ -141,8 +143,7 @@ out_read (int *out_r, struct outbuf *o, const struct job *j)
 /* Feed stdin, log the output and wait for the exit (or the deadline). Returns
  * 0 when it exited (status in *si), 1 on timeout, -1 on error. */
 static int
-supervise (int pidfd, int *in_w, int *out_r, const char *state, const struct job *j, siginfo_t *si,
-           ar_error **err)
+supervise (int pidfd, int *in_w, int *out_r, const char *state, const struct job *j, siginfo_t *si, ar_error **err)
 {
   size_t off = 0, len = strlen (state);
   struct timespec deadline;
@@ -214,8 +215,7 @@ report (const struct job *j, int rc, const siginfo_t *si, int err_pipe, ar_error
   char name[64];
   snprintf (name, sizeof name, "%s", strsignal (si->si_status));
   name[0] = (char) tolower ((unsigned char) name[0]);
-  return ar_err (err, 0, "hook %s (%s) was killed by signal %d (signal: %s)", j->h->path, j->stage, si->si_status,
-                 name);
+  return ar_err (err, 0, "hook %s (%s) was killed by signal %d (signal: %s)", j->h->path, j->stage, si->si_status, name);
 }
 
 /* SIGPIPE stays blocked while we write the state, then a pending one that we
@@ -292,8 +292,7 @@ run_job (const struct job *j, const char *state, ar_error **err)
 }
 
 static int
-run_stage (const struct ar_hooks *hooks, enum ar_hook_stage stage, const int *fds, const char *state_json,
-           ar_error **err)
+run_stage (const struct ar_hooks *hooks, enum ar_hook_stage stage, const int *fds, const char *state_json, ar_error **err)
 {
   size_t i;
 

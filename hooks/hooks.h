@@ -20,7 +20,10 @@ int ar_hooks_run (const struct ar_hooks *hooks, enum ar_hook_stage stage, const 
  * stage ar_hooks_open opens nothing (fds are -1) and ar_hooks_run_fds execs
  * the path where it runs. A script run through an fd gets /dev/fd/N as its
  * path: it needs /dev/fd (and /proc) where it runs; ELF hooks need nothing. */
-struct ar_hook_fds { int *fds; size_t n; };
+struct ar_hook_fds {
+  int *fds;
+  size_t n;
+};
 int ar_hooks_open (const struct ar_hooks *hooks, enum ar_hook_stage stage, struct ar_hook_fds *out, ar_error **err);
 int ar_hooks_run_fds (const struct ar_hooks *hooks, enum ar_hook_stage stage, const struct ar_hook_fds *fds,
                       const char *state_json, ar_error **err);

@@ -15,8 +15,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define HELD_MAX 8              /* queries held per name (resolvers retry) */
-#define HELD_LEN 512            /* what we keep of a query; longer ones are not held */
+#define HELD_MAX 8 /* queries held per name (resolvers retry) */
+#define HELD_LEN 512 /* what we keep of a query; longer ones are not held */
 
 enum ask_state { ASK_PENDING, ASK_ALLOWED, ASK_DENIED };
 
@@ -27,12 +27,12 @@ struct held {
 };
 
 struct ask_name {
-  struct ev_io io;              /* the asker connection while pending */
+  struct ev_io io; /* the asker connection while pending */
   struct np_ask *A;
   char name[256];
   enum ask_state state;
   struct in_addr addr;
-  struct route route;           /* the listener's route once allowed */
+  struct route route; /* the listener's route once allowed */
   char reply[PATH_MAX + 16];
   size_t rlen;
   struct held held[HELD_MAX];
@@ -114,8 +114,9 @@ allow (struct ask_name *a, const char *sock, int port, bool through_wildcard)
       return;
     }
   snprintf (addr, sizeof addr, "127.77.1.%zu", A->n_allowed + 1);
-  a->route = (struct route){ .name = xstrdup (a->name), .port = port, .addr = xstrdup (addr),
-                             .sock = xstrdup (sock), .connect = through_wildcard };
+  a->route = (struct route){
+    .name = xstrdup (a->name), .port = port, .addr = xstrdup (addr), .sock = xstrdup (sock), .connect = through_wildcard
+  };
   if (inet_pton (AF_INET, addr, &a->addr) != 1 || server_add_route (A->S, &a->route, &err) < 0)
     {
       decide (a, false, err ? err->msg : "bad address");
@@ -232,7 +233,7 @@ ask_hold (struct np_server *S, const uint8_t *q, size_t qlen, const struct ask_t
   /* a resolver's retry replaces the oldest held copy */
   struct held *h = &a->held[a->n_held < HELD_MAX ? a->n_held++ : 0];
   if (h->len && !h->to.fl)
-    server_dns_tcp_release (S, h->to.tcp_id);   /* the replaced copy's connection may expire again */
+    server_dns_tcp_release (S, h->to.tcp_id); /* the replaced copy's connection may expire again */
   memcpy (h->q, q, qlen);
   h->len = qlen;
   h->to = *to;

@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 #include "server.h"
 
-#define NP_ASK_MAX 64         /* names asked about per run */
+#define NP_ASK_MAX 64 /* names asked about per run */
 #define NP_ASK_PORT 443
 
 /* Set up S->ask (S->cfg->ask_socket is set). */
@@ -31,7 +31,7 @@ void ask_init (struct np_server *S);
  * connection by its id (it may be gone by then: the answer is dropped). */
 struct ask_to {
   struct sockaddr_storage from; /* UDP */
-  socklen_t fl;                 /* 0: TCP */
+  socklen_t fl; /* 0: TCP */
   uint64_t tcp_id;
 };
 /* A query: true when it was held (answered later through

@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 int
-audit_open (struct audit *a, const char *path, const char *source,
-            const char *container, ar_error **err)
+audit_open (struct audit *a, const char *path, const char *source, const char *container, ar_error **err)
 {
   a->fd = -1;
   a->source = source;
@@ -81,8 +80,8 @@ emit (const struct audit *a, const char *body)
     audit_json_str (cont, sizeof cont, a->container);
   else
     strcpy (cont, "null");
-  int n = snprintf (line, sizeof line, "{\"time\":\"%s\",\"source\":\"%s\",\"container\":%s,%s}\n",
-                    ts, a->source, cont, body);
+  int n = snprintf (line, sizeof line, "{\"time\":\"%s\",\"source\":\"%s\",\"container\":%s,%s}\n", ts, a->source, cont,
+                    body);
   if (n > 0 && (size_t) n < sizeof line)
     {
       /* Best effort: a full disk must not stop traffic. */
@@ -105,8 +104,7 @@ audit_conn (const struct audit *a, const struct audit_conn *c)
             "\"event\":\"connection\",\"endpoint\":%s,\"bytes_up\":%llu,\"bytes_down\":%llu,"
             "\"duration_ms\":%llu,\"outcome\":%s%s%s",
             ep, (unsigned long long) c->bytes_up, (unsigned long long) c->bytes_down,
-            (unsigned long long) c->duration_ms, oc,
-            c->detail ? ",\"detail\":" : "", c->detail ? det : "");
+            (unsigned long long) c->duration_ms, oc, c->detail ? ",\"detail\":" : "", c->detail ? det : "");
   emit (a, body);
 }
 
@@ -120,7 +118,8 @@ audit_dns (const struct audit *a, const char *name, const char *qtype)
   audit_json_str (qt, sizeof qt, qtype);
   snprintf (body, sizeof body,
             "\"event\":\"dns\",\"endpoint\":%s,\"qtype\":%s,\"bytes_up\":0,\"bytes_down\":0,"
-            "\"duration_ms\":0,\"outcome\":\"dns-refused\"", nm, qt);
+            "\"duration_ms\":0,\"outcome\":\"dns-refused\"",
+            nm, qt);
   emit (a, body);
 }
 
@@ -134,6 +133,7 @@ audit_ask (const struct audit *a, const char *endpoint, bool allowed, const char
   audit_json_str (det, sizeof det, detail ? detail : "");
   snprintf (body, sizeof body,
             "\"event\":\"ask\",\"endpoint\":%s,\"bytes_up\":0,\"bytes_down\":0,\"duration_ms\":0,"
-            "\"outcome\":\"%s\",\"detail\":%s", ep, allowed ? "allowed" : "denied", det);
+            "\"outcome\":\"%s\",\"detail\":%s",
+            ep, allowed ? "allowed" : "denied", det);
   emit (a, body);
 }

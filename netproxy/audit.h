@@ -9,21 +9,20 @@
 #include "error.h"
 
 struct audit {
-  int fd;               /* -1: auditing off */
-  const char *source;   /* "relay" or "netproxy" */
-  const char *container;/* may be NULL */
+  int fd; /* -1: auditing off */
+  const char *source; /* "relay" or "netproxy" */
+  const char *container; /* may be NULL */
 };
 
-int audit_open (struct audit *a, const char *path, const char *source,
-                const char *container, ar_error **err);
+int audit_open (struct audit *a, const char *path, const char *source, const char *container, ar_error **err);
 /* Use an audit log already open: "FD" (inherited) or "PID:FD" (that
  * process's fd, through /proc). a->source and container set by audit_open. */
 int audit_use_fd (struct audit *a, const char *ref, ar_error **err);
 
 struct audit_conn {
-  const char *endpoint;   /* NAME:PORT */
-  const char *outcome;    /* ok, upstream-refused, upstream-timeout, ... */
-  const char *detail;     /* may be NULL: e.g. the refused SNI or the errno text */
+  const char *endpoint; /* NAME:PORT */
+  const char *outcome; /* ok, upstream-refused, upstream-timeout, ... */
+  const char *detail; /* may be NULL: e.g. the refused SNI or the errno text */
   uint64_t bytes_up, bytes_down, duration_ms;
 };
 void audit_conn (const struct audit *a, const struct audit_conn *c);

@@ -72,23 +72,23 @@ header_only (const uint8_t *q, uint8_t *out, size_t outcap, int rcode, struct dn
   memset (out, 0, DNS_HDR);
   out[0] = q[0];
   out[1] = q[1];
-  out[2] = (uint8_t) (0x80 | (q[2] & 0x79));   /* QR, opcode, RD kept */
-  out[3] = (uint8_t) (0x80 | rcode);           /* RA */
+  out[2] = (uint8_t) (0x80 | (q[2] & 0x79)); /* QR, opcode, RD kept */
+  out[3] = (uint8_t) (0x80 | rcode); /* RA */
   if (info)
     info->rcode = rcode;
   return DNS_HDR;
 }
 
 ssize_t
-dns_answer (const uint8_t *q, size_t qlen, uint8_t *out, size_t outcap,
-            dns_lookup_fn lookup, void *ctx, struct dns_query_info *info)
+dns_answer (const uint8_t *q, size_t qlen, uint8_t *out, size_t outcap, dns_lookup_fn lookup, void *ctx,
+            struct dns_query_info *info)
 {
   struct dns_query_info tmp;
   if (!info)
     info = &tmp;
   memset (info, 0, sizeof *info);
   if (qlen < DNS_HDR || (q[2] & 0x80))
-    return -1;    /* no id to answer, or a response: stay silent */
+    return -1; /* no id to answer, or a response: stay silent */
   if (((q[2] >> 3) & 0x0f) != 0)
     return header_only (q, out, outcap, RC_NOTIMP, info);
   if (rd16 (q + 4) != 1)
@@ -114,7 +114,7 @@ dns_answer (const uint8_t *q, size_t qlen, uint8_t *out, size_t outcap,
   /* Header, the question copied verbatim (extra records dropped), answer. */
   memcpy (out, q, end);
   info->rcode = found ? RC_OK : RC_NXDOMAIN;
-  out[2] = (uint8_t) (0x84 | (q[2] & 0x79));   /* QR, AA, opcode, RD */
+  out[2] = (uint8_t) (0x84 | (q[2] & 0x79)); /* QR, AA, opcode, RD */
   out[3] = (uint8_t) (0x80 | info->rcode);
   wr16 (out + 6, with_a ? 1 : 0);
   wr16 (out + 8, 0);
@@ -122,11 +122,11 @@ dns_answer (const uint8_t *q, size_t qlen, uint8_t *out, size_t outcap,
   if (with_a)
     {
       uint8_t *a = out + end;
-      wr16 (a, 0xc000 | DNS_HDR);   /* pointer to the question's name */
+      wr16 (a, 0xc000 | DNS_HDR); /* pointer to the question's name */
       wr16 (a + 2, T_A);
       wr16 (a + 4, C_IN);
       wr16 (a + 6, 0);
-      wr16 (a + 8, 60);             /* TTL */
+      wr16 (a + 8, 60); /* TTL */
       wr16 (a + 10, 4);
       memcpy (a + 12, &addr.s_addr, 4);
     }

@@ -14,18 +14,18 @@ struct ev_io;
 typedef void (*ev_cb) (struct ev_io *io, uint32_t events);
 
 struct ev_io {
-  int fd;        /* -1 once closed: events still queued for it are dropped */
+  int fd; /* -1 once closed: events still queued for it are dropped */
   ev_cb cb;
 };
 
 struct ev_loop {
   int epfd;
-  uint64_t now;   /* ev_now_ms () when the last wait returned: one clock read per batch */
-  void **graveyard; size_t n_grave, cap_grave;
+  uint64_t now; /* ev_now_ms () when the last wait returned: one clock read per batch */
+  void **graveyard;
+  size_t n_grave, cap_grave;
 };
 
-#define container_of(ptr, type, member) \
-  ((type *) ((char *) (ptr) - __builtin_offsetof (type, member)))
+#define container_of(ptr, type, member) ((type *) ((char *) (ptr) - __builtin_offsetof(type, member)))
 
 int ev_init (struct ev_loop *l, ar_error **err);
 int ev_add (struct ev_loop *l, struct ev_io *io, uint32_t events);

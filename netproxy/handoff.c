@@ -55,8 +55,8 @@ int
 handoff_send (int ctl, int fd, uint64_t idle_ms, const char *target)
 {
   char msg[HANDOFF_MSG_MAX];
-  int len = snprintf (msg, sizeof msg, HANDOFF_MAGIC " %" PRIu64 "%s%s", idle_ms,
-                      target ? " " : "", target ? target : "");
+  int len = snprintf (msg, sizeof msg, HANDOFF_MAGIC " %" PRIu64 "%s%s", idle_ms, target ? " " : "",
+                      target ? target : "");
   if (len < 0 || (size_t) len >= sizeof msg)
     {
       errno = EMSGSIZE;
@@ -68,8 +68,7 @@ handoff_send (int ctl, int fd, uint64_t idle_ms, const char *target)
   } u;
   memset (&u, 0, sizeof u);
   struct iovec iov = { .iov_base = msg, .iov_len = (size_t) len };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-    .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
   struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
@@ -110,8 +109,7 @@ check_socket (int fd)
     return "the fd is not a socket";
   if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &l1) < 0 || type != SOCK_STREAM)
     return "the socket is not SOCK_STREAM";
-  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &l2) < 0
-      || (domain != AF_INET && domain != AF_INET6))
+  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &l2) < 0 || (domain != AF_INET && domain != AF_INET6))
     return "the socket is not TCP";
   if (getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l3) < 0 || listening)
     return "the socket is a listener";
@@ -145,8 +143,7 @@ parse_header (char *msg, uint64_t *idle_ms, char *target, size_t target_cap)
 }
 
 int
-handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_cap,
-              char *why, size_t why_cap)
+handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_cap, char *why, size_t why_cap)
 {
   char msg[HANDOFF_MSG_MAX];
   union {
@@ -154,8 +151,7 @@ handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_c
     char buf[CMSG_SPACE (HANDOFF_MAX_FDS * sizeof (int))];
   } u;
   struct iovec iov = { .iov_base = msg, .iov_len = sizeof msg - 1 };
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-    .msg_control = u.buf, .msg_controllen = sizeof u.buf };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf };
   ssize_t n = recvmsg (ctl, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return 0;
@@ -190,19 +186,17 @@ handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_c
 }
 
 int
-handoff_report (char *buf, size_t cap, uint64_t up, uint64_t down, const char *outcome,
-                const char *detail)
+handoff_report (char *buf, size_t cap, uint64_t up, uint64_t down, const char *outcome, const char *detail)
 {
-  int n = snprintf (buf, cap, "%" PRIu64 " %" PRIu64 " %s%s%s", up, down, outcome,
-                    detail ? " " : "", detail ? detail : "");
+  int n = snprintf (buf, cap, "%" PRIu64 " %" PRIu64 " %s%s%s", up, down, outcome, detail ? " " : "",
+                    detail ? detail : "");
   if (n < 0)
     return -1;
   return (size_t) n >= cap ? (int) cap - 1 : n;
 }
 
 int
-handoff_parse_report (char *buf, uint64_t *up, uint64_t *down, const char **outcome,
-                      const char **detail)
+handoff_parse_report (char *buf, uint64_t *up, uint64_t *down, const char **outcome, const char **detail)
 {
   unsigned long long u, d;
   int off = 0;

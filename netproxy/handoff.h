@@ -49,14 +49,11 @@ int handoff_send (int ctl, int fd, uint64_t idle_ms, const char *target);
  * with why[] filled when the message is not exactly one TCP socket and a
  * well-formed header (every fd that came with it is closed) or the channel
  * failed. */
-int handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_cap,
-                  char *why, size_t why_cap);
+int handoff_recv (int ctl, int *fd, uint64_t *idle_ms, char *target, size_t target_cap, char *why, size_t why_cap);
 
 /* The relay's end-of-connection report, and its parse (0, or -1 if bad;
  * detail may come back empty). */
-int handoff_report (char *buf, size_t cap, uint64_t up, uint64_t down, const char *outcome,
-                    const char *detail);
-int handoff_parse_report (char *buf, uint64_t *up, uint64_t *down, const char **outcome,
-                          const char **detail);
+int handoff_report (char *buf, size_t cap, uint64_t up, uint64_t down, const char *outcome, const char *detail);
+int handoff_parse_report (char *buf, uint64_t *up, uint64_t *down, const char **outcome, const char **detail);
 
 #endif

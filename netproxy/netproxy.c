@@ -55,18 +55,22 @@ usage (FILE *f)
 }
 
 static int
-parse_args (struct np_config *cfg, int argc, char **argv, const char **annotation,
-            ar_error **err)
+parse_args (struct np_config *cfg, int argc, char **argv, const char **annotation, ar_error **err)
 {
   static const struct option opts[] = {
-    { "route", required_argument, NULL, 'r' }, { "config", required_argument, NULL, 'c' },
-    { "audit", required_argument, NULL, 'A' }, { "dns", required_argument, NULL, 'd' },
+    { "route", required_argument, NULL, 'r' },
+    { "config", required_argument, NULL, 'c' },
+    { "audit", required_argument, NULL, 'A' },
+    { "dns", required_argument, NULL, 'd' },
     { "audit-fd", required_argument, NULL, 'F' },
-    { "no-dns", no_argument, NULL, 'n' }, { "connect-proxy", optional_argument, NULL, 'p' },
+    { "no-dns", no_argument, NULL, 'n' },
+    { "connect-proxy", optional_argument, NULL, 'p' },
     { "config-from-annotation", required_argument, NULL, 'C' },
-    { "idle-timeout", required_argument, NULL, 'i' }, { "ask", required_argument, NULL, 'a' },
+    { "idle-timeout", required_argument, NULL, 'i' },
+    { "ask", required_argument, NULL, 'a' },
     { "deny", required_argument, NULL, 'D' },
-    { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
   };
   static char *px_host;
   int o;
@@ -129,8 +133,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
  * window between the check and the read; O_NONBLOCK so a FIFO cannot
  * hang the hook before fstat refuses it). */
 static int
-load_annotation_config (struct np_config *cfg, const struct ar_state *st, const char *key,
-                        ar_error **err)
+load_annotation_config (struct np_config *cfg, const struct ar_state *st, const char *key, ar_error **err)
 {
   const char *path = NULL;
   for (size_t i = 0; i < st->n_annotations; i++)
@@ -196,8 +199,10 @@ static int
 join_netns (int pidfd, pid_t pid, ar_error **err)
 {
   if (same_ns (pid, "net"))
-    return ar_err (err, 0, "the container (pid %d) shares our network namespace: "
-                   "it needs a private one", pid);
+    return ar_err (err, 0,
+                   "the container (pid %d) shares our network namespace: "
+                   "it needs a private one",
+                   pid);
   if (setns (pidfd, CLONE_NEWNET) == 0)
     return 0;
   if (errno != EPERM || same_ns (pid, "user"))
@@ -208,7 +213,7 @@ join_netns (int pidfd, pid_t pid, ar_error **err)
 }
 
 #ifndef IFLA_GSO_IPV4_MAX_SIZE
-#define IFLA_GSO_IPV4_MAX_SIZE 63   /* Linux 6.3; older uapi headers lack it */
+#define IFLA_GSO_IPV4_MAX_SIZE 63 /* Linux 6.3; older uapi headers lack it */
 #endif
 #define LO_GSO_MAX (256 * 1024)
 
@@ -225,10 +230,12 @@ lo_big_gso (void)
   struct {
     struct nlmsghdr nh;
     struct ifinfomsg ifi;
-    struct { struct rtattr rta; uint32_t v; } a[2];
+    struct {
+      struct rtattr rta;
+      uint32_t v;
+    } a[2];
   } req = {
-    .nh = { .nlmsg_len = sizeof req, .nlmsg_type = RTM_NEWLINK,
-            .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK, .nlmsg_seq = 1 },
+    .nh = { .nlmsg_len = sizeof req, .nlmsg_type = RTM_NEWLINK, .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK, .nlmsg_seq = 1 },
     .ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int) if_nametoindex ("lo") },
     .a = { { { RTA_LENGTH (4), IFLA_GSO_MAX_SIZE }, LO_GSO_MAX },
            { { RTA_LENGTH (4), IFLA_GSO_IPV4_MAX_SIZE }, LO_GSO_MAX } },
@@ -309,15 +316,14 @@ close_all_but (int *keep, size_t n)
 
 /* The grandchild: detached (new session, reparented), outside the
  * container's pid and mount namespaces since we only joined its net. */
-static void __attribute__ ((noreturn))
-server_main (struct np_server *S, int pidfd, int ready)
+static void __attribute__ ((noreturn)) server_main (struct np_server *S, int pidfd, int ready)
 {
   int keep[512];
   size_t n = server_fds (S, keep, ARRAY_SIZE (keep) - 2);
   keep[n++] = pidfd;
   keep[n++] = ready;
   if (close_all_but (keep, n) < 0)
-    _exit (1);                  /* no readiness byte: the hook reports the failure */
+    _exit (1); /* no readiness byte: the hook reports the failure */
   prctl (PR_SET_NAME, "agentrun-netpx");
   ev_raise_nofile ();
   cleanup_error ar_error *err = NULL;
@@ -397,9 +403,8 @@ main (int argc, char **argv)
       snprintf (own, sizeof own, "%d", early.fd);
       cfg.audit_fd_ref = own;
     }
-  if (join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0
-      || server_bind (&S, &cfg, &err) < 0 || probe_relays (&cfg.routes, &err) < 0
-      || spawn_server (&S, pidfd, &err) < 0)
+  if (join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0 || server_bind (&S, &cfg, &err) < 0
+      || probe_relays (&cfg.routes, &err) < 0 || spawn_server (&S, pidfd, &err) < 0)
     goto fail;
   rc = 0;
 fail:

@@ -13,6 +13,8 @@ np_list_options_if_asked (int argc, char **argv, const struct option *opts)
     return;
   for (; opts->name; opts++)
     printf ("%s\t-\t%s\n", opts->name,
-            opts->has_arg == required_argument ? "arg" : opts->has_arg == optional_argument ? "optional" : "flag");
+            opts->has_arg == required_argument   ? "arg"
+            : opts->has_arg == optional_argument ? "optional"
+                                                 : "flag");
   exit (fflush (stdout) == 0 ? 0 : 1);
 }

@@ -48,7 +48,7 @@ struct listener {
   struct relay *R;
   struct route *r;
   char *path;
-  bool handoff;       /* SOCKET.fd: the server passes client sockets (handoff.h) */
+  bool handoff; /* SOCKET.fd: the server passes client sockets (handoff.h) */
 };
 
 struct rconn {
@@ -58,19 +58,19 @@ struct rconn {
   enum rc_state state;
   uint64_t t0, deadline;
   struct addrinfo *ai, *cur;
-  struct rs_req *rq;  /* RC_RESOLVING: the request in the resolver pool */
+  struct rs_req *rq; /* RC_RESOLVING: the request in the resolver pool */
   int last_errno;
-  char host[256];     /* upstream host: the route's, or the CONNECT target */
+  char host[256]; /* upstream host: the route's, or the CONNECT target */
   int port;
   char sni_name[256]; /* the name the ClientHello must carry */
   char endpoint[300];
   const char *outcome;
   char detail[300];
-  struct rconn *prev, *next;   /* every open connection, for the timers */
-  struct ev_io ctl;   /* handed-off connections: the server's channel, else -1 */
+  struct rconn *prev, *next; /* every open connection, for the timers */
+  struct ev_io ctl; /* handed-off connections: the server's channel, else -1 */
   bool ctl_polled;
-  bool has_target;    /* CONNECT route: the target is known (set_target) */
-  uint64_t idle_ms;   /* 0: never idle; the server's --idle-timeout may shorten ours */
+  bool has_target; /* CONNECT route: the target is known (set_target) */
+  uint64_t idle_ms; /* 0: never idle; the server's --idle-timeout may shorten ours */
 };
 
 struct relay {
@@ -83,11 +83,11 @@ struct relay {
   int grace_s;
   const char *dir;
   size_t nconns;
-  size_t max_conns;            /* open connections at most (0: no cap); then refused */
-  struct rconn *pending;       /* every open connection (see expire) */
+  size_t max_conns; /* open connections at most (0: no cap); then refused */
+  struct rconn *pending; /* every open connection (see expire) */
   uint64_t stop_deadline, resume_at;
   uint64_t connect_ms, idle_ms;
-  uint64_t next_scan;          /* no connection times out before this */
+  uint64_t next_scan; /* no connection times out before this */
   struct resolver res;
   struct ev_io sig;
 };
@@ -124,9 +124,11 @@ on_done (struct sp_conn *sp, int err)
   if (strcmp (c->outcome, "probe") != 0)
     {
       struct audit_conn a = {
-        .endpoint = c->endpoint, .outcome = c->outcome,
+        .endpoint = c->endpoint,
+        .outcome = c->outcome,
         .detail = c->detail[0] ? c->detail : NULL,
-        .bytes_up = sp->d[0].bytes, .bytes_down = sp->d[1].bytes,
+        .bytes_up = sp->d[0].bytes,
+        .bytes_down = sp->d[1].bytes,
         .duration_ms = ev_now_ms () - c->t0,
       };
       audit_conn (&R->audit, &a);
@@ -182,7 +184,8 @@ connect_outcome (int e)
     {
     case ECONNREFUSED: return "upstream-refused";
     case ETIMEDOUT: return "upstream-timeout";
-    case ENETUNREACH: case EHOSTUNREACH: return "upstream-unreachable";
+    case ENETUNREACH:
+    case EHOSTUNREACH: return "upstream-unreachable";
     default: return "upstream-error";
     }
 }
@@ -261,8 +264,7 @@ resolved (void *owner, struct addrinfo *ai, int rc)
 static void
 start_connect (struct rconn *c)
 {
-  struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-    .ai_flags = AI_ADDRCONFIG | AI_NUMERICHOST | AI_NUMERICSERV };
+  struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG | AI_NUMERICHOST | AI_NUMERICSERV };
   struct addrinfo *ai = NULL;
   char port[8];
   snprintf (port, sizeof port, "%d", c->port);
@@ -328,8 +330,7 @@ set_target (struct rconn *c, const char *target)
   cleanup_free char *host = NULL;
   int port;
   if (route_split_hostport (target, &host, &port) < 0 || !ar_host_name_ok (host, false)
-      || strlen (host) >= sizeof c->host || port != c->r->port
-      || !ar_host_name_match (c->r->name, host))
+      || strlen (host) >= sizeof c->host || port != c->r->port || !ar_host_name_match (c->r->name, host))
     {
       fail (c, "connect-denied", "target %.200s", target);
       return -1;
@@ -465,8 +466,7 @@ begin (struct rconn *c)
       fail (c, "error", "epoll: %s", strerror (errno));
       return;
     }
-  c->state = c->r->connect && !c->has_target ? RC_PREAMBLE
-             : c->R->sni_check ? RC_PEEK : RC_CONNECTING;
+  c->state = c->r->connect && !c->has_target ? RC_PREAMBLE : c->R->sni_check ? RC_PEEK : RC_CONNECTING;
   if (c->state == RC_PREAMBLE)
     try_preamble (c);
   else if (c->state == RC_PEEK)
@@ -612,8 +612,7 @@ open_listener (struct relay *R, struct listener *L, uid_t uid, gid_t gid, ar_err
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   int type = L->handoff ? SOCK_SEQPACKET : SOCK_STREAM;
-  L->path = xasprintf ("%s/%s:%d.sock%s", R->dir, L->r->name, L->r->port,
-                       L->handoff ? HANDOFF_SUFFIX : "");
+  L->path = xasprintf ("%s/%s:%d.sock%s", R->dir, L->r->name, L->r->port, L->handoff ? HANDOFF_SUFFIX : "");
   if (strlen (L->path) >= sizeof sa.sun_path)
     return ar_err (err, 0, "socket path too long: %s", L->path);
   strcpy (sa.sun_path, L->path);
@@ -625,7 +624,7 @@ open_listener (struct relay *R, struct listener *L, uid_t uid, gid_t gid, ar_err
   L->io.fd = fd;
   L->io.cb = on_accept;
   L->R = R;
-  mode_t old = umask (0117);   /* the socket file is born 0660 */
+  mode_t old = umask (0117); /* the socket file is born 0660 */
   int rc = bind (fd, (struct sockaddr *) &sa, sizeof sa);
   int e = errno;
   umask (old);
@@ -680,8 +679,7 @@ expire_one (struct rconn *c, uint64_t now)
       if (!sp_idle (&c->sp, c->idle_ms))
         return c->sp.last_active + c->idle_ms;
       c->outcome = "idle-timeout";
-      snprintf (c->detail, sizeof c->detail, "no byte moved for %llu s",
-                (unsigned long long) (c->idle_ms / 1000));
+      snprintf (c->detail, sizeof c->detail, "no byte moved for %llu s", (unsigned long long) (c->idle_ms / 1000));
       sp_abort (&c->sp, ETIMEDOUT);
       return UINT64_MAX;
     }
@@ -762,14 +760,17 @@ usage (FILE *f)
 static const char *audit_fd_ref;
 
 static int
-parse_args (struct relay *R, int argc, char **argv, const char **audit, const char **cid,
-            ar_error **err)
+parse_args (struct relay *R, int argc, char **argv, const char **audit, const char **cid, ar_error **err)
 {
   static const struct option opts[] = {
-    { "dir", required_argument, NULL, 'd' }, { "allow", required_argument, NULL, 'a' },
-    { "config", required_argument, NULL, 'c' }, { "audit", required_argument, NULL, 'A' },
-    { "sni-check", no_argument, NULL, 's' }, { "grace", required_argument, NULL, 'g' },
-    { "container", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
+    { "dir", required_argument, NULL, 'd' },
+    { "allow", required_argument, NULL, 'a' },
+    { "config", required_argument, NULL, 'c' },
+    { "audit", required_argument, NULL, 'A' },
+    { "sni-check", no_argument, NULL, 's' },
+    { "grace", required_argument, NULL, 'g' },
+    { "container", required_argument, NULL, 'i' },
+    { "help", no_argument, NULL, 'h' },
     { "connect-timeout", required_argument, NULL, 'T' },
     { "idle-timeout", required_argument, NULL, 'I' },
     { "max-conns", required_argument, NULL, 'M' },
@@ -779,7 +780,7 @@ parse_args (struct relay *R, int argc, char **argv, const char **audit, const ch
   int o;
   R->grace_s = 5;
   R->connect_ms = 10000;
-  R->max_conns = SIZE_MAX;   /* not given: default_max_conns */
+  R->max_conns = SIZE_MAX; /* not given: default_max_conns */
   R->next_scan = UINT64_MAX;
   np_list_options_if_asked (argc, argv, opts);
   while ((o = getopt_long (argc, argv, "", opts, NULL)) != -1)
@@ -893,16 +894,14 @@ main (int argc, char **argv)
 
   signal (SIGPIPE, SIG_IGN);
   ev_raise_nofile ();
-  if (parse_args (&R, argc, argv, &audit, &cid, &err) < 0
-      || setup (&R, audit, cid, &err) < 0)
+  if (parse_args (&R, argc, argv, &audit, &cid, &err) < 0 || setup (&R, audit, cid, &err) < 0)
     {
       fprintf (stderr, "%s: %s\n", prog, err->msg);
       close_listeners (&R);
       return 1;
     }
   if (R.max_conns)
-    fprintf (stderr, "%s: listening on %zu socket(s) in %s, at most %zu connections\n", prog, R.nL, R.dir,
-             R.max_conns);
+    fprintf (stderr, "%s: listening on %zu socket(s) in %s, at most %zu connections\n", prog, R.nL, R.dir, R.max_conns);
   else
     fprintf (stderr, "%s: listening on %zu socket(s) in %s\n", prog, R.nL, R.dir);
   for (;;)

@@ -13,7 +13,7 @@ struct rs_req {
   char port[8];
   struct addrinfo *ai;
   int rc;
-  void *owner;                /* NULL once cancelled; read and written on the loop only */
+  void *owner; /* NULL once cancelled; read and written on the loop only */
   struct rs_req *next;
 };
 

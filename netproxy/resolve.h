@@ -18,20 +18,19 @@ struct rs_req;
 typedef void (*rs_cb) (void *owner, struct addrinfo *ai, int rc);
 
 struct resolver {
-  struct ev_io io;            /* eventfd: results are waiting */
+  struct ev_io io; /* eventfd: results are waiting */
   rs_cb cb;
   pthread_mutex_t lock;
   pthread_cond_t wake;
   struct rs_req *todo, *todo_tail, *done;
   pthread_t threads[RESOLVER_THREADS];
-  int n_threads;              /* started on first use: numeric-only relays stay single-threaded */
+  int n_threads; /* started on first use: numeric-only relays stay single-threaded */
 };
 
 int resolver_init (struct resolver *rs, struct ev_loop *l, rs_cb cb, ar_error **err);
 /* Queue host:port (SOCK_STREAM, AI_ADDRCONFIG). NULL with errno set if no
  * thread could be started. */
-struct rs_req *resolver_submit (struct resolver *rs, const char *host, const char *port,
-                                void *owner);
+struct rs_req *resolver_submit (struct resolver *rs, const char *host, const char *port, void *owner);
 /* The owner is going away: never call back for this request. */
 void resolver_cancel (struct rs_req *rq);
 

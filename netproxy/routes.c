@@ -118,8 +118,7 @@ route_from_json (struct routes *rs, enum route_kind k, yajl_val o, size_t i, ar_
     return ar_err (err, 0, "%s: needs \"name\" and an integer \"port\"", what);
   struct route *r = route_new (rs);
   r->name = xstrdup (name);
-  r->port = YAJL_GET_INTEGER (port) >= 1 && YAJL_GET_INTEGER (port) <= 65535
-    ? (int) YAJL_GET_INTEGER (port) : 0;
+  r->port = YAJL_GET_INTEGER (port) >= 1 && YAJL_GET_INTEGER (port) <= 65535 ? (int) YAJL_GET_INTEGER (port) : 0;
   if (!r->port)
     return ar_err (err, 0, "%s: port out of range", what);
   r->connect = YAJL_IS_TRUE (yajl_tree_get (o, pconn, yajl_t_true));

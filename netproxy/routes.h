@@ -21,11 +21,11 @@
 struct route {
   char *name;
   int port;
-  char *up_host;      /* relay: upstream host (defaults to name) */
-  int up_port;        /* relay: upstream port (defaults to port) */
-  char *addr;         /* netproxy: loopback address to listen on */
-  char *sock;         /* netproxy: relay socket path */
-  bool connect;       /* wildcard route reached through HTTP CONNECT */
+  char *up_host; /* relay: upstream host (defaults to name) */
+  int up_port; /* relay: upstream port (defaults to port) */
+  char *addr; /* netproxy: loopback address to listen on */
+  char *sock; /* netproxy: relay socket path */
+  bool connect; /* wildcard route reached through HTTP CONNECT */
 };
 
 struct routes {
@@ -42,8 +42,7 @@ int routes_add_arg (struct routes *rs, enum route_kind k, const char *arg, ar_er
 int routes_load_json (struct routes *rs, enum route_kind k, const char *path, ar_error **err);
 /* The same from FD, opened by the caller (O_NONBLOCK, so that the open could
  * not hang); path only names it in messages; a FIFO only with fifo_ok. */
-int routes_load_json_fd (struct routes *rs, enum route_kind k, int fd, const char *path, bool fifo_ok,
-                         ar_error **err);
+int routes_load_json_fd (struct routes *rs, enum route_kind k, int fd, const char *path, bool fifo_ok, ar_error **err);
 void routes_free (struct routes *rs);
 
 /* A flag value in whole seconds (0 .. one day) into milliseconds. */

@@ -50,8 +50,7 @@ listen_on (const char *addr, int port, int type, ar_error **err)
 }
 
 static int
-add_listener (struct np_server *S, const char *addr, int port, enum np_kind k,
-              struct route *r, ar_error **err)
+add_listener (struct np_server *S, const char *addr, int port, enum np_kind k, struct route *r, ar_error **err)
 {
   int fd = listen_on (addr, port, SOCK_STREAM, err);
   if (fd < 0)
@@ -87,8 +86,7 @@ server_bind (struct np_server *S, const struct np_config *cfg, ar_error **err)
       if (S->dns_udp.fd < 0)
         return -1;
     }
-  if (cfg->connect_proxy
-      && add_listener (S, cfg->connect_addr, cfg->connect_port, NP_CONNECT, NULL, err) < 0)
+  if (cfg->connect_proxy && add_listener (S, cfg->connect_addr, cfg->connect_port, NP_CONNECT, NULL, err) < 0)
     return -1;
   if (audit_open (&S->audit, cfg->audit_fd_ref ? NULL : cfg->audit_path, "netproxy", cfg->container, err) < 0)
     return -1;
@@ -115,18 +113,19 @@ struct np_conn {
   struct np_server *S;
   char endpoint[300];
   uint64_t t0;
-  const char *outcome;       /* set when we cut it (idle-timeout) */
+  const char *outcome; /* set when we cut it (idle-timeout) */
   struct np_conn *prev, *next;
 };
 
 static void resume_accept (struct np_server *S);
 
 static void
-log_conn (struct np_server *S, const char *ep, const char *outcome, const char *detail,
-          uint64_t up, uint64_t down, uint64_t t0)
+log_conn (struct np_server *S, const char *ep, const char *outcome, const char *detail, uint64_t up, uint64_t down,
+          uint64_t t0)
 {
-  struct audit_conn a = { .endpoint = ep, .outcome = outcome, .detail = detail,
-    .bytes_up = up, .bytes_down = down, .duration_ms = ev_now_ms () - t0 };
+  struct audit_conn a = {
+    .endpoint = ep, .outcome = outcome, .detail = detail, .bytes_up = up, .bytes_down = down, .duration_ms = ev_now_ms () - t0
+  };
   audit_conn (&S->audit, &a);
 }
 
@@ -138,8 +137,7 @@ conn_done (struct sp_conn *sp, int err)
   if (c->outcome)
     log_conn (S, c->endpoint, c->outcome, NULL, sp->d[0].bytes, sp->d[1].bytes, c->t0);
   else
-    log_conn (S, c->endpoint, err ? "error" : "ok", err ? strerror (err) : NULL,
-              sp->d[0].bytes, sp->d[1].bytes, c->t0);
+    log_conn (S, c->endpoint, err ? "error" : "ok", err ? strerror (err) : NULL, sp->d[0].bytes, sp->d[1].bytes, c->t0);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -215,8 +213,10 @@ on_report (struct ev_io *io, uint32_t events)
   if (n > 0 && handoff_parse_report (buf, &up, &down, &outcome, &detail) == 0)
     log_conn (S, h->endpoint, outcome, detail[0] ? detail : NULL, up, down, h->t0);
   else
-    log_conn (S, h->endpoint, "relay-down", n < 0 ? strerror (errno)
-              : n == 0 ? "the relay ended the connection without a report" : "bad report from the relay",
+    log_conn (S, h->endpoint, "relay-down",
+              n < 0    ? strerror (errno)
+              : n == 0 ? "the relay ended the connection without a report"
+                       : "bad report from the relay",
               0, 0, h->t0);
   ev_close (io);
   S->nconns--;
@@ -343,8 +343,7 @@ dns_lookup (void *ctx, const char *name, struct in_addr *addr)
   for (size_t i = 0; i < cfg->routes.n; i++)
     {
       const struct route *r = &cfg->routes.v[i];
-      if (!r->connect && strcasecmp (r->name, name) == 0
-          && inet_pton (AF_INET, r->addr, addr) == 1)
+      if (!r->connect && strcasecmp (r->name, name) == 0 && inet_pton (AF_INET, r->addr, addr) == 1)
         return 1;
     }
   return 0;
@@ -401,7 +400,7 @@ struct dns_tcp {
   size_t len;
   uint64_t last;
   uint64_t id;
-  unsigned held;               /* queries held in ask mode: not idle */
+  unsigned held; /* queries held in ask mode: not idle */
   struct dns_tcp *prev, *next;
 };
 
@@ -559,13 +558,13 @@ px_unlink (struct px_conn *p)
 }
 
 static void
-px_refuse (struct px_conn *p, int code, const char *reason, const char *body,
-           const char *ep, const char *outcome)
+px_refuse (struct px_conn *p, int code, const char *reason, const char *body, const char *ep, const char *outcome)
 {
   char resp[1024];
   int n = snprintf (resp, sizeof resp,
                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
-                    "Connection: close\r\n\r\n%s", code, reason, strlen (body), body);
+                    "Connection: close\r\n\r\n%s",
+                    code, reason, strlen (body), body);
   if (n > 0 && (size_t) n < sizeof resp)
     send (p->io.fd, resp, (size_t) n, MSG_DONTWAIT | MSG_NOSIGNAL);
   log_conn (p->S, ep, outcome, body, 0, 0, p->t0);
@@ -633,8 +632,7 @@ px_request (struct px_conn *p, char *hdr_end)
     return px_refuse (p, 400, "Bad Request", "malformed request line\n", "?", "connect-bad");
   snprintf (ep, sizeof ep, "%s", target);
   if (strcmp (method, "CONNECT") != 0)
-    return px_refuse (p, 405, "Method Not Allowed", "only CONNECT is supported here\n", ep,
-                      "connect-bad");
+    return px_refuse (p, 405, "Method Not Allowed", "only CONNECT is supported here\n", ep, "connect-bad");
   const struct route *r = NULL;
   if (route_split_hostport (target, &host, &port) == 0 && ar_host_name_ok (host, false))
     r = px_route (S->cfg, host, port);

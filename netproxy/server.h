@@ -14,16 +14,17 @@
 struct np_config {
   struct routes routes;
   const char *audit_path;
-  const char *audit_fd_ref;  /* --audit-fd FD or PID:FD: the log already open */
+  const char *audit_fd_ref; /* --audit-fd FD or PID:FD: the log already open */
   const char *container;
-  bool dns;                  /* DNS stub on dns_addr:53 (default on) */
+  bool dns; /* DNS stub on dns_addr:53 (default on) */
   const char *dns_addr;
-  bool connect_proxy;        /* HTTP CONNECT on connect_addr:connect_port */
+  bool connect_proxy; /* HTTP CONNECT on connect_addr:connect_port */
   const char *connect_addr;
   int connect_port;
-  uint64_t idle_timeout_ms;  /* 0: a quiet connection is never cut */
-  const char *ask_socket;    /* --ask: unknown names are asked about there (ask.h) */
-  const char **deny; size_t n_deny;  /* --deny NAME|*.DOMAIN: refused whatever allows it */
+  uint64_t idle_timeout_ms; /* 0: a quiet connection is never cut */
+  const char *ask_socket; /* --ask: unknown names are asked about there (ask.h) */
+  const char **deny;
+  size_t n_deny; /* --deny NAME|*.DOMAIN: refused whatever allows it */
 };
 
 enum np_kind { NP_ROUTE, NP_DNS_TCP, NP_CONNECT };
@@ -33,7 +34,7 @@ struct np_server;
 struct np_listener {
   struct ev_io io;
   struct np_server *S;
-  struct route *r;           /* NP_ROUTE only */
+  struct route *r; /* NP_ROUTE only */
   enum np_kind kind;
 };
 
@@ -49,18 +50,18 @@ struct np_server {
   struct audit audit;
   struct np_listener *L;
   size_t nL;
-  struct ev_io dns_udp;      /* fd -1 when off */
-  struct ev_io pidfd;        /* the container's init: readable when it exits */
+  struct ev_io dns_udp; /* fd -1 when off */
+  struct ev_io pidfd; /* the container's init: readable when it exits */
   bool paused, done;
   uint64_t resume_at;
   size_t nconns;
   struct dns_tcp *dns_conns; /* idle-expired, at most DNS_TCP_MAX */
   size_t n_dns;
-  uint64_t dns_ids;          /* ids of DNS-over-TCP connections, for answers held in ask mode */
-  struct px_conn *px_pending;/* CONNECT requests still being read */
-  struct np_conn *conns;     /* spliced connections, for the idle timeout */
-  uint64_t next_scan;        /* none goes idle before this */
-  struct np_ask *ask;        /* NULL unless --ask */
+  uint64_t dns_ids; /* ids of DNS-over-TCP connections, for answers held in ask mode */
+  struct px_conn *px_pending; /* CONNECT requests still being read */
+  struct np_conn *conns; /* spliced connections, for the idle timeout */
+  uint64_t next_scan; /* none goes idle before this */
+  struct np_ask *ask; /* NULL unless --ask */
 };
 
 /* In the container's netns: bind and listen on everything. */

@@ -49,8 +49,8 @@ copy_name (const uint8_t *p, size_t n, char *name, size_t cap)
   for (size_t i = 0; i < n; i++)
     {
       uint8_t c = p[i];
-      int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-        || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+      int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
+               || c == '_';
       if (!ok)
         return SNI_BAD;
     }
@@ -82,11 +82,11 @@ parse_hello (const uint8_t *body, size_t len, char *name, size_t cap)
   struct rd r = { body, len, 0 };
   const uint8_t *p;
   size_t ext_len;
-  if (get (&r, 2 + 32, &p) < 0 || skip_vec (&r, 1) < 0     /* version, random, session id */
-      || skip_vec (&r, 2) < 0 || skip_vec (&r, 1) < 0)     /* cipher suites, compression */
+  if (get (&r, 2 + 32, &p) < 0 || skip_vec (&r, 1) < 0 /* version, random, session id */
+      || skip_vec (&r, 2) < 0 || skip_vec (&r, 1) < 0) /* cipher suites, compression */
     return SNI_BAD;
   if (r.off == r.len)
-    return SNI_NO_NAME;   /* no extensions at all */
+    return SNI_NO_NAME; /* no extensions at all */
   if (get_u (&r, 2, &ext_len) < 0 || ext_len > r.len - r.off)
     return SNI_BAD;
   struct rd e = { r.p + r.off, ext_len, 0 };
@@ -97,7 +97,7 @@ parse_hello (const uint8_t *body, size_t len, char *name, size_t cap)
       if (get_u (&e, 2, &type) < 0 || get_u (&e, 2, &n) < 0 || get (&e, n, &p) < 0)
         return SNI_BAD;
       if (type == 0 && found != SNI_NO_NAME)
-        return SNI_BAD;   /* a second server_name extension */
+        return SNI_BAD; /* a second server_name extension */
       if (type == 0)
         {
           struct rd s = { p, n, 0 };
@@ -124,7 +124,7 @@ sni_parse (const uint8_t *buf, size_t len, char *name, size_t namecap)
   for (;;)
     {
       if (hlen >= 1 && hs[0] != 0x01)
-        return SNI_BAD;   /* a handshake, but not a ClientHello */
+        return SNI_BAD; /* a handshake, but not a ClientHello */
       if (hlen >= 4)
         {
           size_t mlen = ((size_t) hs[1] << 16) | ((size_t) hs[2] << 8) | hs[3];

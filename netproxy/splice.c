@@ -87,8 +87,7 @@ pump_dir (struct sp_conn *c, int i)
       bool progress = false;
       if (d->inpipe > 0 && d->dst_ready)
         {
-          ssize_t n = splice (d->pipe[0], NULL, dst, NULL, d->inpipe,
-                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          ssize_t n = splice (d->pipe[0], NULL, dst, NULL, d->inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
           if (n > 0)
             {
               d->inpipe -= (size_t) n;
@@ -102,8 +101,7 @@ pump_dir (struct sp_conn *c, int i)
         }
       if (!d->eof && d->inpipe < d->cap && d->src_ready)
         {
-          ssize_t n = splice (src, NULL, d->pipe[1], NULL, d->cap - d->inpipe,
-                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          ssize_t n = splice (src, NULL, d->pipe[1], NULL, d->cap - d->inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
           if (n > 0)
             {
               d->inpipe += (size_t) n;
@@ -221,8 +219,7 @@ sp_start (struct sp_conn *c)
   c->io[0].cb = on_event0;
   c->io[1].cb = on_event1;
   for (int i = 0; i < 2; i++)
-    if (ev_mod (c->loop, &c->io[i], evs) < 0
-        && (errno != ENOENT || ev_add (c->loop, &c->io[i], evs) < 0))
+    if (ev_mod (c->loop, &c->io[i], evs) < 0 && (errno != ENOENT || ev_add (c->loop, &c->io[i], evs) < 0))
       return -1;
   c->running = true;
   c->last_active = c->loop->now;

@@ -11,14 +11,14 @@
 
 struct sp_dir {
   int pipe[2];
-  size_t inpipe;      /* bytes read into the pipe, not yet written out */
-  size_t cap;         /* pipe capacity */
-  bool eof;           /* source said EOF */
-  bool shut;          /* EOF passed on: shutdown(dst, SHUT_WR) done */
-  bool grown;         /* pipe already enlarged for bulk transfer */
-  bool src_ready;     /* no EAGAIN from the source since its last event */
-  bool dst_ready;     /* no EAGAIN from the sink since its last event */
-  uint64_t bytes;     /* bytes delivered to dst */
+  size_t inpipe; /* bytes read into the pipe, not yet written out */
+  size_t cap; /* pipe capacity */
+  bool eof; /* source said EOF */
+  bool shut; /* EOF passed on: shutdown(dst, SHUT_WR) done */
+  bool grown; /* pipe already enlarged for bulk transfer */
+  bool src_ready; /* no EAGAIN from the source since its last event */
+  bool dst_ready; /* no EAGAIN from the sink since its last event */
+  uint64_t bytes; /* bytes delivered to dst */
 };
 
 struct sp_conn;
@@ -28,13 +28,13 @@ typedef void (*sp_done_cb) (struct sp_conn *c, int err);
 
 struct sp_conn {
   struct ev_loop *loop;
-  struct ev_io io[2];       /* io[0]: the accepting side, io[1]: the far side */
-  struct sp_dir d[2];       /* d[0]: io[0] -> io[1] (up), d[1]: back (down) */
+  struct ev_io io[2]; /* io[0]: the accepting side, io[1]: the far side */
+  struct sp_dir d[2]; /* d[0]: io[0] -> io[1] (up), d[1]: back (down) */
   sp_done_cb done;
   bool running, finished;
-  bool io0_shared;          /* io[0]'s socket was passed to us and may be open
+  bool io0_shared; /* io[0]'s socket was passed to us and may be open
                              * elsewhere: its close would not drop it from epoll */
-  uint64_t last_active;     /* loop time bytes last moved (or the start) */
+  uint64_t last_active; /* loop time bytes last moved (or the start) */
 };
 
 /* Zero the connection; io[0].fd = a, io[1].fd = -1. */

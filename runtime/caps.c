@@ -83,9 +83,10 @@ ar_caps_apply (const struct ar_caps *c, ar_error **err)
 
   if (!caps)
     return ar_err (err, errno, "capabilities: cap_init");
-  if (c && (set_flags (caps, CAP_EFFECTIVE, c->effective, c->n_effective, err) < 0
-            || set_flags (caps, CAP_PERMITTED, c->permitted, c->n_permitted, err) < 0
-            || set_flags (caps, CAP_INHERITABLE, c->inheritable, c->n_inheritable, err) < 0))
+  if (c
+      && (set_flags (caps, CAP_EFFECTIVE, c->effective, c->n_effective, err) < 0
+          || set_flags (caps, CAP_PERMITTED, c->permitted, c->n_permitted, err) < 0
+          || set_flags (caps, CAP_INHERITABLE, c->inheritable, c->n_inheritable, err) < 0))
     goto out;
   if (cap_set_proc (caps) < 0)
     {

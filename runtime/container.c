@@ -42,8 +42,8 @@ struct created {
   pid_t child1;
   pid_t init;
   int init_pidfd;
-  int master;                 /* pty master kept for a foreground run */
-  int init_sock;              /* a foreground run's line to our pid 1 (pid1.h), or -1 */
+  int master; /* pty master kept for a foreground run */
+  int init_sock; /* a foreground run's line to our pid 1 (pid1.h), or -1 */
 };
 
 static void
@@ -176,8 +176,8 @@ ar_container_confined_to (const struct ar_spec *s, uid_t uid)
   for (size_t i = 0; i < l->n_namespaces; i++)
     if (l->namespaces[i].type == AR_NS_USER)
       own_userns = !l->namespaces[i].path;
-  return own_userns && l->n_uid_mappings == 1 && l->uid_mappings[0].size == 1
-         && l->uid_mappings[0].host_id == uid && l->n_gid_mappings == 1 && l->gid_mappings[0].size == 1;
+  return own_userns && l->n_uid_mappings == 1 && l->uid_mappings[0].size == 1 && l->uid_mappings[0].host_id == uid
+         && l->n_gid_mappings == 1 && l->gid_mappings[0].size == 1;
 }
 
 /* CVE-2019-5736 (selfexe.h), before anything exists to lose: re-execute
@@ -194,12 +194,15 @@ check_one_uid (const struct ar_create_opts *o, const struct ar_spec *s, ar_error
   if (!o->one_uid)
     return 0;
   if (!ar_container_confined_to (s, o->uid))
-    return ar_err (err, 0, "the container is not confined to uid %u alone (its own user namespace mapping only "
+    return ar_err (err, 0,
+                   "the container is not confined to uid %u alone (its own user namespace mapping only "
                    "it, no capabilities, no_new_privs): it must run from a sealed copy of agentrun",
                    (unsigned) o->uid);
   if (!ar_selfexe_safe_for (o->uid))
-    return ar_err (err, 0, "uid %u could write the agentrun binary and this process does not run from a sealed "
-                   "copy of it", (unsigned) o->uid);
+    return ar_err (err, 0,
+                   "uid %u could write the agentrun binary and this process does not run from a sealed "
+                   "copy of it",
+                   (unsigned) o->uid);
   return 0;
 }
 
@@ -301,7 +304,7 @@ static int
 on_pid (struct parent_io *io, pid_t pid, ar_error **err)
 {
   struct created *c = io->c;
-  c->init = pid;   /* undo_create kills it from here on */
+  c->init = pid; /* undo_create kills it from here on */
   int ws = ar_reap (c->child1);
   c->child1 = 0;
   if (ws != 0)
@@ -338,7 +341,8 @@ on_hooks (struct parent_io *io, ar_error **err)
   struct created *c = io->c;
   /* the nodes are made: confine them before any hook or process runs */
   if (io->devices_pending
-      && ar_cgroup_apply_devices (io->ctx->cgroup_manager, c->st.cgroup_path, c->spec->linux_, is_rootless (io->ctx), err) < 0)
+      && ar_cgroup_apply_devices (io->ctx->cgroup_manager, c->st.cgroup_path, c->spec->linux_, is_rootless (io->ctx), err)
+             < 0)
     return -1;
   io->devices_pending = false;
   cleanup_free char *st = ar_cstate_hook_json (&c->st, c->st.id, "creating");
@@ -437,10 +441,22 @@ converse (struct parent_io *io, ar_error **err)
             return -1;
           break;
         /* the init goes on with its mounts while we note its pid */
-        case SYNC_PID: if (on_pid (io, m.value, err) < 0) return prefer_init_error (io, err); break;
-        case SYNC_HOOKS: if (on_hooks (io, err) < 0) return -1; break;
-        case SYNC_PTY: if (on_pty (io, fd, err) < 0) return -1; break;
-        case SYNC_SECCOMP_FD: if (on_seccomp_fd (io, fd, err) < 0) return -1; break;
+        case SYNC_PID:
+          if (on_pid (io, m.value, err) < 0)
+            return prefer_init_error (io, err);
+          break;
+        case SYNC_HOOKS:
+          if (on_hooks (io, err) < 0)
+            return -1;
+          break;
+        case SYNC_PTY:
+          if (on_pty (io, fd, err) < 0)
+            return -1;
+          break;
+        case SYNC_SECCOMP_FD:
+          if (on_seccomp_fd (io, fd, err) < 0)
+            return -1;
+          break;
         case SYNC_READY:
           /* fail closed: never ready with the device rules unapplied */
           if (io->devices_pending)
@@ -493,8 +509,8 @@ static bool
 mounts_cgroupfs (const struct ar_spec *spec)
 {
   for (size_t i = 0; i < spec->n_mounts; i++)
-    if (spec->mounts[i].type && (strcmp (spec->mounts[i].type, "cgroup") == 0
-                                 || strcmp (spec->mounts[i].type, "cgroup2") == 0))
+    if (spec->mounts[i].type
+        && (strcmp (spec->mounts[i].type, "cgroup") == 0 || strcmp (spec->mounts[i].type, "cgroup2") == 0))
       return true;
   return false;
 }
@@ -554,9 +570,10 @@ fifo_open_to_init (int dirfd, const char *root, uint32_t uid, ar_error **err)
   if (stat (root, &st) < 0)
     return ar_err (err, errno, "stat state root %s", root);
   if (st.st_uid != geteuid () || (st.st_mode & 077))
-    return ar_err (err, 0, "rootless: the container's init is host uid %u, which cannot own exec.fifo, and the state "
-                   "root %s is not private (mode %04o): use a state root only you can enter (chmod 700)", uid, root,
-                   (unsigned) (st.st_mode & 07777));
+    return ar_err (err, 0,
+                   "rootless: the container's init is host uid %u, which cannot own exec.fifo, and the state "
+                   "root %s is not private (mode %04o): use a state root only you can enter (chmod 700)",
+                   uid, root, (unsigned) (st.st_mode & 07777));
   if (fchmodat (dirfd, AR_STATE_FIFO, 0622, 0) < 0)
     return ar_err (err, errno, "chmod " AR_STATE_FIFO);
   return 0;
@@ -589,11 +606,18 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
               ar_error **err)
 {
   const struct ar_linux *lnx = c->spec->linux_;
-  *ic = (struct ar_init_ctx) { .spec = c->spec, .id = c->st.id, .bundle = c->st.bundle, .rootfs = c->st.rootfs,
-                               .no_pivot = o->no_pivot, .no_new_keyring = o->no_new_keyring,
-                               .preserve_fds = o->preserve_fds, .sock = -1, .state_fd = -1,
-                               .die_with_parent = o->die_with_parent, .exec_env = o->exec_env,
-                               .n_exec_env = o->n_exec_env };
+  *ic = (struct ar_init_ctx){ .spec = c->spec,
+                              .id = c->st.id,
+                              .bundle = c->st.bundle,
+                              .rootfs = c->st.rootfs,
+                              .no_pivot = o->no_pivot,
+                              .no_new_keyring = o->no_new_keyring,
+                              .preserve_fds = o->preserve_fds,
+                              .sock = -1,
+                              .state_fd = -1,
+                              .die_with_parent = o->die_with_parent,
+                              .exec_env = o->exec_env,
+                              .n_exec_env = o->n_exec_env };
   for (int i = 0; i < AR_NS_N; i++)
     ic->ns_fds[i] = -1;
   ic->new_flags = ar_ns_new_flags (lnx);
@@ -615,7 +639,8 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
   if (mkfifoat (c->lockfd, AR_STATE_FIFO, 0600) < 0)
     return ar_err (err, errno, "mkfifo %s/" AR_STATE_FIFO, dir);
   if (fifo_owner (c->lockfd, lnx, c->spec->process, ic->userns && (ic->new_flags & CLONE_NEWUSER),
-                  is_rootless (ctx) ? ctx->root : NULL, err) < 0)
+                  is_rootless (ctx) ? ctx->root : NULL, err)
+      < 0)
     return -1;
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, ctx->root, &ic->prog, err) < 0)
     return -1;
@@ -643,8 +668,8 @@ record_pending_cgroup (struct ar_ctx *ctx, struct created *c, bool *has_cgroup, 
   *has_cgroup = path != NULL;
   if (!path)
     return 0;
-  cleanup_close int fd
-      = openat (c->lockfd, AR_STATE_CGROUP_PENDING, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  cleanup_close int fd = openat (c->lockfd, AR_STATE_CGROUP_PENDING,
+                                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return ar_err (err, errno, "create %s in the state folder", AR_STATE_CGROUP_PENDING);
   size_t len = strlen (path);
@@ -666,16 +691,15 @@ take_stdio (const int *stdio, int sock)
 }
 
 static int
-spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic,
-       bool foreground, ar_error **err)
+spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, struct ar_init_ctx *ic, bool foreground,
+       ar_error **err)
 {
   int sv[2];
   const char *mgr = ctx->cgroup_manager;
   cleanup_close int cgfd = -1;
   bool has_cgroup;
   if (record_pending_cgroup (ctx, c, &has_cgroup, err) < 0
-      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd,
-                                 err) < 0)
+      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
@@ -687,8 +711,8 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !by_itself);
   cleanup_error ar_error *jerr = NULL;
   if (ic->direct && by_itself
-      && ar_cgroup_self_join_fds (c->st.cgroup_path, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds), &ic->n_cg_join,
-                                  &jerr) < 0)
+      && ar_cgroup_self_join_fds (c->st.cgroup_path, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds), &ic->n_cg_join, &jerr)
+             < 0)
     {
       ar_debug ("the init cannot join by itself (%s): joined from here", jerr->msg);
       ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0);
@@ -709,7 +733,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   if (first == 0)
     {
       close (sv[0]);
-      close (c->lockfd);  /* the lock must not outlive create in the container */
+      close (c->lockfd); /* the lock must not outlive create in the container */
       take_stdio (o->stdio, ic->sock);
       if (ic->direct)
         ar_init_direct (ic);
@@ -728,10 +752,11 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   bool self_join = ic->direct && ic->n_cg_join;
   for (; ic->n_cg_join; ic->n_cg_join--)
     close (ic->cg_join_fds[ic->n_cg_join - 1]);
-  if (cgfd >= 0 ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+  if (cgfd >= 0   ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
       : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
                   : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
-                                      &c->st.systemd_unit, err) < 0)
+                                      &c->st.systemd_unit, err)
+                        < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
   struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
@@ -748,8 +773,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
 }
 
 static int
-create_internal (struct ar_ctx *ctx, const struct ar_create_opts *o, bool foreground, struct created *c,
-                 ar_error **err)
+create_internal (struct ar_ctx *ctx, const struct ar_create_opts *o, bool foreground, struct created *c, ar_error **err)
 {
   cleanup_free char *config_abs = NULL;
   struct ar_init_ctx ic = { .sock = -1, .state_fd = -1, .unixconn_sock = -1 };

@@ -12,21 +12,21 @@
 
 struct ar_create_opts {
   const char *id;
-  const char *bundle;          /* default: the current directory */
-  const char *config_path;     /* default: <bundle>/config.json */
+  const char *bundle; /* default: the current directory */
+  const char *config_path; /* default: <bundle>/config.json */
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  bool detach;                 /* run -d */
-  bool keep;                   /* run --keep: do not delete after exit */
-  const struct ar_fg_ops *fg_ops;   /* run in the foreground: the caller's part of the wait */
-  bool die_with_parent;        /* the container's command is killed when this process dies */
-  char *const *exec_env;       /* NAME=VALUE set in the command's environment at exec, never
+  bool detach; /* run -d */
+  bool keep; /* run --keep: do not delete after exit */
+  const struct ar_fg_ops *fg_ops; /* run in the foreground: the caller's part of the wait */
+  bool die_with_parent; /* the container's command is killed when this process dies */
+  char *const *exec_env; /* NAME=VALUE set in the command's environment at exec, never
                                   written anywhere (the sandbox's pass-through variables) */
   size_t n_exec_env;
-  const int *stdio;            /* [3]: fds the container gets as 0, 1, 2 (-1: ours); NULL: ours */
+  const int *stdio; /* [3]: fds the container gets as 0, 1, 2 (-1: ours); NULL: ours */
   /* CVE-2019-5736 (selfexe.h): create and run start by re-executing this
    * process from a sealed copy of its binary. A caller whose container is
    * one unprivileged uid (one uid and one gid mapped, no capability,
@@ -45,8 +45,7 @@ struct ar_create_opts {
  * messages. With `bundle` non-NULL the rootfs must resolve and *rootfs (if
  * rootfs is non-NULL) gets its real path. */
 struct ar_spec;
-int ar_container_check (const struct ar_spec *s, const char *label, const char *bundle, char **rootfs,
-                        ar_error **err);
+int ar_container_check (const struct ar_spec *s, const char *label, const char *bundle, char **rootfs, ar_error **err);
 
 /* The config's side of ar_create_opts.one_uid: a user namespace of its own
  * mapping uid alone (and one gid), a process with no capability in any set
@@ -64,8 +63,7 @@ int ar_container_kill (struct ar_ctx *ctx, const char *id, int sig, bool all, ar
 int ar_container_delete (struct ar_ctx *ctx, const char *id, bool force, ar_error **err);
 /* The same, with the container's spec in hand (run, which created it):
  * its poststop hooks are taken from it instead of the config snapshot. */
-int ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec,
-                              ar_error **err);
+int ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec, ar_error **err);
 
 /* --pid-file: the pid goes to PATH.tmp, then a rename, so a reader never
  * sees a partial number. */

@@ -9,11 +9,11 @@
 #include <stdbool.h>
 
 struct ar_ctx {
-  const char *root;            /* state root; NULL when none could be had (the sandbox makes its own) */
-  const char *cgroup_manager;  /* "cgroupfs" | "systemd" | "disabled" */
-  const char *rootless;        /* "true" | "false" | "auto" (ar_rootless_detect) */
-  const char *log;             /* log file, NULL: stderr only (ar_log_init) */
-  const char *log_format;      /* "text" | "json" */
+  const char *root; /* state root; NULL when none could be had (the sandbox makes its own) */
+  const char *cgroup_manager; /* "cgroupfs" | "systemd" | "disabled" */
+  const char *rootless; /* "true" | "false" | "auto" (ar_rootless_detect) */
+  const char *log; /* log file, NULL: stderr only (ar_log_init) */
+  const char *log_format; /* "text" | "json" */
   bool debug;
 };
 

@@ -163,8 +163,7 @@ ar_container_delete (struct ar_ctx *ctx, const char *id, bool force, ar_error **
 }
 
 int
-ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec,
-                          ar_error **err)
+ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec, ar_error **err)
 {
   cleanup_close int dirfd = -1;
   struct ar_cstate st;

@@ -33,10 +33,10 @@
 /* The process to run and what was allocated to build it. */
 struct exec_proc {
   struct ar_process p;
-  struct ar_process *loaded;    /* from -p */
-  char **env;                   /* owned array, borrowed strings */
-  struct ar_caps caps;          /* owned arrays, borrowed strings */
-  uint32_t *gids;               /* owned: additional gids from --user NAME */
+  struct ar_process *loaded; /* from -p */
+  char **env; /* owned array, borrowed strings */
+  struct ar_caps caps; /* owned arrays, borrowed strings */
+  uint32_t *gids; /* owned: additional gids from --user NAME */
 };
 
 static void
@@ -109,13 +109,13 @@ build_process (const struct ar_exec_opts *o, const struct ar_spec *spec, struct 
 
 struct exec_ctx {
   const struct ar_exec_opts *o;
-  const struct ar_spec *spec;    /* the container's config (Landlock annotation) */
+  const struct ar_spec *spec; /* the container's config (Landlock annotation) */
   struct ar_process *p;
   struct ar_seccomp_prog *prog;
   int sock;
-  int pidfd;                     /* the container init */
-  int rootfd;                    /* /proc/<init>/root */
-  int unixconn_sock;             /* to the unixconn supervisor, or -1 */
+  int pidfd; /* the container init */
+  int rootfd; /* /proc/<init>/root */
+  int unixconn_sock; /* to the unixconn supervisor, or -1 */
   const struct ar_cstate *st;
   unsigned long ns_flags;
 };
@@ -169,7 +169,8 @@ exec_process (struct exec_ctx *x)
    * must not get around the second wall. Before seccomp, like the init. */
   if (ar_landlock_apply_kv (x->spec->annotations, x->spec->n_annotations, x->p->no_new_privileges, &err) < 0
       || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, x->unixconn_sock,
-                            ar_unixconn_own_netns (x->spec), -1, &err) < 0)
+                            ar_unixconn_own_netns (x->spec), -1, &err)
+             < 0)
     exec_fail (x, err);
   if (ar_lsm_apply (&lsm, &err) < 0)
     exec_fail (x, err);
@@ -211,7 +212,7 @@ exec_child1 (struct exec_ctx *x)
 
 struct exec_parent {
   pid_t child1, pid;
-  int pidfd;                     /* the exec'd process */
+  int pidfd; /* the exec'd process */
   int master;
 };
 
@@ -292,7 +293,7 @@ spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *
   int sv[2];
   if (ar_unixconn_prepare (x->o->id, x->spec, &x->p->user, &x->unixconn_sock, err) < 0)
     return -1;
-  cleanup_close int uc = x->unixconn_sock;   /* the exec'd process's alone after the clone */
+  cleanup_close int uc = x->unixconn_sock; /* the exec'd process's alone after the clone */
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   x->sock = sv[1];
@@ -364,7 +365,8 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
       ar_err (err, 0, "--tty with --detach needs --console-socket");
       goto out;
     }
-  if (spec->linux_ && spec->linux_->seccomp && ar_seccomp_compile_cached (spec->linux_->seccomp, ctx->root, &x.prog, err) < 0)
+  if (spec->linux_ && spec->linux_->seccomp
+      && ar_seccomp_compile_cached (spec->linux_->seccomp, ctx->root, &x.prog, err) < 0)
     goto out;
   x.pidfd = ar_cstate_pidfd (&st);
   if (x.pidfd < 0)

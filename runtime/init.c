@@ -70,8 +70,8 @@ static struct ar_lsm_exec lsm_exec = { .apparmor_fd = -1, .selinux_fd = -1 };
 __attribute__ ((noreturn)) static void
 fail (struct ar_init_ctx *c, ar_error *err)
 {
-  ar_sync_send (c->sock, SYNC_ERROR, err && err->errnum ? err->errnum : 0, -1,
-                err ? err->msg : "container init failed", NULL);
+  ar_sync_send (c->sock, SYNC_ERROR, err && err->errnum ? err->errnum : 0, -1, err ? err->msg : "container init failed",
+                NULL);
   _exit (1);
 }
 
@@ -115,8 +115,12 @@ expect (struct ar_init_ctx *c, int type, struct ar_sync_msg *m)
 static char *
 hook_state (struct ar_init_ctx *c, pid_t pid, const char *status)
 {
-  struct ar_state s = { .id = (char *) c->id, .status = (char *) status, .pid = pid, .bundle = (char *) c->bundle,
-                        .annotations = c->spec->annotations, .n_annotations = c->spec->n_annotations };
+  struct ar_state s = { .id = (char *) c->id,
+                        .status = (char *) status,
+                        .pid = pid,
+                        .bundle = (char *) c->bundle,
+                        .annotations = c->spec->annotations,
+                        .n_annotations = c->spec->n_annotations };
   return ar_state_to_json (&s);
 }
 
@@ -139,8 +143,7 @@ setup_terminal (struct ar_init_ctx *c, const struct ar_process *p)
   if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_own (slave, p->user.uid, &err) < 0
       || ar_pty_bind_console (master, &err) < 0
       || (p->has_console_size && ar_pty_set_size (slave, &p->console_size, &err) < 0)
-      || ar_sync_send (c->sock, SYNC_PTY, 0, master, NULL, &err) < 0
-      || ar_pty_make_stdio (slave, &err) < 0)
+      || ar_sync_send (c->sock, SYNC_PTY, 0, master, NULL, &err) < 0 || ar_pty_make_stdio (slave, &err) < 0)
     fail (c, err);
   close (master);
   close (slave);
@@ -198,8 +201,12 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
 {
   const struct ar_spec *spec = c->spec;
   const struct ar_process *p = spec->process;
-  struct ar_rootfs_ctx rc = { .spec = spec, .rootfs = c->rootfs, .bundle = c->bundle, .no_pivot = c->no_pivot,
-                              .new_userns = c->userns || c->rootless, .rootfs_fd = -1,
+  struct ar_rootfs_ctx rc = { .spec = spec,
+                              .rootfs = c->rootfs,
+                              .bundle = c->bundle,
+                              .no_pivot = c->no_pivot,
+                              .new_userns = c->userns || c->rootless,
+                              .rootfs_fd = -1,
                               .bind_fds = c->bind_fds };
   struct ar_sync_msg m;
   ar_error *err = NULL;
@@ -285,7 +292,7 @@ die_with_parent (ar_error **err)
 
 struct tail_ctx {
   struct ar_init_ctx *c;
-  char *st;                      /* the state the hooks read */
+  char *st; /* the state the hooks read */
 };
 
 static int
@@ -323,7 +330,7 @@ init_main (struct ar_init_ctx *c)
   expect (c, SYNC_COMMIT, &m);
   bool pid1 = ar_pid1_wanted (c->spec);
   if (!pid1)
-    close (c->sock);   /* our pid 1 keeps it, to tell a foreground run of stops */
+    close (c->sock); /* our pid 1 keeps it, to tell a foreground run of stops */
   wait_for_start (c);
 
   ar_hook_fds_close (&c->cc_hooks);
@@ -334,7 +341,8 @@ init_main (struct ar_init_ctx *c)
   /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
   if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
-                         (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err) < 0)
+                         (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err)
+      < 0)
     fail_late (err);
   /* The exec attribute is this task's, inherited by a child over fork. */
   if (ar_lsm_apply (&lsm_exec, &err) < 0)
@@ -342,20 +350,25 @@ init_main (struct ar_init_ctx *c)
   /* Our own pid 1 stays here, with the Landlock domain and the connect
    * filter (which it never meets: it connects nowhere); the command's final
    * steps, from the user switch to execve, are its child's. */
-  struct ar_pid1 p1 = { .sock = c->sock, .report_fd = start_report_fd, .terminal = p->terminal,
-                        .die_with_parent = c->die_with_parent, .uid = p->user.uid, .gid = p->user.gid };
+  struct ar_pid1 p1 = { .sock = c->sock,
+                        .report_fd = start_report_fd,
+                        .terminal = p->terminal,
+                        .die_with_parent = c->die_with_parent,
+                        .uid = p->user.uid,
+                        .gid = p->user.gid };
   if (pid1 && ar_pid1_fork (&p1, &err) < 0)
     fail_late (err);
   if (pid1)
     {
-      close (c->sock);              /* pid 1's, not the command's */
-      c->die_with_parent = false;   /* pid 1 holds it; the command cannot clear that */
+      close (c->sock); /* pid 1's, not the command's */
+      c->die_with_parent = false; /* pid 1 holds it; the command cannot clear that */
     }
   struct ar_process px = *p;
   if (c->n_exec_env)
     px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
   struct tail_ctx tc = { .c = c, .st = hook_state (c, host_pid, "running") };
-  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds, .ctx = &tc,
+  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds,
+                            .ctx = &tc,
                             .after_user = c->die_with_parent ? after_user : NULL,
                             .last = c->sc_hooks.n ? start_container_hooks : NULL };
   ar_process_exec (&px, exec_path, c->prog, seccomp_loaded, &t, &err);

@@ -8,7 +8,7 @@
 #include "error.h"
 
 struct ar_janitor {
-  int fd;       /* our end of its pipe: its EOF without a word is our death */
+  int fd; /* our end of its pipe: its EOF without a word is our death */
   pid_t pid;
 };
 

@@ -25,16 +25,17 @@
 #endif
 
 /* Rights by ABI version (Documentation/userspace-api/landlock.rst). */
-#define LL_FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
-#define LL_FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
+#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
 #define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
-#define LL_SCOPE_SIGNAL (1ULL << 1)        /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
 
 #define LL_FS_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define LL_FS_V1 ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1)
 /* What may be granted on a path that is not a folder. */
-#define LL_FS_FILE (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE \
-                    | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+#define LL_FS_FILE                                                                                                     \
+  (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | LL_FS_TRUNCATE          \
+   | LL_FS_IOCTL_DEV)
 
 /* The full attribute of ABI 6; older kernels accept it when the fields
  * they do not know are zero. */
@@ -82,8 +83,8 @@ static int
 add_path (int ruleset, const char *key, size_t idx, const char *path, uint64_t access, ar_error **err)
 {
   if (path[0] != '/')
-    return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $.%s[%zu]: \"%s\" is not an absolute path", key,
-                   idx, path);
+    return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $.%s[%zu]: \"%s\" is not an absolute path", key, idx,
+                   path);
   cleanup_close int fd = open (path, O_PATH | O_CLOEXEC);
   if (fd < 0)
     return ar_err (err, errno, "annotation " AR_LANDLOCK_ANNOTATION ": $.%s[%zu]: %s", key, idx, path);
@@ -136,12 +137,16 @@ parse_scope (yajl_val root, int abi, uint64_t *scoped, ar_error **err)
       else if (s && strcmp (s, "signal") == 0)
         *scoped |= LL_SCOPE_SIGNAL;
       else
-        return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $.scope[%zu]: unknown scope (known: "
-                       "abstract-unix-socket, signal)", i);
+        return ar_err (err, 0,
+                       "annotation " AR_LANDLOCK_ANNOTATION ": $.scope[%zu]: unknown scope (known: "
+                       "abstract-unix-socket, signal)",
+                       i);
     }
   if (*scoped && abi < 6)
-    return ar_err (err, EOPNOTSUPP, "annotation " AR_LANDLOCK_ANNOTATION ": $.scope needs Landlock ABI 6, the "
-                   "kernel has %d", abi);
+    return ar_err (err, EOPNOTSUPP,
+                   "annotation " AR_LANDLOCK_ANNOTATION ": $.scope needs Landlock ABI 6, the "
+                   "kernel has %d",
+                   abi);
   return 0;
 }
 
@@ -153,8 +158,10 @@ check_keys (yajl_val root, ar_error **err)
     {
       const char *k = root->u.object.keys[i];
       if (strcmp (k, "read") && strcmp (k, "write") && strcmp (k, "scope"))
-        return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $.%s: unknown key (known: read, write, "
-                       "scope)", k);
+        return ar_err (err, 0,
+                       "annotation " AR_LANDLOCK_ANNOTATION ": $.%s: unknown key (known: read, write, "
+                       "scope)",
+                       k);
     }
   return 0;
 }
@@ -197,9 +204,8 @@ ar_landlock_apply_kv (const struct ar_kv *annotations, size_t n, bool no_new_pri
     {
       if (root)
         yajl_tree_free (root);
-      ebuf[strcspn (ebuf, "\n")] = '\0';   /* one line: yajl adds a picture */
-      return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $: not a JSON object%s%s", *ebuf ? ": " : "",
-                     ebuf);
+      ebuf[strcspn (ebuf, "\n")] = '\0'; /* one line: yajl adds a picture */
+      return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $: not a JSON object%s%s", *ebuf ? ": " : "", ebuf);
     }
   int r = -1;
   int abi = ar_landlock_abi (err);

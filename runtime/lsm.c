@@ -73,8 +73,16 @@ lsm_root (bool (*on) (const char *))
   return t && *t ? t : "";
 }
 
-static bool apparmor_on (void) { return apparmor_at (lsm_root (apparmor_at)); }
-static bool selinux_on (void) { return selinux_at (lsm_root (selinux_at)); }
+static bool
+apparmor_on (void)
+{
+  return apparmor_at (lsm_root (apparmor_at));
+}
+static bool
+selinux_on (void)
+{
+  return selinux_at (lsm_root (selinux_at));
+}
 
 int
 ar_lsm_check_process (const struct ar_process *p, const char *label, const char *prefix, ar_error **err)

@@ -17,7 +17,7 @@ const char *ar_lsm_mount_label (const struct ar_spec *s);
 
 /* The exec attributes to write, opened while the host's /proc is in view. */
 struct ar_lsm_exec {
-  int apparmor_fd, selinux_fd;   /* -1: nothing to write */
+  int apparmor_fd, selinux_fd; /* -1: nothing to write */
   const char *apparmor, *selinux;
 };
 int ar_lsm_prepare (const struct ar_process *p, struct ar_lsm_exec *x, ar_error **err);

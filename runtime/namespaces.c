@@ -14,15 +14,14 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-static const struct { int flag; const char *proc; } ns_info[AR_NS_N] = {
-  [AR_NS_PID] = { CLONE_NEWPID, "pid" },
-  [AR_NS_NETWORK] = { CLONE_NEWNET, "net" },
-  [AR_NS_MOUNT] = { CLONE_NEWNS, "mnt" },
-  [AR_NS_IPC] = { CLONE_NEWIPC, "ipc" },
-  [AR_NS_UTS] = { CLONE_NEWUTS, "uts" },
-  [AR_NS_USER] = { CLONE_NEWUSER, "user" },
-  [AR_NS_CGROUP] = { CLONE_NEWCGROUP, "cgroup" },
-  [AR_NS_TIME] = { CLONE_NEWTIME, "time" },
+static const struct {
+  int flag;
+  const char *proc;
+} ns_info[AR_NS_N] = {
+  [AR_NS_PID] = { CLONE_NEWPID, "pid" },          [AR_NS_NETWORK] = { CLONE_NEWNET, "net" },
+  [AR_NS_MOUNT] = { CLONE_NEWNS, "mnt" },         [AR_NS_IPC] = { CLONE_NEWIPC, "ipc" },
+  [AR_NS_UTS] = { CLONE_NEWUTS, "uts" },          [AR_NS_USER] = { CLONE_NEWUSER, "user" },
+  [AR_NS_CGROUP] = { CLONE_NEWCGROUP, "cgroup" }, [AR_NS_TIME] = { CLONE_NEWTIME, "time" },
 };
 
 static const char *

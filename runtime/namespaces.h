@@ -9,7 +9,6 @@
 #include "error.h"
 #include "model.h"
 
-
 /* CLONE_NEW* flags of the namespaces to create (listed without a path). */
 unsigned long ar_ns_new_flags (const struct ar_linux *lnx);
 bool ar_ns_listed (const struct ar_linux *lnx, enum ar_ns_type t);

@@ -81,7 +81,10 @@ each_line (char *db, size_t want, int (*fn) (char **f, void *arg), void *arg)
   return 0;
 }
 
-struct pw_query { const char *name; uint32_t uid, gid; };
+struct pw_query {
+  const char *name;
+  uint32_t uid, gid;
+};
 
 static int
 pw_match (char **f, void *arg)
@@ -90,7 +93,13 @@ pw_match (char **f, void *arg)
   return strcmp (f[0], q->name) == 0 && parse_id (f[2], &q->uid) && parse_id (f[3], &q->gid);
 }
 
-struct gr_query { const char *name; uint32_t gid; const char *member; uint32_t *gids; size_t n; };
+struct gr_query {
+  const char *name;
+  uint32_t gid;
+  const char *member;
+  uint32_t *gids;
+  size_t n;
+};
 
 static int
 gr_match (char **f, void *arg)

@@ -57,7 +57,7 @@ static void
 forward (int sig)
 {
   if (sig == SIGPIPE)
-    return;   /* about our own writes (stderr), not the command's */
+    return; /* about our own writes (stderr), not the command's */
   bool job = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT || sig == SIGWINCH;
   pid_t g = job ? getpgid (child) : -1;
   if (kill (g == child ? -child : child, sig) < 0 && errno != ESRCH)

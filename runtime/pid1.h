@@ -20,11 +20,11 @@
 bool ar_pid1_wanted (const struct ar_spec *spec);
 
 struct ar_pid1 {
-  int sock;              /* to the agentrun that waits in the foreground: stop reports (-1: none) */
-  int report_fd;         /* exec.fifo's write side: our failures go there (sync.h) */
-  bool terminal;         /* stdin is the container's pty: the command's group becomes its foreground */
-  bool die_with_parent;  /* PR_SET_PDEATHSIG: the container dies with that agentrun */
-  uid_t uid;             /* the command's ids, which pid 1 takes too: signals need no capability */
+  int sock; /* to the agentrun that waits in the foreground: stop reports (-1: none) */
+  int report_fd; /* exec.fifo's write side: our failures go there (sync.h) */
+  bool terminal; /* stdin is the container's pty: the command's group becomes its foreground */
+  bool die_with_parent; /* PR_SET_PDEATHSIG: the container dies with that agentrun */
+  uid_t uid; /* the command's ids, which pid 1 takes too: signals need no capability */
   gid_t gid;
 };
 

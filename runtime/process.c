@@ -24,13 +24,13 @@
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-
 /* Write one sysctl under the container's /proc/sys, reached from its
  * rootfs fd without following any symlink: the rootfs is the user's. */
 static int
 set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
 {
-  struct open_how how = { .flags = O_WRONLY | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+  struct open_how how = { .flags = O_WRONLY | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
   if (!*key || strstr (key, "..") || key[0] == '/' || key[0] == '.' || strchr (key, '/'))
     return ar_err (err, 0, "config.json: linux.sysctl.%s: invalid key", key);
   cleanup_free char *rel = xasprintf ("sys/%s", key);
@@ -50,8 +50,8 @@ set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
 static bool
 ar_sysctl_is_ipc (const char *key)
 {
-  return strncmp (key, "kernel.shm", 10) == 0 || strncmp (key, "kernel.msg", 10) == 0
-         || strcmp (key, "kernel.sem") == 0 || strncmp (key, "fs.mqueue.", 10) == 0;
+  return strncmp (key, "kernel.shm", 10) == 0 || strncmp (key, "kernel.msg", 10) == 0 || strcmp (key, "kernel.sem") == 0
+         || strncmp (key, "fs.mqueue.", 10) == 0;
 }
 
 bool
@@ -197,9 +197,12 @@ struct sched_attr_v1 {
 static int
 sched_policy (const char *name)
 {
-  static const struct { const char *n; int v; } t[] = {
-    { "SCHED_OTHER", 0 }, { "SCHED_FIFO", 1 }, { "SCHED_RR", 2 }, { "SCHED_BATCH", 3 },
-    { "SCHED_ISO", 4 }, { "SCHED_IDLE", 5 }, { "SCHED_DEADLINE", 6 },
+  static const struct {
+    const char *n;
+    int v;
+  } t[] = {
+    { "SCHED_OTHER", 0 }, { "SCHED_FIFO", 1 }, { "SCHED_RR", 2 },       { "SCHED_BATCH", 3 },
+    { "SCHED_ISO", 4 },   { "SCHED_IDLE", 5 }, { "SCHED_DEADLINE", 6 },
   };
   for (size_t i = 0; i < ARRAY_SIZE (t); i++)
     if (strcmp (t[i].n, name) == 0)
@@ -210,9 +213,12 @@ sched_policy (const char *name)
 static int
 sched_flag (const char *name)
 {
-  static const struct { const char *n; int v; } t[] = {
-    { "SCHED_FLAG_RESET_ON_FORK", 0x01 }, { "SCHED_FLAG_RECLAIM", 0x02 }, { "SCHED_FLAG_DL_OVERRUN", 0x04 },
-    { "SCHED_FLAG_KEEP_POLICY", 0x08 }, { "SCHED_FLAG_KEEP_PARAMS", 0x10 }, { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+  static const struct {
+    const char *n;
+    int v;
+  } t[] = {
+    { "SCHED_FLAG_RESET_ON_FORK", 0x01 },  { "SCHED_FLAG_RECLAIM", 0x02 },     { "SCHED_FLAG_DL_OVERRUN", 0x04 },
+    { "SCHED_FLAG_KEEP_POLICY", 0x08 },    { "SCHED_FLAG_KEEP_PARAMS", 0x10 }, { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
     { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
   };
   for (size_t i = 0; i < ARRAY_SIZE (t); i++)
@@ -280,7 +286,7 @@ ar_process_setup_cwd (const struct ar_process *p, ar_error **err)
     return ar_err (err, errno, "chdir %s", cwd);
   /* mkdir -p: we are inside the container's root already. */
   cleanup_free char *copy = xstrdup (cwd);
-  for (char *s = copy + 1; ; s++)
+  for (char *s = copy + 1;; s++)
     {
       if (*s != '/' && *s != '\0')
         continue;
@@ -484,7 +490,7 @@ ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp
     return -1;
   if (t->last && t->last (t->ctx, err) < 0)
     return -1;
-  execve (path, p->args, p->env ? p->env : (char *[]) { NULL });
+  execve (path, p->args, p->env ? p->env : (char *[]){ NULL });
   int e = errno;
   if (e == EACCES)
     return ar_err_coded (err, e, AR_STEP_EXECVE, "exec: \"%s\": permission denied", p->args[0]);

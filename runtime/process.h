@@ -39,7 +39,7 @@ enum { AR_STEP_LOOKUP = 1, AR_STEP_EXECVE };
 int ar_process_exit_status (int step, int errnum);
 /* What the caller adds to the last steps (any callback may be NULL). */
 struct ar_exec_tail {
-  int preserve_fds;              /* fds 3..3+n-1 stay open */
+  int preserve_fds; /* fds 3..3+n-1 stay open */
   void *ctx;
   /* after the user switch, before the fd hygiene (the parent-death signal) */
   int (*after_user) (void *ctx, ar_error **err);
@@ -50,8 +50,8 @@ struct ar_exec_tail {
 };
 /* The last steps: bounding set, user, capabilities, no_new_privs, fd
  * hygiene, seccomp, execve. Returns only on failure. */
-int ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog,
-                     bool seccomp_loaded, const struct ar_exec_tail *t, ar_error **err);
+int ar_process_exec (const struct ar_process *p, const char *path, struct ar_seccomp_prog *prog, bool seccomp_loaded,
+                     const struct ar_exec_tail *t, ar_error **err);
 
 /* base with each NAME=VALUE of add set (replacing base's NAME); the strings
  * are shared, only the array is new. */

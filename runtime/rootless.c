@@ -120,7 +120,9 @@ ar_find_in_path (const char *name)
   return NULL;
 }
 
-struct subrange { unsigned long long start, count; };
+struct subrange {
+  unsigned long long start, count;
+};
 
 /* The ranges /etc/sub{u,g}id grants the user (by name or by uid). */
 static int
@@ -180,8 +182,10 @@ check_one (bool gid, const struct ar_idmap *m, size_t n, ar_error **err)
     return 0;
   cleanup_free char *path = ar_find_in_path (helper);
   if (!path)
-    return ar_err (err, 0, "linux.%s maps more than your own %s %u: that needs %s, which is not on PATH "
-                   "(Debian: apt install uidmap), or map only your own id", what, gid ? "gid" : "uid", own, helper);
+    return ar_err (err, 0,
+                   "linux.%s maps more than your own %s %u: that needs %s, which is not on PATH "
+                   "(Debian: apt install uidmap), or map only your own id",
+                   what, gid ? "gid" : "uid", own, helper);
   struct passwd *pw = getpwuid (geteuid ());
   const char *user = pw ? pw->pw_name : NULL;
   cleanup_free struct subrange *r = NULL;
@@ -195,13 +199,14 @@ check_one (bool gid, const struct ar_idmap *m, size_t n, ar_error **err)
       if (covered (r, nr, m[i].host_id, m[i].size))
         continue;
       if (!nr)
-        return ar_err (err, 0, "linux.%s: host %s %u-%llu are not yours: %s has no entry for %s (uid %u); an admin "
-                       "can add one (usermod --add-sub%cids), or map only your own id %u", what, gid ? "gids" : "uids",
-                       m[i].host_id, (unsigned long long) m[i].host_id + m[i].size - 1, file, user ? user : "?",
-                       (unsigned) geteuid (), gid ? 'g' : 'u', own);
+        return ar_err (err, 0,
+                       "linux.%s: host %s %u-%llu are not yours: %s has no entry for %s (uid %u); an admin "
+                       "can add one (usermod --add-sub%cids), or map only your own id %u",
+                       what, gid ? "gids" : "uids", m[i].host_id, (unsigned long long) m[i].host_id + m[i].size - 1,
+                       file, user ? user : "?", (unsigned) geteuid (), gid ? 'g' : 'u', own);
       return ar_err (err, 0, "linux.%s: host %s %u-%llu are not yours: %s grants %s %llu-%llu%s (and your own id %u)",
-                     what, gid ? "gids" : "uids", m[i].host_id, (unsigned long long) m[i].host_id + m[i].size - 1,
-                     file, user ? user : "?", r[0].start, r[0].start + r[0].count - 1, nr > 1 ? " and more" : "", own);
+                     what, gid ? "gids" : "uids", m[i].host_id, (unsigned long long) m[i].host_id + m[i].size - 1, file,
+                     user ? user : "?", r[0].start, r[0].start + r[0].count - 1, nr > 1 ? " and more" : "", own);
     }
   return 0;
 }
@@ -298,8 +303,10 @@ ar_rootless_userns_hint (int errnum)
       v = read_sysctl ("/proc/sys/user/max_user_namespaces");
       if (v == 0)
         return "user namespaces are disabled: /proc/sys/user/max_user_namespaces is 0";
-      snprintf (buf, sizeof buf, "the limit of user namespaces (/proc/sys/user/max_user_namespaces = %ld) "
-                "or of their nesting (32 levels) is reached", v);
+      snprintf (buf, sizeof buf,
+                "the limit of user namespaces (/proc/sys/user/max_user_namespaces = %ld) "
+                "or of their nesting (32 levels) is reached",
+                v);
       return buf;
     }
   if (errnum != EPERM && errnum != EACCES)

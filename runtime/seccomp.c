@@ -53,8 +53,10 @@ check_notify_names (const struct ar_seccomp *sc, ar_error **err)
     if (sc->syscalls[i].action && strcmp (sc->syscalls[i].action, "SCMP_ACT_NOTIFY") == 0)
       for (size_t j = 0; j < sc->syscalls[i].n_names; j++)
         if (sc->syscalls[i].names[j] && strcmp (sc->syscalls[i].names[j], "write") == 0)
-          return ar_err (err, 0, LABEL ": linux.seccomp.syscalls[%zu]: SCMP_ACT_NOTIFY cannot be used for the write "
-                         "syscall", i);
+          return ar_err (err, 0,
+                         LABEL ": linux.seccomp.syscalls[%zu]: SCMP_ACT_NOTIFY cannot be used for the write "
+                               "syscall",
+                         i);
   return 0;
 }
 
@@ -86,13 +88,17 @@ check_needed_syscall (const struct ar_seccomp *sc, const char *name, ar_error **
           if (action_lets_through (act))
             allowed_by_rule = true;
           else if (r->n_args == 0 && act != def)
-            return ar_err (err, 0, LABEL ": linux.seccomp.syscalls[%zu]: seccomp profile denies %s (%s), "
-                           "which the runtime needs to start the process", i, name, r->action);
+            return ar_err (err, 0,
+                           LABEL ": linux.seccomp.syscalls[%zu]: seccomp profile denies %s (%s), "
+                                 "which the runtime needs to start the process",
+                           i, name, r->action);
         }
     }
   if (!allowed_by_rule && !action_lets_through (def))
-    return ar_err (err, 0, LABEL ": linux.seccomp.defaultAction: seccomp profile denies %s (%s and no rule allows it), "
-                   "which the runtime needs to start the process", name, sc->default_action);
+    return ar_err (err, 0,
+                   LABEL ": linux.seccomp.defaultAction: seccomp profile denies %s (%s and no rule allows it), "
+                         "which the runtime needs to start the process",
+                   name, sc->default_action);
   return 0;
 }
 
@@ -129,7 +135,7 @@ add_rule (scmp_filter_ctx ctx, const struct ar_seccomp_rule *r, size_t ri, int n
     if (++count[r->args[j].index] > 1)
       repeated = true;
   for (j = 0; j < r->n_args && j < 6; j++)
-    cmp[j] = (struct scmp_arg_cmp) { r->args[j].index, op_value (r->args[j].op), r->args[j].value, r->args[j].value_two };
+    cmp[j] = (struct scmp_arg_cmp){ r->args[j].index, op_value (r->args[j].op), r->args[j].value, r->args[j].value_two };
   if (!repeated)
     ret = seccomp_rule_add_array (ctx, act, nr, (unsigned) r->n_args, cmp);
   else
@@ -227,7 +233,8 @@ build (const struct ar_seccomp *sc, struct ar_seccomp_prog *prog, ar_error **err
       ar_seccomp_arch_value (sc->architectures[i], &arch);
       ret = seccomp_arch_add (ctx, arch);
       if (ret < 0 && ret != -EEXIST)
-        return ar_err (err, -ret, LABEL ": linux.seccomp.architectures[%zu]: seccomp_arch_add %s", i, sc->architectures[i]);
+        return ar_err (err, -ret, LABEL ": linux.seccomp.architectures[%zu]: seccomp_arch_add %s", i,
+                       sc->architectures[i]);
     }
   if (add_rules (ctx, sc, def, err) < 0 || export_bpf (ctx, prog, err) < 0)
     return -1;
@@ -271,8 +278,8 @@ elapsed_us (const struct timespec *t0)
 }
 
 int
-ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root,
-                           struct ar_seccomp_prog **out, ar_error **err)
+ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root, struct ar_seccomp_prog **out,
+                           ar_error **err)
 {
   struct ar_seccomp_prog *prog = NULL;
   unsigned char key[AR_SHA256_LEN];
@@ -359,7 +366,10 @@ ar_seccomp_prog_free (struct ar_seccomp_prog *prog)
 static int
 send_with_fd (int sock, const char *buf, size_t len, int fd, const char *path, ar_error **err)
 {
-  union { struct cmsghdr align; char buf[CMSG_SPACE (sizeof (int))]; } ctl;
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE (sizeof (int))];
+  } ctl;
   struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf };
   struct cmsghdr *cm;
@@ -415,7 +425,9 @@ ar_seccomp_send_listener (const struct ar_seccomp *sc, int listener_fd, const ch
   if (sock < 0)
     return ar_err (err, errno, "seccomp listener: socket");
   if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
-    return ar_err (err, errno, "seccomp listener: failed to connect with seccomp agent: connect to %s "
-                   "(linux.seccomp.listenerPath)", path);
+    return ar_err (err, errno,
+                   "seccomp listener: failed to connect with seccomp agent: connect to %s "
+                   "(linux.seccomp.listenerPath)",
+                   path);
   return send_with_fd (sock, doc, strlen (doc), listener_fd, path, err);
 }

@@ -17,7 +17,7 @@
 #include "error.h"
 #include "model.h"
 
-struct ar_seccomp_prog;          /* a compiled BPF program plus its flags */
+struct ar_seccomp_prog; /* a compiled BPF program plus its flags */
 
 /* Build the filter (no cache). Unknown syscall names are skipped (debug
  * line); unknown action, operator, arch or flag is an error naming its JSON path. */
@@ -25,8 +25,8 @@ int ar_seccomp_compile (const struct ar_seccomp *sc, struct ar_seccomp_prog **ou
 /* Same, through the compiled-filter cache under <state_root>/.seccomp-cache/
  * (state_root NULL: no cache). Cache trouble never fails the call: it falls
  * back to compiling. */
-int ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root,
-                               struct ar_seccomp_prog **out, ar_error **err);
+int ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root, struct ar_seccomp_prog **out,
+                               ar_error **err);
 /* Load it into the calling thread. With SCMP_ACT_NOTIFY rules, *listener_fd gets
  * the notify fd (O_CLOEXEC; else -1). Allocates nothing. */
 int ar_seccomp_load (struct ar_seccomp_prog *prog, int *listener_fd, ar_error **err);
@@ -39,8 +39,8 @@ void ar_seccomp_prog_free (struct ar_seccomp_prog *prog);
 struct sock_filter;
 struct ar_seccomp_prog {
   struct sock_filter *insns;
-  size_t len;                    /* instructions */
-  unsigned int flags;            /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
+  size_t len; /* instructions */
+  unsigned int flags; /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
   bool notify;
   bool from_cache;
 };

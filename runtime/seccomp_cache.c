@@ -23,7 +23,10 @@
 
 /* ---- canonical serialisation of a profile ---- */
 
-struct buf { unsigned char *p; size_t len, cap; };
+struct buf {
+  unsigned char *p;
+  size_t len, cap;
+};
 
 static void
 put (struct buf *b, const void *data, size_t n)
@@ -37,7 +40,11 @@ put (struct buf *b, const void *data, size_t n)
   b->len += n;
 }
 
-static void put_u64 (struct buf *b, uint64_t v) { put (b, &v, sizeof v); }
+static void
+put_u64 (struct buf *b, uint64_t v)
+{
+  put (b, &v, sizeof v);
+}
 
 /* Length-prefixed, with a distinct marker for NULL. */
 static void
@@ -192,8 +199,7 @@ ar_seccomp_cache_load (const char *state_root, const unsigned char key[AR_SHA256
 }
 
 void
-ar_seccomp_cache_store (const char *state_root, const unsigned char key[AR_SHA256_LEN],
-                        const struct ar_seccomp_prog *prog)
+ar_seccomp_cache_store (const char *state_root, const unsigned char key[AR_SHA256_LEN], const struct ar_seccomp_prog *prog)
 {
   cleanup_close int dir = open_cache_dir (state_root, true);
   cleanup_close int fd = -1;
@@ -217,7 +223,8 @@ ar_seccomp_cache_store (const char *state_root, const unsigned char key[AR_SHA25
       ar_debug ("seccomp cache: create %s: %s", tmp, strerror (errno));
       return;
     }
-  if (ar_write_all (fd, &h, sizeof h) < 0 || ar_write_all (fd, prog->insns, body) < 0 || renameat (dir, tmp, dir, name) < 0)
+  if (ar_write_all (fd, &h, sizeof h) < 0 || ar_write_all (fd, prog->insns, body) < 0
+      || renameat (dir, tmp, dir, name) < 0)
     {
       ar_debug ("seccomp cache: writing %s: %s", name, strerror (errno));
       unlinkat (dir, tmp, 0);

@@ -66,7 +66,10 @@ ar_seccomp_arch_value (const char *name, uint32_t *arch)
 int
 ar_seccomp_flag_value (const char *name, unsigned int *flag)
 {
-  static const struct { const char *name; unsigned int value; } flags[] = {
+  static const struct {
+    const char *name;
+    unsigned int value;
+  } flags[] = {
     { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
     { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
     { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
@@ -94,7 +97,8 @@ validate_rule (const struct ar_seccomp *sc, size_t i, ar_error **err)
     return ar_err (err, 0, LABEL ": linux.seccomp.syscalls[%zu].action: unknown action \"%s\"", i,
                    r->action ? r->action : "(missing)");
   if (act == SCMP_ACT_NOTIFY && !sc->listener_path)
-    return ar_err (err, 0, LABEL ": linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath", i);
+    return ar_err (err, 0,
+                   LABEL ": linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath", i);
   if (r->n_names == 0)
     return ar_err (err, 0, LABEL ": linux.seccomp.syscalls[%zu].names: empty", i);
   for (j = 0; j < r->n_args; j++)
@@ -122,12 +126,14 @@ ar_seccomp_validate (const struct ar_seccomp *sc, ar_error **err)
     return ar_err (err, 0, LABEL ": linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
   for (i = 0; i < sc->n_architectures; i++)
     if (ar_seccomp_arch_value (sc->architectures[i], &v) < 0)
-      return ar_err (err, 0, LABEL ": linux.seccomp.architectures[%zu]: architecture \"%s\" unknown to libseccomp %u.%u.%u",
-                     i, sc->architectures[i] ? sc->architectures[i] : "", seccomp_version ()->major,
+      return ar_err (err, 0,
+                     LABEL ": linux.seccomp.architectures[%zu]: architecture \"%s\" unknown to libseccomp %u.%u.%u", i,
+                     sc->architectures[i] ? sc->architectures[i] : "", seccomp_version ()->major,
                      seccomp_version ()->minor, seccomp_version ()->micro);
   for (i = 0; i < sc->n_flags; i++)
     if (ar_seccomp_flag_value (sc->flags[i], &f) < 0)
-      return ar_err (err, 0, LABEL ": linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, sc->flags[i] ? sc->flags[i] : "");
+      return ar_err (err, 0, LABEL ": linux.seccomp.flags[%zu]: unknown flag \"%s\"", i,
+                     sc->flags[i] ? sc->flags[i] : "");
   for (i = 0; i < sc->n_syscalls; i++)
     if (validate_rule (sc, i, err) < 0)
       return -1;

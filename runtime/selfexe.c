@@ -50,7 +50,7 @@ own_argv (ar_error **err)
       argv[a] = buf + i;
       i += strlen (buf + i) + 1;
     }
-  return argv;      /* buf lives as long as argv[0]: until exec */
+  return argv; /* buf lives as long as argv[0]: until exec */
 }
 
 int

@@ -55,14 +55,14 @@ ar_signals_reset (void)
 
 struct relay {
   int master;
-  int in;             /* stdin, or a non-blocking reopening of it when it is a tty */
-  int in_to;          /* where stdin goes: the master, the command's stdin pipe, or -1 */
-  bool in_open;       /* stdin still readable */
-  bool in_tty;        /* stdin is a terminal (a hung-up one no longer says so) */
-  int out[2];         /* to our stdout and stderr: the master alone, or the command's pipes */
+  int in; /* stdin, or a non-blocking reopening of it when it is a tty */
+  int in_to; /* where stdin goes: the master, the command's stdin pipe, or -1 */
+  bool in_open; /* stdin still readable */
+  bool in_tty; /* stdin is a terminal (a hung-up one no longer says so) */
+  int out[2]; /* to our stdout and stderr: the master alone, or the command's pipes */
   bool raw;
   struct termios saved;
-  char last_in;       /* last byte relayed from stdin (0: none yet) */
+  char last_in; /* last byte relayed from stdin (0: none yet) */
   struct ar_fg_pipes *pipes;
 };
 

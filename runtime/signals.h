@@ -22,12 +22,12 @@ struct ar_fg_pipes {
 /* What a caller (sandbox) adds to the wait: one more fd to watch, a look
  * at each signal after it was forwarded, and a deadline. Any may be unset. */
 struct ar_fg_ops {
-  struct ar_fg_pipes *pipes;                     /* NULL: none */
-  int fd;                                        /* -1: none */
-  void (*readable) (void *data);                 /* fd has input */
+  struct ar_fg_pipes *pipes; /* NULL: none */
+  int fd; /* -1: none */
+  void (*readable) (void *data); /* fd has input */
   void (*signalled) (void *data, int signo);
-  long long (*deadline) (void *data);            /* CLOCK_MONOTONIC ms; 0: none */
-  void (*expired) (void *data);                  /* the deadline passed */
+  long long (*deadline) (void *data); /* CLOCK_MONOTONIC ms; 0: none */
+  void (*expired) (void *data); /* the deadline passed */
   void *data;
 };
 

@@ -37,7 +37,7 @@ ar_root_ensure (const char *root, ar_error **err)
     }
   /* mkdir -p, each level 0700: the root holds other users' nothing. */
   copy = xstrdup (root);
-  for (char *p = copy + 1; ; p++)
+  for (char *p = copy + 1;; p++)
     {
       if (*p != '/' && *p != '\0')
         continue;
@@ -88,7 +88,7 @@ ar_state_create (const char *root, const char *id, int *dirfd, ar_error **err)
   fd = openat (rfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     return ar_err (err, errno, "open state folder %s/%s", root, id);
-  if (fchmod (fd, 0711) < 0)       /* past the umask */
+  if (fchmod (fd, 0711) < 0) /* past the umask */
     return ar_err (err, errno, "chmod state folder %s/%s", root, id);
   if (lock_dir (fd, true, id, err) < 0)
     return -1;
@@ -196,7 +196,8 @@ ar_cstate_write (int dirfd, const struct ar_cstate *st, ar_error **err)
 {
   cleanup_free char *json = internal_json (st);
   size_t len = strlen (json);
-  cleanup_close int fd = openat (dirfd, AR_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  cleanup_close int fd = openat (dirfd, AR_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                                 0600);
 
   if (fd < 0)
     return ar_err (err, errno, "write state of \"%s\": open " AR_STATE_FILE ".tmp", st->id);
@@ -302,12 +303,11 @@ proc_stat_fields (pid_t pid, pid_t *ppid, unsigned long long *start)
   char *p = strrchr (buf, ')');
   if (!p)
     return -1;
-  p += 2;                       /* field 3: state */
+  p += 2; /* field 3: state */
   char state;
   int pp;
   unsigned long long st;
-  if (sscanf (p, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-              &state, &pp, &st) != 3)
+  if (sscanf (p, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state, &pp, &st) != 3)
     return -1;
   if (state == 'Z' || state == 'X')
     return -1;
@@ -401,8 +401,13 @@ char *
 ar_cstate_hook_json (const struct ar_cstate *st, const char *id, const char *status)
 {
   struct ar_state s = {
-    .oci_version = (char *) AR_SPEC_VERSION, .id = (char *) id, .status = (char *) status,
-    .pid = st->pid, .bundle = st->bundle, .annotations = st->annotations, .n_annotations = st->n_annotations,
+    .oci_version = (char *) AR_SPEC_VERSION,
+    .id = (char *) id,
+    .status = (char *) status,
+    .pid = st->pid,
+    .bundle = st->bundle,
+    .annotations = st->annotations,
+    .n_annotations = st->n_annotations,
   };
   return ar_state_to_json (&s);
 }

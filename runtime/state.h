@@ -21,15 +21,16 @@
 struct ar_cstate {
   char *id;
   pid_t pid;
-  unsigned long long pid_start;  /* /proc/PID/stat field 22: detects pid reuse */
+  unsigned long long pid_start; /* /proc/PID/stat field 22: detects pid reuse */
   char *bundle;
   char *rootfs;
-  char *created;                 /* RFC3339 with nanoseconds, UTC */
+  char *created; /* RFC3339 with nanoseconds, UTC */
   char *owner;
-  char *cgroup_path;             /* NULL when cgroups are disabled */
-  char *systemd_unit;            /* the transient scope under --systemd-cgroup, else NULL */
-  char *config_path;             /* the copy of config.json in the state folder */
-  struct ar_kv *annotations; size_t n_annotations;
+  char *cgroup_path; /* NULL when cgroups are disabled */
+  char *systemd_unit; /* the transient scope under --systemd-cgroup, else NULL */
+  char *config_path; /* the copy of config.json in the state folder */
+  struct ar_kv *annotations;
+  size_t n_annotations;
 };
 
 /* mkdir <root>/<id> (0700) and lock it; fails when the id is taken. */

@@ -15,19 +15,19 @@
 #include "hooks.h"
 
 enum ar_sync_type {
-  SYNC_GO = 1,        /* parent -> child: in the cgroup, go on */
-  SYNC_USERMAP,       /* child -> parent: user ns made, write its maps */
+  SYNC_GO = 1, /* parent -> child: in the cgroup, go on */
+  SYNC_USERMAP, /* child -> parent: user ns made, write its maps */
   SYNC_USERMAP_ACK,
-  SYNC_PID,           /* child -> parent: value = init's pid */
-  SYNC_PID_ACK,       /* parent -> init: value = its pid as the host sees it */
-  SYNC_HOOKS,         /* init -> parent: mounts done, run prestart/createRuntime */
+  SYNC_PID, /* child -> parent: value = init's pid */
+  SYNC_PID_ACK, /* parent -> init: value = its pid as the host sees it */
+  SYNC_HOOKS, /* init -> parent: mounts done, run prestart/createRuntime */
   SYNC_HOOKS_ACK,
-  SYNC_PTY,           /* init -> parent: the pty master (fd) */
-  SYNC_SECCOMP_FD,    /* init -> parent: the seccomp listener (fd) */
-  SYNC_READY,         /* init -> parent: waiting for start is all that is left */
-  SYNC_COMMIT,        /* parent -> init: state written, wait on the fifo */
-  SYNC_ERROR,         /* init -> parent: text says what failed */
-  SYNC_STOPPED,       /* pid1 -> foreground parent: the command stopped (value: the signal) */
+  SYNC_PTY, /* init -> parent: the pty master (fd) */
+  SYNC_SECCOMP_FD, /* init -> parent: the seccomp listener (fd) */
+  SYNC_READY, /* init -> parent: waiting for start is all that is left */
+  SYNC_COMMIT, /* parent -> init: state written, wait on the fifo */
+  SYNC_ERROR, /* init -> parent: text says what failed */
+  SYNC_STOPPED, /* pid1 -> foreground parent: the command stopped (value: the signal) */
 };
 
 struct ar_sync_msg {
@@ -78,23 +78,25 @@ struct ar_init_ctx {
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  int sock;                          /* the child end */
-  int state_fd;                      /* O_PATH of the state folder: exec.fifo */
-  int unixconn_sock;                 /* to the unixconn supervisor, or -1 (unixconn.h) */
+  int sock; /* the child end */
+  int state_fd; /* O_PATH of the state folder: exec.fifo */
+  int unixconn_sock; /* to the unixconn supervisor, or -1 (unixconn.h) */
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
-  bool direct;                       /* the init is cloned in its namespaces, no child1 */
+  bool direct; /* the init is cloned in its namespaces, no child1 */
   /* direct, born outside its cgroup (v1, not joined at clone): it moves
    * itself in through these "tasks" files (ar_cgroup_self_join_fds), then
    * makes its cgroup namespace when the spec asks for one */
-  int cg_join_fds[4]; size_t n_cg_join;
-  bool die_with_parent;              /* PR_SET_PDEATHSIG before execve (sandbox) */
-  char *const *exec_env; size_t n_exec_env;  /* added to process.env at exec (sandbox) */
-  bool userns;                       /* new or joined */
-  bool rootless;                     /* parent is an unprivileged user (rootless.h) */
+  int cg_join_fds[4];
+  size_t n_cg_join;
+  bool die_with_parent; /* PR_SET_PDEATHSIG before execve (sandbox) */
+  char *const *exec_env;
+  size_t n_exec_env; /* added to process.env at exec (sandbox) */
+  bool userns; /* new or joined */
+  bool rootless; /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;
   struct ar_hook_fds cc_hooks, sc_hooks;
-  int *bind_fds;                     /* bind sources opened by the parent (user namespace), or NULL */
+  int *bind_fds; /* bind sources opened by the parent (user namespace), or NULL */
 };
 
 /* Child side (init.c): never returns. */

@@ -77,14 +77,16 @@ ar_unixconn_validate (const struct ar_spec *spec, ar_error **err)
    * with every pathname socket open if it were ignored */
   for (size_t i = 0; i < spec->n_annotations; i++)
     if (strcmp (spec->annotations[i].key, AR_UNIXCONN_OLD_ANNOTATION) == 0)
-      return ar_err (err, 0, "annotation " AR_UNIXCONN_OLD_ANNOTATION ": now named " AR_UNIXCONN_ANNOTATION
+      return ar_err (err, 0,
+                     "annotation " AR_UNIXCONN_OLD_ANNOTATION ": now named " AR_UNIXCONN_ANNOTATION
                      " (make the bundle again with agentrun spec --agent)");
   if (!text)
     return 0;
   const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
   if (sc && sc->listener_path && *sc->listener_path)
-    return ar_err (err, 0, LABEL ": cannot be combined with linux.seccomp.listenerPath (the unixconn supervisor "
-                   "would run under that filter)");
+    return ar_err (err, 0,
+                   LABEL ": cannot be combined with linux.seccomp.listenerPath (the unixconn supervisor "
+                         "would run under that filter)");
   return ar_unixconn_parse (text, NULL, &n, err);
 }
 
@@ -137,7 +139,9 @@ load_filter (int *listener, ar_error **err)
   const struct scmp_arg_cmp to_addr = { .arg = 4, .op = SCMP_CMP_NE, .datum_a = 0, .datum_b = 0 };
   const struct scmp_arg_cmp new_listener[2] = {
     { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = SECCOMP_SET_MODE_FILTER, .datum_b = 0 },
-    { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = SECCOMP_FILTER_FLAG_NEW_LISTENER,
+    { .arg = 1,
+      .op = SCMP_CMP_MASKED_EQ,
+      .datum_a = SECCOMP_FILTER_FLAG_NEW_LISTENER,
       .datum_b = SECCOMP_FILTER_FLAG_NEW_LISTENER },
   };
   if ((r = seccomp_rule_add_array (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendto), 1, &to_addr)) < 0)
@@ -238,14 +242,13 @@ handover_main (void *arg)
   struct handover_thread *h = arg;
   char go;
   if (read (h->pipe[0], &go, 1) != 1 || go != 'L')
-    return NULL;               /* no filter, nothing to hand over */
+    return NULL; /* no filter, nothing to hand over */
   send_handover (h->sock, h->listener, h->own_netns, h->report, &h->err);
   return NULL;
 }
 
 int
-ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool own_netns, int report,
-                   ar_error **err)
+ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool own_netns, int report, ar_error **err)
 {
   if (!ar_unixconn_annotation (annotations, n_ann))
     return 0;

@@ -83,15 +83,14 @@ int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struc
  * `start` until EOF): the supervisor keeps it until it is ready and writes
  * AR_START_REPORT_HELPER and its failure there (sync.h), and this returns
  * without waiting for it; -1: wait here for its word. */
-int ar_unixconn_start (const struct ar_kv *annotations, size_t n, int sock, bool own_netns, int report,
-                       ar_error **err);
+int ar_unixconn_start (const struct ar_kv *annotations, size_t n, int sock, bool own_netns, int report, ar_error **err);
 
 /* unixconn_serve.c: the supervisor's loop (does not return). */
 struct ar_unixconn_ctx {
   int listener;
-  int proc;                    /* the host's /proc (O_PATH): notifications name host pids */
-  int diag;                    /* NETLINK_SOCK_DIAG in the container's own netns, or -1 */
-  bool abstract_refused;       /* no own netns, and Landlock scopes abstract sockets */
+  int proc; /* the host's /proc (O_PATH): notifications name host pids */
+  int diag; /* NETLINK_SOCK_DIAG in the container's own netns, or -1 */
+  bool abstract_refused; /* no own netns, and Landlock scopes abstract sockets */
   const struct ar_unixconn_allow *allow;
   size_t n_allow;
 };
@@ -104,14 +103,14 @@ __attribute__ ((noreturn)) void ar_unixconn_serve (const struct ar_unixconn_ctx 
 #define AR_UNIXCONN_SEND_MAX (4U << 20)
 struct ar_unixconn_msg {
   struct sockaddr_storage addr;
-  socklen_t addr_len;          /* 0: no address */
-  int path_fd;                 /* O_PATH of the checked socket, or -1 */
+  socklen_t addr_len; /* 0: no address */
+  int path_fd; /* O_PATH of the checked socket, or -1 */
   struct iovec data;
   void *control;
   size_t control_len;
-  int *fds;                    /* ours, closed with the message */
+  int *fds; /* ours, closed with the message */
   size_t n_fds;
-  uint64_t len_at;             /* sendmmsg: the caller's msg_len, else 0 */
+  uint64_t len_at; /* sendmmsg: the caller's msg_len, else 0 */
 };
 int ar_unixconn_read_mem (pid_t tid, uint64_t addr, void *buf, size_t len);
 int ar_unixconn_read_data (pid_t tid, const struct iovec *remote, size_t n, int sock_type, struct ar_unixconn_msg *m);

@@ -31,8 +31,8 @@ match_msg (const struct nlmsghdr *h, dev_t dev, ino_t ino)
 {
   const struct unix_diag_msg *m = NLMSG_DATA (h);
   int len = (int) h->nlmsg_len - (int) NLMSG_LENGTH (sizeof *m);
-  for (const struct nlattr *a = (const void *) (m + 1); len >= (int) sizeof *a && a->nla_len >= sizeof *a
-                                                         && a->nla_len <= len;
+  for (const struct nlattr *a = (const void *) (m + 1);
+       len >= (int) sizeof *a && a->nla_len >= sizeof *a && a->nla_len <= len;
        len -= NLA_ALIGN (a->nla_len), a = (const void *) ((const char *) a + NLA_ALIGN (a->nla_len)))
     if (a->nla_type == UNIX_DIAG_VFS && a->nla_len >= NLA_HDRLEN + sizeof (struct unix_diag_vfs))
       {
@@ -49,8 +49,7 @@ ar_unixconn_bound_inside (int diag, dev_t dev, ino_t ino)
   struct {
     struct nlmsghdr h;
     struct unix_diag_req r;
-  } req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-                   .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+  } req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
             .r = { .sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_VFS } };
   /* sock_diag gives 32 bits of the inode number: a longer one could alias */
   if ((uint64_t) ino > UINT32_MAX)

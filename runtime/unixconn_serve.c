@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL    /* Linux 6.9 */
+#define PIDFD_THREAD O_EXCL /* Linux 6.9 */
 #endif
 #define X32_BIT 0x40000000U
 #define SOCKETCALL_CONNECT 3
@@ -43,10 +43,10 @@ struct job {
   int listener;
   uint64_t id;
   pid_t tid;
-  int sock;                    /* the caller's socket, our duplicate */
+  int sock; /* the caller's socket, our duplicate */
   enum op op;
   int flags;
-  size_t n;                    /* messages (connect: the address in m[0]) */
+  size_t n; /* messages (connect: the address in m[0]) */
   struct ar_unixconn_msg m[];
 };
 
@@ -84,7 +84,7 @@ still_valid (int listener, uint64_t id)
 struct call {
   enum op op;
   int fd, len, flags;
-  uint64_t addr, buf, blen;    /* sendmsg, sendmmsg: buf is the msghdr, blen vlen */
+  uint64_t addr, buf, blen; /* sendmsg, sendmmsg: buf is the msghdr, blen vlen */
 };
 
 #if defined(__x86_64__)
@@ -107,7 +107,7 @@ compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
         a[i] = c->op == OP_SENDTO || i < 3 ? m[i] : 0;
       return 0;
     }
-  if (d->nr != 362 && d->nr != 369)   /* connect, sendto */
+  if (d->nr != 362 && d->nr != 369) /* connect, sendto */
     return -ENOSYS;
   c->op = d->nr == 369 ? OP_SENDTO : OP_CONNECT;
   for (int i = 0; i < 6; i++)
@@ -140,7 +140,7 @@ call_args (const struct seccomp_notif *req, struct call *c)
   if (d->arch != AUDIT_ARCH_I386)
 #elif defined(__aarch64__)
   if (d->arch != AUDIT_ARCH_AARCH64)
-    return -ENOSYS;            /* 32-bit ARM: other numbers, a compat msghdr */
+    return -ENOSYS; /* 32-bit ARM: other numbers, a compat msghdr */
 #endif
     {
       if (nr == SYS_connect)
@@ -228,7 +228,7 @@ open_allowed (pid_t tid, const char *path, int *out)
   if (fstat (fd, &st) < 0 || !S_ISSOCK (st.st_mode))
     {
       close (fd);
-      return ECONNREFUSED;    /* what the kernel says of a file that is no socket */
+      return ECONNREFUSED; /* what the kernel says of a file that is no socket */
     }
   if (is_allowed (&st))
     {
@@ -253,9 +253,9 @@ rewrite_unix (pid_t tid, struct ar_unixconn_msg *m)
   if (m->addr_len > sizeof *un)
     return EINVAL;
   if (m->addr_len > off && un->sun_path[0] == '\0' && C->abstract_refused)
-    return EPERM;              /* what the Landlock scope would say */
+    return EPERM; /* what the Landlock scope would say */
   if (m->addr_len <= off || un->sun_path[0] == '\0')
-    return 0;                  /* unnamed, or abstract: the container's own network namespace */
+    return 0; /* unnamed, or abstract: the container's own network namespace */
   memcpy (path, un->sun_path, m->addr_len - off);
   path[m->addr_len - off] = '\0';
   int e = open_allowed (tid, path, &m->path_fd);
@@ -299,9 +299,12 @@ reply_val (int listener, uint64_t id, int64_t val)
 static ssize_t
 send_one (struct job *j, struct ar_unixconn_msg *m)
 {
-  struct msghdr h = { .msg_name = m->addr_len ? &m->addr : NULL, .msg_namelen = m->addr_len,
-                      .msg_iov = &m->data, .msg_iovlen = 1,
-                      .msg_control = m->control, .msg_controllen = m->control_len };
+  struct msghdr h = { .msg_name = m->addr_len ? &m->addr : NULL,
+                      .msg_namelen = m->addr_len,
+                      .msg_iov = &m->data,
+                      .msg_iovlen = 1,
+                      .msg_control = m->control,
+                      .msg_controllen = m->control_len };
   /* MSG_NOSIGNAL: a SIGPIPE would be ours, not the caller's */
   return sendmsg (j->sock, &h, j->flags | MSG_NOSIGNAL);
 }
@@ -430,7 +433,7 @@ dispatch (struct job *j)
   if (r)
     {
       free (w);
-      drop (j, EAGAIN);        /* never wait here: that would stall every other connect */
+      drop (j, EAGAIN); /* never wait here: that would stall every other connect */
     }
 }
 
@@ -455,7 +458,7 @@ interrupt_orphans (int listener)
 static void
 on_usr1 (int sig)
 {
-  (void) sig;                  /* only there to make connect(2) return EINTR */
+  (void) sig; /* only there to make connect(2) return EINTR */
 }
 
 /* 0 when the job is ready to connect, else the errno to answer (-1: no
@@ -523,7 +526,7 @@ prepare (int listener, const struct seccomp_notif *req, struct call *c, struct j
     return ENOTSOCK;
   if (c->op == OP_SENDMMSG || c->op == OP_SENDMSG)
     if (c->flags & MSG_ZEROCOPY)
-      return EOPNOTSUPP;       /* the pages would be ours, freed before the kernel is done */
+      return EOPNOTSUPP; /* the pages would be ours, freed before the kernel is done */
   for (size_t i = 0; i < j->n; i++)
     if ((r = rewrite_unix (tid, &j->m[i])) != 0)
       return r;
@@ -535,7 +538,7 @@ handle (int listener, const struct seccomp_notif *req)
 {
   struct call c = { 0 };
   pid_t tid = (pid_t) req->pid;
-  int e = tid <= 0 ? EACCES : 0;   /* a caller outside our pid namespace: cannot be resolved */
+  int e = tid <= 0 ? EACCES : 0; /* a caller outside our pid namespace: cannot be resolved */
   if (e == 0 && (e = -call_args (req, &c)) == 0 && c.op == OP_SENDMMSG && c.blen == 0)
     e = -1, reply_val (listener, req->id, 0);
   if (e)
@@ -577,7 +580,7 @@ ar_unixconn_serve (const struct ar_unixconn_ctx *ctx)
   struct seccomp_notif *req = calloc (1, size);
   if (!req || sizes.seccomp_notif_resp > sizeof (struct seccomp_notif_resp))
     _exit (1);
-  struct sigaction sa = { .sa_handler = on_usr1 };   /* no SA_RESTART */
+  struct sigaction sa = { .sa_handler = on_usr1 }; /* no SA_RESTART */
   sigemptyset (&sa.sa_mask);
   sigaction (SIGUSR1, &sa, NULL);
   for (;;)

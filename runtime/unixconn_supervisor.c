@@ -118,7 +118,7 @@ blank_cmdline (const char *id)
     return;
   buf[n] = '\0';
   char *p = strrchr (buf, ')');
-  int field = 2;    /* the comm, which may hold spaces, ends the second field */
+  int field = 2; /* the comm, which may hold spaces, ends the second field */
   for (char *t = p ? strtok_r (p + 1, " ", &save) : NULL; t && field < 49; t = strtok_r (NULL, " ", &save))
     if (++field == 48)
       start = strtoul (t, NULL, 10);
@@ -142,7 +142,6 @@ report_failure (int sock, int report, const char *msg)
   if (report >= 0 ? write (report, buf, n) != (ssize_t) n : ar_send_fd (sock, -1, buf, n, NULL) < 0)
     dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
 }
-
 
 /* What the container's process hands over (unixconn.c send_handover). */
 struct handover {
@@ -176,8 +175,13 @@ recv_handover (int sock, struct handover *h, ar_error **err)
           handover_close (h);
           return (int) r;
         }
-      int *slot = tag == 'L' ? &h->listener : tag == 'R' ? &h->root : tag == 'U' ? &h->userns
-                  : tag == 'E' ? &h->err : tag == 'D' ? &h->diag : tag == 'F' ? &h->report : NULL;
+      int *slot = tag == 'L'   ? &h->listener
+                  : tag == 'R' ? &h->root
+                  : tag == 'U' ? &h->userns
+                  : tag == 'E' ? &h->err
+                  : tag == 'D' ? &h->diag
+                  : tag == 'F' ? &h->report
+                               : NULL;
       if (tag == '.' && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
         return 1;
       if (!slot || fd < 0 || *slot >= 0)
@@ -237,7 +241,7 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
     _exit (1);
   int proc = open ("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   int self_fd = proc < 0 ? -1 : open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  int proc_errno = errno;   /* the handover below may change errno */
+  int proc_errno = errno; /* the handover below may change errno */
   int r = recv_handover (sock, &h, &err);
   if (r <= 0)
     _exit (r == 0 ? 0 : 1);
@@ -267,7 +271,11 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
    * the kernel checks against the connecting process: with a network
    * namespace of the container's own, every abstract name in it is the
    * container's; without one, names of the host's would be in reach. */
-  struct ar_unixconn_ctx ctx = { .listener = h.listener, .proc = proc, .diag = h.diag, .allow = allow, .n_allow = n,
+  struct ar_unixconn_ctx ctx = { .listener = h.listener,
+                                 .proc = proc,
+                                 .diag = h.diag,
+                                 .allow = allow,
+                                 .n_allow = n,
                                  .abstract_refused = scoped && h.diag < 0 };
   ar_unixconn_serve (&ctx);
 }
@@ -277,8 +285,7 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
  * that stays (`run`, `sandbox`, `exec`) is not woken by its end, and its
  * zombie goes when the runtime does. */
 int
-ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
-                     ar_error **err)
+ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock, ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
   int sv[2];

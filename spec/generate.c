@@ -10,8 +10,17 @@
 static const char *const ar_default_caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
 
 const char *const ar_default_masked_paths[] = {
-  "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-  "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi", NULL,
+  "/proc/acpi",
+  "/proc/asound",
+  "/proc/kcore",
+  "/proc/keys",
+  "/proc/latency_stats",
+  "/proc/timer_list",
+  "/proc/timer_stats",
+  "/proc/sched_debug",
+  "/sys/firmware",
+  "/proc/scsi",
+  NULL,
 };
 
 const char *const ar_default_readonly_paths[] = {
@@ -22,8 +31,8 @@ static void
 ar_gen_default_process (struct ar_gen *g, const struct ar_gen_opts *o)
 {
   static const char *const args[] = { "sh", NULL };
-  static const char *const env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                     "TERM=xterm", NULL };
+  static const char *const env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm",
+                                     NULL };
   (void) o;
   ar_gen_str (g, "process");
   ar_gen_map_open (g);

@@ -10,9 +10,9 @@
 #include "jsongen.h"
 
 struct ar_gen_opts {
-  bool rootless;               /* user namespace mapping host_uid/gid to 0, no network ns, sysfs bind */
+  bool rootless; /* user namespace mapping host_uid/gid to 0, no network ns, sysfs bind */
   uint32_t host_uid, host_gid; /* for the rootless mappings (callers pass geteuid/getegid) */
-  const char *hostname;        /* NULL: "agentrun" */
+  const char *hostname; /* NULL: "agentrun" */
 };
 
 /* The parts of the default config. */

@@ -116,7 +116,8 @@ ar_json_type_name (yajl_val v)
     case yajl_t_number: return "a number";
     case yajl_t_object: return "an object";
     case yajl_t_array: return "an array";
-    case yajl_t_true: case yajl_t_false: return "a boolean";
+    case yajl_t_true:
+    case yajl_t_false: return "a boolean";
     case yajl_t_null: return "null";
     default: return "an unknown value";
     }
@@ -250,8 +251,8 @@ ar_json_node_uint (struct ar_jctx *c, yajl_val v, uint64_t max, uint64_t *out)
 }
 
 int
-ar_json_int (struct ar_jctx *c, yajl_val obj, const char *key, bool required, int64_t min, int64_t max,
-             int64_t *out, bool *has)
+ar_json_int (struct ar_jctx *c, yajl_val obj, const char *key, bool required, int64_t min, int64_t max, int64_t *out,
+             bool *has)
 {
   yajl_val v;
   int r = lookup (c, obj, key, required, yajl_t_number, &v);
@@ -266,8 +267,7 @@ ar_json_int (struct ar_jctx *c, yajl_val obj, const char *key, bool required, in
 }
 
 int
-ar_json_uint (struct ar_jctx *c, yajl_val obj, const char *key, bool required, uint64_t max, uint64_t *out,
-              bool *has)
+ar_json_uint (struct ar_jctx *c, yajl_val obj, const char *key, bool required, uint64_t max, uint64_t *out, bool *has)
 {
   yajl_val v;
   int r = lookup (c, obj, key, required, yajl_t_number, &v);
@@ -347,8 +347,8 @@ ar_json_kv (struct ar_jctx *c, yajl_val obj, const char *key, struct ar_kv **out
 }
 
 int
-ar_json_objarray (struct ar_jctx *c, yajl_val obj, const char *key, bool required, size_t elem_size,
-                  ar_json_elem_fn fn, void **out, size_t *n)
+ar_json_objarray (struct ar_jctx *c, yajl_val obj, const char *key, bool required, size_t elem_size, ar_json_elem_fn fn,
+                  void **out, size_t *n)
 {
   yajl_val v;
   int r = lookup (c, obj, key, required, yajl_t_array, &v);

@@ -17,10 +17,10 @@
 #define AR_JSON_PATH_MAX 512
 
 struct ar_jctx {
-  const char *label;              /* file name for messages */
+  const char *label; /* file name for messages */
   ar_error **err;
-  size_t len;                     /* current length of path */
-  char path[AR_JSON_PATH_MAX];    /* "" at the document root */
+  size_t len; /* current length of path */
+  char path[AR_JSON_PATH_MAX]; /* "" at the document root */
 };
 
 void ar_jctx_init (struct ar_jctx *c, const char *label, ar_error **err);
@@ -70,8 +70,7 @@ typedef int (*ar_json_elem_fn) (struct ar_jctx *c, yajl_val elem, void *out);
 int ar_json_objarray (struct ar_jctx *c, yajl_val obj, const char *key, bool required, size_t elem_size,
                       ar_json_elem_fn fn, void **out, size_t *n);
 /* The object member `key` (if present) as a descended path; fn fills out. */
-int ar_json_object (struct ar_jctx *c, yajl_val obj, const char *key, bool required, ar_json_elem_fn fn,
-                    void *out);
+int ar_json_object (struct ar_jctx *c, yajl_val obj, const char *key, bool required, ar_json_elem_fn fn, void *out);
 /* Same, but allocates *out (elem_size, zeroed) when the member is present. */
 int ar_json_object_alloc (struct ar_jctx *c, yajl_val obj, const char *key, bool required, size_t elem_size,
                           ar_json_elem_fn fn, void **out);

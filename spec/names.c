@@ -11,27 +11,30 @@
 #include <sys/resource.h>
 
 const char *const ar_seccomp_actions[] = {
-  "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP", "SCMP_ACT_ERRNO",
-  "SCMP_ACT_TRACE", "SCMP_ACT_ALLOW", "SCMP_ACT_LOG", "SCMP_ACT_NOTIFY", NULL,
+  "SCMP_ACT_KILL",  "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",   "SCMP_ACT_ERRNO",
+  "SCMP_ACT_TRACE", "SCMP_ACT_ALLOW",        "SCMP_ACT_LOG",         "SCMP_ACT_NOTIFY", NULL,
 };
 
 const char *const ar_seccomp_archs[] = {
-  "SCMP_ARCH_X86", "SCMP_ARCH_X86_64", "SCMP_ARCH_X32", "SCMP_ARCH_ARM", "SCMP_ARCH_AARCH64",
-  "SCMP_ARCH_MIPS", "SCMP_ARCH_MIPS64", "SCMP_ARCH_MIPS64N32", "SCMP_ARCH_MIPSEL", "SCMP_ARCH_MIPSEL64",
-  "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC", "SCMP_ARCH_PPC64", "SCMP_ARCH_PPC64LE", "SCMP_ARCH_S390",
-  "SCMP_ARCH_S390X", "SCMP_ARCH_PARISC", "SCMP_ARCH_PARISC64", "SCMP_ARCH_RISCV64", "SCMP_ARCH_LOONGARCH64",
-  "SCMP_ARCH_M68K", "SCMP_ARCH_SH", "SCMP_ARCH_SHEB", NULL,
+  "SCMP_ARCH_X86",     "SCMP_ARCH_X86_64",   "SCMP_ARCH_X32",         "SCMP_ARCH_ARM",
+  "SCMP_ARCH_AARCH64", "SCMP_ARCH_MIPS",     "SCMP_ARCH_MIPS64",      "SCMP_ARCH_MIPS64N32",
+  "SCMP_ARCH_MIPSEL",  "SCMP_ARCH_MIPSEL64", "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",
+  "SCMP_ARCH_PPC64",   "SCMP_ARCH_PPC64LE",  "SCMP_ARCH_S390",        "SCMP_ARCH_S390X",
+  "SCMP_ARCH_PARISC",  "SCMP_ARCH_PARISC64", "SCMP_ARCH_RISCV64",     "SCMP_ARCH_LOONGARCH64",
+  "SCMP_ARCH_M68K",    "SCMP_ARCH_SH",       "SCMP_ARCH_SHEB",        NULL,
 };
 
 /* Same order as enum ar_seccomp_op. */
 const char *const ar_seccomp_operators[] = {
-  "SCMP_CMP_NE", "SCMP_CMP_LT", "SCMP_CMP_LE", "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
-  "SCMP_CMP_MASKED_EQ", NULL,
+  "SCMP_CMP_NE", "SCMP_CMP_LT", "SCMP_CMP_LE", "SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_MASKED_EQ", NULL,
 };
 
 const char *const ar_seccomp_flags[] = {
-  "SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
-  "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", NULL,
+  "SECCOMP_FILTER_FLAG_TSYNC",
+  "SECCOMP_FILTER_FLAG_LOG",
+  "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+  "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+  NULL,
 };
 
 const char *const ar_rootfs_propagations[] = {
@@ -47,8 +50,8 @@ static const char *const ar_sched_policies[] = {
 };
 
 const char *const ar_sched_flags[] = {
-  "SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_RECLAIM", "SCHED_FLAG_DL_OVERRUN", "SCHED_FLAG_KEEP_POLICY",
-  "SCHED_FLAG_KEEP_PARAMS", "SCHED_FLAG_UTIL_CLAMP_MIN", "SCHED_FLAG_UTIL_CLAMP_MAX", NULL,
+  "SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_RECLAIM",        "SCHED_FLAG_DL_OVERRUN",     "SCHED_FLAG_KEEP_POLICY",
+  "SCHED_FLAG_KEEP_PARAMS",   "SCHED_FLAG_UTIL_CLAMP_MIN", "SCHED_FLAG_UTIL_CLAMP_MAX", NULL,
 };
 
 const char *const ar_personality_domains[] = { "LINUX", "LINUX32", NULL };
@@ -56,13 +59,18 @@ const char *const ar_personality_domains[] = { "LINUX", "LINUX32", NULL };
 const char *const ar_time_clocks[] = { "monotonic", "boottime", NULL };
 
 const char *const ar_mount_options[] = {
-  "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec", "idmap", "lazytime",
-  "loud", "mand", "noatime", "nodev", "nodiratime", "noexec", "nolazytime", "nomand",
-  "norelatime", "nostrictatime", "nosuid", "nosymfollow", "private", "ratime", "rbind", "rdev", "rdiratime",
-  "relatime", "remount", "rexec", "ridmap", "rnoatime", "rnodev", "rnodiratime", "rnoexec", "rnorelatime",
-  "rnostrictatime", "rnosuid", "rnosymfollow", "ro", "rprivate", "rrelatime", "rro", "rrw", "rshared",
-  "rslave", "rstrictatime", "rsuid", "rsymfollow", "runbindable", "rw", "shared", "silent", "slave",
-  "strictatime", "suid", "symfollow", "sync", "unbindable", NULL,
+  "async",       "atime",          "bind",     "defaults",     "dev",
+  "diratime",    "dirsync",        "exec",     "idmap",        "lazytime",
+  "loud",        "mand",           "noatime",  "nodev",        "nodiratime",
+  "noexec",      "nolazytime",     "nomand",   "norelatime",   "nostrictatime",
+  "nosuid",      "nosymfollow",    "private",  "ratime",       "rbind",
+  "rdev",        "rdiratime",      "relatime", "remount",      "rexec",
+  "ridmap",      "rnoatime",       "rnodev",   "rnodiratime",  "rnoexec",
+  "rnorelatime", "rnostrictatime", "rnosuid",  "rnosymfollow", "ro",
+  "rprivate",    "rrelatime",      "rro",      "rrw",          "rshared",
+  "rslave",      "rstrictatime",   "rsuid",    "rsymfollow",   "runbindable",
+  "rw",          "shared",         "silent",   "slave",        "strictatime",
+  "suid",        "symfollow",      "sync",     "unbindable",   NULL,
 };
 
 const char *const ar_hook_stage_names[] = {
@@ -70,36 +78,82 @@ const char *const ar_hook_stage_names[] = {
 };
 
 static const char *const ns_names[AR_NS_N] = {
-  [AR_NS_PID] = "pid", [AR_NS_NETWORK] = "network", [AR_NS_MOUNT] = "mount", [AR_NS_IPC] = "ipc",
-  [AR_NS_UTS] = "uts", [AR_NS_USER] = "user", [AR_NS_CGROUP] = "cgroup", [AR_NS_TIME] = "time",
+  [AR_NS_PID] = "pid", [AR_NS_NETWORK] = "network", [AR_NS_MOUNT] = "mount",   [AR_NS_IPC] = "ipc",
+  [AR_NS_UTS] = "uts", [AR_NS_USER] = "user",       [AR_NS_CGROUP] = "cgroup", [AR_NS_TIME] = "time",
 };
 
 #define CAP(n) [CAP_##n] = "CAP_" #n
 static const char *const cap_names[] = {
-  CAP (CHOWN), CAP (DAC_OVERRIDE), CAP (DAC_READ_SEARCH), CAP (FOWNER), CAP (FSETID), CAP (KILL),
-  CAP (SETGID), CAP (SETUID), CAP (SETPCAP), CAP (LINUX_IMMUTABLE), CAP (NET_BIND_SERVICE),
-  CAP (NET_BROADCAST), CAP (NET_ADMIN), CAP (NET_RAW), CAP (IPC_LOCK), CAP (IPC_OWNER), CAP (SYS_MODULE),
-  CAP (SYS_RAWIO), CAP (SYS_CHROOT), CAP (SYS_PTRACE), CAP (SYS_PACCT), CAP (SYS_ADMIN), CAP (SYS_BOOT),
-  CAP (SYS_NICE), CAP (SYS_RESOURCE), CAP (SYS_TIME), CAP (SYS_TTY_CONFIG), CAP (MKNOD), CAP (LEASE),
-  CAP (AUDIT_WRITE), CAP (AUDIT_CONTROL), CAP (SETFCAP), CAP (MAC_OVERRIDE), CAP (MAC_ADMIN), CAP (SYSLOG),
-  CAP (WAKE_ALARM), CAP (BLOCK_SUSPEND), CAP (AUDIT_READ), CAP (PERFMON), CAP (BPF), CAP (CHECKPOINT_RESTORE),
+  CAP (CHOWN),
+  CAP (DAC_OVERRIDE),
+  CAP (DAC_READ_SEARCH),
+  CAP (FOWNER),
+  CAP (FSETID),
+  CAP (KILL),
+  CAP (SETGID),
+  CAP (SETUID),
+  CAP (SETPCAP),
+  CAP (LINUX_IMMUTABLE),
+  CAP (NET_BIND_SERVICE),
+  CAP (NET_BROADCAST),
+  CAP (NET_ADMIN),
+  CAP (NET_RAW),
+  CAP (IPC_LOCK),
+  CAP (IPC_OWNER),
+  CAP (SYS_MODULE),
+  CAP (SYS_RAWIO),
+  CAP (SYS_CHROOT),
+  CAP (SYS_PTRACE),
+  CAP (SYS_PACCT),
+  CAP (SYS_ADMIN),
+  CAP (SYS_BOOT),
+  CAP (SYS_NICE),
+  CAP (SYS_RESOURCE),
+  CAP (SYS_TIME),
+  CAP (SYS_TTY_CONFIG),
+  CAP (MKNOD),
+  CAP (LEASE),
+  CAP (AUDIT_WRITE),
+  CAP (AUDIT_CONTROL),
+  CAP (SETFCAP),
+  CAP (MAC_OVERRIDE),
+  CAP (MAC_ADMIN),
+  CAP (SYSLOG),
+  CAP (WAKE_ALARM),
+  CAP (BLOCK_SUSPEND),
+  CAP (AUDIT_READ),
+  CAP (PERFMON),
+  CAP (BPF),
+  CAP (CHECKPOINT_RESTORE),
 };
 #undef CAP
-_Static_assert (ARRAY_SIZE (cap_names) == CAP_LAST_CAP + 1, "capability table out of date with linux/capability.h");
+_Static_assert(ARRAY_SIZE (cap_names) == CAP_LAST_CAP + 1, "capability table out of date with linux/capability.h");
 
-#define RL(n) { "RLIMIT_" #n, RLIMIT_##n }
-static const struct { const char *name; int resource; } rlimits[] = {
-  RL (AS), RL (CORE), RL (CPU), RL (DATA), RL (FSIZE), RL (LOCKS), RL (MEMLOCK), RL (MSGQUEUE), RL (NICE),
-  RL (NOFILE), RL (NPROC), RL (RSS), RL (RTPRIO), RL (RTTIME), RL (SIGPENDING), RL (STACK),
+#define RL(n)                                                                                                          \
+  {                                                                                                                    \
+    "RLIMIT_" #n, RLIMIT_##n                                                                                           \
+  }
+static const struct {
+  const char *name;
+  int resource;
+} rlimits[] = {
+  RL (AS),   RL (CORE),   RL (CPU),   RL (DATA), RL (FSIZE),  RL (LOCKS),  RL (MEMLOCK),    RL (MSGQUEUE),
+  RL (NICE), RL (NOFILE), RL (NPROC), RL (RSS),  RL (RTPRIO), RL (RTTIME), RL (SIGPENDING), RL (STACK),
 };
 #undef RL
 
-#define SIG(n) { #n, SIG##n }
-static const struct { const char *name; int sig; } signals[] = {
-  SIG (HUP), SIG (INT), SIG (QUIT), SIG (ILL), SIG (TRAP), SIG (ABRT), SIG (IOT), SIG (BUS), SIG (FPE),
-  SIG (KILL), SIG (USR1), SIG (SEGV), SIG (USR2), SIG (PIPE), SIG (ALRM), SIG (TERM), SIG (STKFLT),
-  SIG (CHLD), SIG (CONT), SIG (STOP), SIG (TSTP), SIG (TTIN), SIG (TTOU), SIG (URG), SIG (XCPU), SIG (XFSZ),
-  SIG (VTALRM), SIG (PROF), SIG (WINCH), SIG (IO), SIG (POLL), SIG (PWR), SIG (SYS),
+#define SIG(n)                                                                                                         \
+  {                                                                                                                    \
+#n, SIG##n                                                                                                         \
+  }
+static const struct {
+  const char *name;
+  int sig;
+} signals[] = {
+  SIG (HUP),  SIG (INT),   SIG (QUIT), SIG (ILL),  SIG (TRAP), SIG (ABRT), SIG (IOT),  SIG (BUS),    SIG (FPE),
+  SIG (KILL), SIG (USR1),  SIG (SEGV), SIG (USR2), SIG (PIPE), SIG (ALRM), SIG (TERM), SIG (STKFLT), SIG (CHLD),
+  SIG (CONT), SIG (STOP),  SIG (TSTP), SIG (TTIN), SIG (TTOU), SIG (URG),  SIG (XCPU), SIG (XFSZ),   SIG (VTALRM),
+  SIG (PROF), SIG (WINCH), SIG (IO),   SIG (POLL), SIG (PWR),  SIG (SYS),
 };
 #undef SIG
 

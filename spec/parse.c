@@ -17,8 +17,7 @@ ar_parse_idmap (struct ar_jctx *c, yajl_val o, void *out)
 {
   struct ar_idmap *m = out;
   if (get_u32 (c, o, "containerID", true, &m->container_id, NULL) < 0
-      || get_u32 (c, o, "hostID", true, &m->host_id, NULL) < 0
-      || get_u32 (c, o, "size", true, &m->size, NULL) < 0)
+      || get_u32 (c, o, "hostID", true, &m->host_id, NULL) < 0 || get_u32 (c, o, "size", true, &m->size, NULL) < 0)
     return -1;
   return 0;
 }
@@ -36,14 +35,15 @@ static int
 parse_mount (struct ar_jctx *c, yajl_val o, void *out)
 {
   struct ar_mount *m = out;
-  if (ar_json_str (c, o, "destination", true, &m->destination) < 0
-      || ar_json_str (c, o, "type", false, &m->type) < 0
+  if (ar_json_str (c, o, "destination", true, &m->destination) < 0 || ar_json_str (c, o, "type", false, &m->type) < 0
       || ar_json_str (c, o, "source", false, &m->source) < 0
       || ar_json_strv (c, o, "options", false, &m->options, &m->n_options) < 0
       || ar_json_objarray (c, o, "uidMappings", false, sizeof (struct ar_idmap), ar_parse_idmap,
-                           (void **) &m->uid_mappings, &m->n_uid_mappings) < 0
+                           (void **) &m->uid_mappings, &m->n_uid_mappings)
+             < 0
       || ar_json_objarray (c, o, "gidMappings", false, sizeof (struct ar_idmap), ar_parse_idmap,
-                           (void **) &m->gid_mappings, &m->n_gid_mappings) < 0)
+                           (void **) &m->gid_mappings, &m->n_gid_mappings)
+             < 0)
     return -1;
   return 0;
 }
@@ -52,8 +52,7 @@ static int
 parse_hook (struct ar_jctx *c, yajl_val o, void *out)
 {
   struct ar_hook *h = out;
-  if (ar_json_str (c, o, "path", true, &h->path) < 0
-      || ar_json_strv (c, o, "args", false, &h->args, &h->n_args) < 0
+  if (ar_json_str (c, o, "path", true, &h->path) < 0 || ar_json_strv (c, o, "args", false, &h->args, &h->n_args) < 0
       || ar_json_strv (c, o, "env", false, &h->env, &h->n_env) < 0)
     return -1;
   return get_int (c, o, "timeout", INT32_MIN, INT32_MAX, &h->timeout, &h->has_timeout);
@@ -65,7 +64,8 @@ parse_hooks (struct ar_jctx *c, yajl_val o, void *out)
   struct ar_hooks *h = out;
   for (int i = 0; i < AR_HOOK_N_STAGES; i++)
     if (ar_json_objarray (c, o, ar_hook_stage_names[i], false, sizeof (struct ar_hook), parse_hook,
-                          (void **) &h->stage[i], &h->n[i]) < 0)
+                          (void **) &h->stage[i], &h->n[i])
+        < 0)
       return -1;
   return 0;
 }
@@ -180,20 +180,20 @@ parse_process (struct ar_jctx *c, yajl_val o, struct ar_process *p, bool user_re
       || ar_json_object (c, o, "user", user_required, parse_user, &p->user) < 0
       || ar_json_strv (c, o, "args", true, &p->args, &p->n_args) < 0
       || ar_json_str (c, o, "commandLine", false, &p->command_line) < 0
-      || ar_json_strv (c, o, "env", false, &p->env, &p->n_env) < 0
-      || ar_json_str (c, o, "cwd", true, &p->cwd) < 0
-      || ar_json_object_alloc (c, o, "capabilities", false, sizeof *p->capabilities, parse_caps,
-                               (void **) &p->capabilities) < 0
-      || ar_json_objarray (c, o, "rlimits", false, sizeof *p->rlimits, parse_rlimit, (void **) &p->rlimits,
-                           &p->n_rlimits) < 0
+      || ar_json_strv (c, o, "env", false, &p->env, &p->n_env) < 0 || ar_json_str (c, o, "cwd", true, &p->cwd) < 0
+      || ar_json_object_alloc (c, o, "capabilities", false, sizeof *p->capabilities, parse_caps, (void **) &p->capabilities)
+             < 0
+      || ar_json_objarray (c, o, "rlimits", false, sizeof *p->rlimits, parse_rlimit, (void **) &p->rlimits, &p->n_rlimits)
+             < 0
       || ar_json_bool (c, o, "noNewPrivileges", false, &p->no_new_privileges, NULL) < 0
       || get_int (c, o, "oomScoreAdj", -1000, 1000, &p->oom_score_adj, &p->has_oom_score_adj) < 0
       || ar_json_str (c, o, "apparmorProfile", false, &p->apparmor_profile) < 0
       || ar_json_str (c, o, "selinuxLabel", false, &p->selinux_label) < 0
       || ar_json_object_alloc (c, o, "ioPriority", false, sizeof *p->io_priority, parse_io_priority,
-                               (void **) &p->io_priority) < 0
-      || ar_json_object_alloc (c, o, "scheduler", false, sizeof *p->scheduler, parse_scheduler,
-                               (void **) &p->scheduler) < 0)
+                               (void **) &p->io_priority)
+             < 0
+      || ar_json_object_alloc (c, o, "scheduler", false, sizeof *p->scheduler, parse_scheduler, (void **) &p->scheduler)
+             < 0)
     return -1;
   yajl_val cs;
   p->has_console_size = ar_json_member (c, o, "consoleSize", yajl_t_object, &cs) > 0;
@@ -226,10 +226,8 @@ parse_spec_obj (struct ar_jctx *c, yajl_val o, struct ar_spec *s)
 {
   if (ar_json_str (c, o, "ociVersion", true, &s->oci_version) < 0 || check_oci_version (c, s->oci_version) < 0
       || ar_json_object_alloc (c, o, "root", true, sizeof *s->root, parse_root, (void **) &s->root) < 0
-      || ar_json_objarray (c, o, "mounts", false, sizeof *s->mounts, parse_mount, (void **) &s->mounts,
-                           &s->n_mounts) < 0
-      || ar_json_object_alloc (c, o, "process", true, sizeof *s->process, ar_parse_process_obj,
-                               (void **) &s->process) < 0
+      || ar_json_objarray (c, o, "mounts", false, sizeof *s->mounts, parse_mount, (void **) &s->mounts, &s->n_mounts) < 0
+      || ar_json_object_alloc (c, o, "process", true, sizeof *s->process, ar_parse_process_obj, (void **) &s->process) < 0
       || ar_json_str (c, o, "hostname", false, &s->hostname) < 0
       || ar_json_str (c, o, "domainname", false, &s->domainname) < 0
       || ar_json_object (c, o, "hooks", false, parse_hooks, &s->hooks) < 0

@@ -67,8 +67,7 @@ parse_device (struct ar_jctx *c, yajl_val o, void *out)
   if (get_i64 (c, o, "major", false, &d->major, &has_major) < 0
       || get_i64 (c, o, "minor", false, &d->minor, &has_minor) < 0
       || get_u32 (c, o, "fileMode", false, &d->file_mode, &d->has_file_mode) < 0
-      || get_u32 (c, o, "uid", false, &d->uid, &d->has_uid) < 0
-      || get_u32 (c, o, "gid", false, &d->gid, &d->has_gid) < 0)
+      || get_u32 (c, o, "uid", false, &d->uid, &d->has_uid) < 0 || get_u32 (c, o, "gid", false, &d->gid, &d->has_gid) < 0)
     return -1;
   /* A fifo has no numbers; every other type needs both. */
   if (d->type != 'p' && !has_major)
@@ -97,11 +96,9 @@ static int
 parse_seccomp_rule (struct ar_jctx *c, yajl_val o, void *out)
 {
   struct ar_seccomp_rule *r = out;
-  if (ar_json_strv (c, o, "names", true, &r->names, &r->n_names) < 0
-      || ar_json_str (c, o, "action", true, &r->action) < 0
+  if (ar_json_strv (c, o, "names", true, &r->names, &r->n_names) < 0 || ar_json_str (c, o, "action", true, &r->action) < 0
       || get_u32 (c, o, "errnoRet", false, &r->errno_ret, &r->has_errno_ret) < 0
-      || ar_json_objarray (c, o, "args", false, sizeof *r->args, parse_seccomp_arg, (void **) &r->args,
-                           &r->n_args) < 0)
+      || ar_json_objarray (c, o, "args", false, sizeof *r->args, parse_seccomp_arg, (void **) &r->args, &r->n_args) < 0)
     return -1;
   return 0;
 }
@@ -116,8 +113,9 @@ parse_seccomp (struct ar_jctx *c, yajl_val o, void *out)
       || ar_json_strv (c, o, "flags", false, &s->flags, &s->n_flags) < 0
       || ar_json_str (c, o, "listenerPath", false, &s->listener_path) < 0
       || ar_json_str (c, o, "listenerMetadata", false, &s->listener_metadata) < 0
-      || ar_json_objarray (c, o, "syscalls", false, sizeof *s->syscalls, parse_seccomp_rule,
-                           (void **) &s->syscalls, &s->n_syscalls) < 0)
+      || ar_json_objarray (c, o, "syscalls", false, sizeof *s->syscalls, parse_seccomp_rule, (void **) &s->syscalls,
+                           &s->n_syscalls)
+             < 0)
     return -1;
   return 0;
 }
@@ -146,18 +144,21 @@ int
 ar_parse_linux (struct ar_jctx *c, yajl_val o, void *out)
 {
   struct ar_linux *l = out;
-  if (ar_json_objarray (c, o, "namespaces", false, sizeof *l->namespaces, parse_namespace,
-                        (void **) &l->namespaces, &l->n_namespaces) < 0
+  if (ar_json_objarray (c, o, "namespaces", false, sizeof *l->namespaces, parse_namespace, (void **) &l->namespaces,
+                        &l->n_namespaces)
+          < 0
       || ar_json_objarray (c, o, "uidMappings", false, sizeof (struct ar_idmap), ar_parse_idmap,
-                           (void **) &l->uid_mappings, &l->n_uid_mappings) < 0
+                           (void **) &l->uid_mappings, &l->n_uid_mappings)
+             < 0
       || ar_json_objarray (c, o, "gidMappings", false, sizeof (struct ar_idmap), ar_parse_idmap,
-                           (void **) &l->gid_mappings, &l->n_gid_mappings) < 0
+                           (void **) &l->gid_mappings, &l->n_gid_mappings)
+             < 0
       || parse_time_offsets (c, o, l) < 0
-      || ar_json_objarray (c, o, "devices", false, sizeof *l->devices, parse_device, (void **) &l->devices,
-                           &l->n_devices) < 0
+      || ar_json_objarray (c, o, "devices", false, sizeof *l->devices, parse_device, (void **) &l->devices, &l->n_devices)
+             < 0
       || ar_json_str (c, o, "cgroupsPath", false, &l->cgroups_path) < 0
-      || ar_json_object_alloc (c, o, "resources", false, sizeof *l->resources, ar_parse_resources,
-                               (void **) &l->resources) < 0
+      || ar_json_object_alloc (c, o, "resources", false, sizeof *l->resources, ar_parse_resources, (void **) &l->resources)
+             < 0
       || ar_json_str (c, o, "rootfsPropagation", false, &l->rootfs_propagation) < 0
       || ar_json_object_alloc (c, o, "seccomp", false, sizeof *l->seccomp, parse_seccomp, (void **) &l->seccomp) < 0
       || ar_json_kv (c, o, "sysctl", &l->sysctl, &l->n_sysctl) < 0
@@ -165,7 +166,8 @@ ar_parse_linux (struct ar_jctx *c, yajl_val o, void *out)
       || ar_json_strv (c, o, "readonlyPaths", false, &l->readonly_paths, &l->n_readonly_paths) < 0
       || ar_json_str (c, o, "mountLabel", false, &l->mount_label) < 0
       || ar_json_object_alloc (c, o, "personality", false, sizeof *l->personality, parse_personality,
-                               (void **) &l->personality) < 0
+                               (void **) &l->personality)
+             < 0
       || ar_json_object (c, o, "intelRdt", false, parse_intel_rdt, &l->intel_rdt_clos_id) < 0)
     return -1;
   return 0;

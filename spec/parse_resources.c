@@ -138,15 +138,20 @@ parse_blkio (struct ar_jctx *c, yajl_val o, void *out)
   if (get_u16 (c, o, "weight", &b->weight, &b->has_weight) < 0
       || get_u16 (c, o, "leafWeight", &b->leaf_weight, &b->has_leaf_weight) < 0
       || ar_json_objarray (c, o, "weightDevice", false, sizeof *b->weight_device, parse_weight_device,
-                           (void **) &b->weight_device, &b->n_weight_device) < 0
+                           (void **) &b->weight_device, &b->n_weight_device)
+             < 0
       || ar_json_objarray (c, o, "throttleReadBpsDevice", false, sz, parse_throttle_device,
-                           (void **) &b->throttle_read_bps, &b->n_throttle_read_bps) < 0
+                           (void **) &b->throttle_read_bps, &b->n_throttle_read_bps)
+             < 0
       || ar_json_objarray (c, o, "throttleWriteBpsDevice", false, sz, parse_throttle_device,
-                           (void **) &b->throttle_write_bps, &b->n_throttle_write_bps) < 0
+                           (void **) &b->throttle_write_bps, &b->n_throttle_write_bps)
+             < 0
       || ar_json_objarray (c, o, "throttleReadIOPSDevice", false, sz, parse_throttle_device,
-                           (void **) &b->throttle_read_iops, &b->n_throttle_read_iops) < 0
+                           (void **) &b->throttle_read_iops, &b->n_throttle_read_iops)
+             < 0
       || ar_json_objarray (c, o, "throttleWriteIOPSDevice", false, sz, parse_throttle_device,
-                           (void **) &b->throttle_write_iops, &b->n_throttle_write_iops) < 0)
+                           (void **) &b->throttle_write_iops, &b->n_throttle_write_iops)
+             < 0)
     return -1;
   return 0;
 }
@@ -175,7 +180,8 @@ parse_network (struct ar_jctx *c, yajl_val o, void *out)
   struct ar_network_res *n = out;
   if (get_u32 (c, o, "classID", false, &n->class_id, &n->has_class_id) < 0
       || ar_json_objarray (c, o, "priorities", false, sizeof *n->priorities, parse_net_priority,
-                           (void **) &n->priorities, &n->n_priorities) < 0)
+                           (void **) &n->priorities, &n->n_priorities)
+             < 0)
     return -1;
   return 0;
 }
@@ -185,13 +191,15 @@ ar_parse_resources (struct ar_jctx *c, yajl_val o, void *out)
 {
   struct ar_resources *r = out;
   if (ar_json_objarray (c, o, "devices", false, sizeof *r->devices, parse_device_cgroup, (void **) &r->devices,
-                        &r->n_devices) < 0
+                        &r->n_devices)
+          < 0
       || ar_json_object_alloc (c, o, "memory", false, sizeof *r->memory, parse_memory, (void **) &r->memory) < 0
       || ar_json_object_alloc (c, o, "cpu", false, sizeof *r->cpu, parse_cpu, (void **) &r->cpu) < 0
       || ar_json_object (c, o, "pids", false, parse_pids, r) < 0
       || ar_json_object_alloc (c, o, "blockIO", false, sizeof *r->block_io, parse_blkio, (void **) &r->block_io) < 0
       || ar_json_objarray (c, o, "hugepageLimits", false, sizeof *r->hugepage_limits, parse_hugepage,
-                           (void **) &r->hugepage_limits, &r->n_hugepage_limits) < 0
+                           (void **) &r->hugepage_limits, &r->n_hugepage_limits)
+             < 0
       || ar_json_object_alloc (c, o, "network", false, sizeof *r->network, parse_network, (void **) &r->network) < 0
       || ar_json_kv (c, o, "unified", &r->unified, &r->n_unified) < 0)
     return -1;

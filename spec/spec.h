@@ -32,10 +32,10 @@ void ar_resources_free (struct ar_resources *r);
 int ar_validate_id (const char *id, ar_error **err);
 
 /* Names known to the model (for validation and `agentrun features`). */
-int ar_capability_from_name (const char *name);          /* -1 if unknown */
-const char *ar_capability_name (int cap);                /* NULL if unknown */
-int ar_rlimit_from_name (const char *name);              /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 if unknown */
-int ar_signal_from_name (const char *name);              /* "KILL", "SIGKILL" or "9"; -1 if unknown */
-const char *ar_ns_type_name (enum ar_ns_type t);         /* "pid", "network", ... */
+int ar_capability_from_name (const char *name); /* -1 if unknown */
+const char *ar_capability_name (int cap); /* NULL if unknown */
+int ar_rlimit_from_name (const char *name); /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 if unknown */
+int ar_signal_from_name (const char *name); /* "KILL", "SIGKILL" or "9"; -1 if unknown */
+const char *ar_ns_type_name (enum ar_ns_type t); /* "pid", "network", ... */
 
 #endif

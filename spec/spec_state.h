@@ -11,10 +11,11 @@
 struct ar_state {
   char *oci_version;
   char *id;
-  char *status;              /* creating | created | running | stopped | paused */
-  pid_t pid;                 /* 0 when none */
+  char *status; /* creating | created | running | stopped | paused */
+  pid_t pid; /* 0 when none */
   char *bundle;
-  struct ar_kv *annotations; size_t n_annotations;
+  struct ar_kv *annotations;
+  size_t n_annotations;
 };
 
 /* The one reader of a state document, the runtime-spec's (a hook's stdin)

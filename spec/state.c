@@ -16,8 +16,7 @@ ar_state_str (yajl_val root, const char *key)
 }
 
 int
-ar_state_parse_tree (const char *buf, size_t len, const char *what, struct ar_state *out, yajl_val *tree,
-                     ar_error **err)
+ar_state_parse_tree (const char *buf, size_t len, const char *what, struct ar_state *out, yajl_val *tree, ar_error **err)
 {
   yajl_val root;
   memset (out, 0, sizeof *out);

@@ -23,8 +23,8 @@ ar_validate_id (const char *id, ar_error **err)
   for (const char *p = id; *p; p++)
     {
       unsigned char ch = (unsigned char) *p;
-      bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
-                || ch == '_' || ch == '+' || ch == '.' || ch == '-';
+      bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'
+                || ch == '+' || ch == '.' || ch == '-';
       if (!ok)
         return ar_err (err, 0, "container id \"%s\": character 0x%02x is not allowed (only A-Z a-z 0-9 _ + . -)",
                        len > 64 ? "..." : id, ch);
@@ -149,8 +149,7 @@ ar_check_idmaps (struct ar_jctx *c, const char *what, const struct ar_idmap *m, 
       /* Ranges past 2^32 wrap in the kernel's eyes: refuse them here. */
       if ((uint64_t) m[i].container_id + m[i].size > UINT32_MAX + 1ULL
           || (uint64_t) m[i].host_id + m[i].size > UINT32_MAX + 1ULL)
-        return ar_jerr (c, "range %u+%u or %u+%u goes past 2^32", m[i].container_id, m[i].size, m[i].host_id,
-                        m[i].size);
+        return ar_jerr (c, "range %u+%u or %u+%u goes past 2^32", m[i].container_id, m[i].size, m[i].host_id, m[i].size);
     }
   return 0;
 }

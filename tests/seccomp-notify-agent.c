@@ -38,8 +38,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static void __attribute__ ((noreturn))
-die (const char *what)
+static void __attribute__ ((noreturn)) die (const char *what)
 {
   fprintf (stderr, "seccomp-notify-agent: %s: %s\n", what, strerror (errno));
   exit (1);
@@ -49,7 +48,10 @@ die (const char *what)
 static int
 receive_state (int srv, char *buf, size_t cap, size_t *len)
 {
-  union { struct cmsghdr align; char b[CMSG_SPACE (sizeof (int))]; } ctl;
+  union {
+    struct cmsghdr align;
+    char b[CMSG_SPACE (sizeof (int))];
+  } ctl;
   struct iovec iov = { buf, cap - 1 };
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b };
   struct cmsghdr *cm;

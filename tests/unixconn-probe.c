@@ -213,15 +213,15 @@ do_stall (const char *full, const char *ok)
   if (child == 0)
     {
       for (int i = 0; i < 64; i++)
-        unix_connect (full);   /* kept open; one of them blocks for good */
+        unix_connect (full); /* kept open; one of them blocks for good */
       _exit (0);
     }
   usleep (300 * 1000);
-  alarm (5);                   /* a stalled supervisor must fail the test, not hang it */
+  alarm (5); /* a stalled supervisor must fail the test, not hang it */
   double t0 = now_us ();
   int s = unix_connect (ok);
   double ms = (now_us () - t0) / 1000;
-  alarm (0);                   /* only the connect was bounded */
+  alarm (0); /* only the connect was bounded */
   int st;
   bool blocked = waitpid (child, &st, WNOHANG) == 0;
   kill (child, SIGKILL);

@@ -53,8 +53,10 @@ resolve_path (const char *id, const struct ar_linux *lnx, char **out, ar_error *
     {
       const char *c1 = strchr (p, ':');
       if (c1 && strchr (c1 + 1, ':') && !strchr (p, '/'))
-        return ar_err (err, 0, "cgroup: linux.cgroupsPath \"%s\" is in systemd's slice:prefix:name form; "
-                       "use --systemd-cgroup (or --cgroup-manager systemd)", p);
+        return ar_err (err, 0,
+                       "cgroup: linux.cgroupsPath \"%s\" is in systemd's slice:prefix:name form; "
+                       "use --systemd-cgroup (or --cgroup-manager systemd)",
+                       p);
       cleanup_free char *d = xasprintf (DEFAULT_PARENT "/%s", p);
       return normalize (d, out, err);
     }
@@ -89,7 +91,9 @@ resolve_record (const char *manager, const char *id, const struct ar_linux *lnx,
  * sandbox does not need them. The nodes linux.devices creates are governed
  * by resources.devices like any other, as in runc: creating a node is not
  * an allowance to use it (podman and Docker list both). */
-static const struct { int64_t major, minor; } default_devs[] = {
+static const struct {
+  int64_t major, minor;
+} default_devs[] = {
   { 1, 3 }, { 1, 5 }, { 1, 7 }, { 1, 8 }, { 1, 9 }, { 5, 0 }, { 5, 1 }, { 5, 2 }, { 136, -1 },
 };
 
@@ -103,7 +107,7 @@ ar_cg_device_rules (const struct ar_linux *lnx, size_t *n)
   for (size_t i = 0; i < nr; i++)
     out[k++] = r->devices[i];
   for (size_t i = 0; i < ARRAY_SIZE (default_devs); i++)
-    out[k++] = (struct ar_device_cgroup) { true, 'c', true, default_devs[i].major, true, default_devs[i].minor, "rwm" };
+    out[k++] = (struct ar_device_cgroup){ true, 'c', true, default_devs[i].major, true, default_devs[i].minor, "rwm" };
   *n = k;
   return out;
 }
@@ -113,7 +117,7 @@ ar_cg_target (const struct ar_cg_layout *l, const char *path, const char *ctrl_v
               struct ar_cg_target *t, ar_error **err)
 {
   const char *m = l->mode != AR_CG_V2 ? ar_cg_v1_mount (l, ctrl_v1) : NULL;
-  *t = (struct ar_cg_target) { .ctrl = ctrl_v1 };
+  *t = (struct ar_cg_target){ .ctrl = ctrl_v1 };
   if (m)
     {
       t->dir = ar_cg_dir (m, path);
@@ -239,8 +243,7 @@ ar_cgroup_destroy_pending (const char *record, ar_error **err)
  * manages; the others get the same path, and every limit is written into
  * the scope's files as with cgroupfs (Delegate=yes makes them ours). */
 static int
-systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **path_out, char **unit_out,
-                ar_error **err)
+systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, char **path_out, char **unit_out, ar_error **err)
 {
   cleanup_free char *path = NULL, *unit = NULL;
   if (ar_cg_systemd_create (id, lnx, pid, &path, &unit, err) < 0)
@@ -297,8 +300,10 @@ make_and_apply (const struct ar_cg_layout *l, const char *record, const char *pa
           return 0;
         }
       if (rootless && denied)
-        return ar_err (err, 0, "rootless: linux.resources asks for limits, which need a cgroup, and uid %u has no "
-                       "writable (delegated) cgroup: %s", (unsigned) geteuid (), mk->msg);
+        return ar_err (err, 0,
+                       "rootless: linux.resources asks for limits, which need a cgroup, and uid %u has no "
+                       "writable (delegated) cgroup: %s",
+                       (unsigned) geteuid (), mk->msg);
       if (err && !*err)
         *err = ar_steal_ptr (mk);
       return -1;
@@ -346,14 +351,17 @@ ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *ln
       return -1;
     }
   ar_debug ("cgroup %s created (%s layout), pid %d joined", record,
-            l->mode == AR_CG_V2 ? "v2" : l->mode == AR_CG_HYBRID ? "hybrid" : "v1", (int) pid);
+            l->mode == AR_CG_V2       ? "v2"
+            : l->mode == AR_CG_HYBRID ? "hybrid"
+                                      : "v1",
+            (int) pid);
   *path_out = ar_steal_ptr (record);
   return 0;
 }
 
 int
-ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
-                        char **path_out, int *dirfd_out, ar_error **err)
+ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless, char **path_out,
+                        int *dirfd_out, ar_error **err)
 {
   *path_out = NULL;
   *dirfd_out = -1;
@@ -590,7 +598,7 @@ own_v2_dir (const struct ar_cg_layout *l)
 void
 ar_cgroup_memory_caps (struct ar_cgroup_memory_caps *c)
 {
-  *c = (struct ar_cgroup_memory_caps) { 0 };
+  *c = (struct ar_cgroup_memory_caps){ 0 };
   const struct ar_cg_layout *l = ar_cg_layout_get (NULL);
   const char *m = l && l->mode != AR_CG_V2 ? ar_cg_v1_mount (l, "memory") : NULL;
   if (m)

@@ -35,8 +35,8 @@
  * NULL), when the config asks for no limit, and is an error naming the
  * missing delegation when it does; devices are left to the user namespace.
  * With "systemd", *unit_out is the scope's unit name (else NULL). */
-int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid,
-                      bool rootless, char **path_out, char **unit_out, ar_error **err);
+int ar_cgroup_create (const char *manager, const char *id, const struct ar_linux *lnx, pid_t pid, bool rootless,
+                      char **path_out, char **unit_out, ar_error **err);
 /* Stop a container's systemd scope (StopUnit); one gone already is fine.
  * NULL unit: nothing to do. */
 int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
@@ -69,14 +69,15 @@ bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linu
  * (memory.memsw on v1, memory.swap.max on v2, with swap accounting on),
  * and TCP buffers with a limit of their own (v1's memory.kmem.tcp; v2
  * counts them in memory.max). */
-struct ar_cgroup_memory_caps { bool swap, kernel_tcp; };
+struct ar_cgroup_memory_caps {
+  bool swap, kernel_tcp;
+};
 void ar_cgroup_memory_caps (struct ar_cgroup_memory_caps *c);
 /* What ar_cgroup_create will make, so that create can record it before
  * making it: a create killed half way leaves delete --force what to remove.
  * The cgroup path for cgroupfs; "systemd:UNIT" for systemd (the scope's
  * cgroup is known only once systemd made it); NULL for "disabled". */
-int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out,
-                       ar_error **err);
+int ar_cgroup_resolve (const char *manager, const char *id, const struct ar_linux *lnx, char **path_out, ar_error **err);
 /* Remove what such a record names: kill what is in the cgroup and remove
  * it; for "systemd:UNIT", also stop the unit when it is still there. */
 int ar_cgroup_destroy_pending (const char *record, ar_error **err);
@@ -115,7 +116,13 @@ int ar_cgroup_stats_json (const char *path, const char *id, char **out, ar_error
 /* OOM notification: fd becomes readable when the kernel OOM-kills in the
  * cgroup (v1: memory.oom_control through an eventfd; v2: memory.events
  * through inotify). */
-struct ar_cgroup_oom { int fd; int ctl_fd; bool v2; char *dir; unsigned long long last; };
+struct ar_cgroup_oom {
+  int fd;
+  int ctl_fd;
+  bool v2;
+  char *dir;
+  unsigned long long last;
+};
 int ar_cgroup_oom_open (const char *path, struct ar_cgroup_oom *w, ar_error **err);
 /* After fd polled readable: how many OOM events happened since last time
  * (0 for a wakeup that was not one). -1 when the cgroup is gone. */

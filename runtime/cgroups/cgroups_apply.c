@@ -35,7 +35,12 @@ blkio_set (const struct ar_blkio *b)
  * memory.reservation 0 and cpu quota/period 0 when the user set none), and
  * disableOOMKiller false leaves the kernel's default. The copies share the
  * original's pointers. */
-struct effective { struct ar_resources r; struct ar_memory m; struct ar_cpu c; struct ar_blkio b; };
+struct effective {
+  struct ar_resources r;
+  struct ar_memory m;
+  struct ar_cpu c;
+  struct ar_blkio b;
+};
 
 static const struct ar_resources *
 effective (const struct ar_resources *in, struct effective *e)
@@ -83,8 +88,8 @@ ar_cg_resources_asked (const struct ar_resources *in)
   if (!in)
     return false;
   const struct ar_resources *r = effective (in, &e);
-  return (r->memory && memory_set (r->memory)) || (r->cpu && (cpu_set (r->cpu) || (r->cpu->cpus && *r->cpu->cpus)
-                                                              || (r->cpu->mems && *r->cpu->mems)))
+  return (r->memory && memory_set (r->memory))
+         || (r->cpu && (cpu_set (r->cpu) || (r->cpu->cpus && *r->cpu->cpus) || (r->cpu->mems && *r->cpu->mems)))
          || r->has_pids_limit || (r->block_io && blkio_set (r->block_io)) || r->n_hugepage_limits || r->network
          || r->n_unified;
 }
@@ -104,8 +109,12 @@ drive (const struct ar_cg_layout *l, const char *path, const char *c1, const cha
 }
 
 /* Adapters so one drive() serves every writer. */
-#define ADAPT(name, type, call) \
-  static int name (const char *dir, const void *a, ar_error **err) { const type *x = a; return call; }
+#define ADAPT(name, type, call)                                                                                        \
+  static int name (const char *dir, const void *a, ar_error **err)                                                     \
+  {                                                                                                                    \
+    const type *x = a;                                                                                                 \
+    return call;                                                                                                       \
+  }
 ADAPT (mem1, struct ar_memory, ar_cg_v1_memory (dir, x, err))
 ADAPT (mem2, struct ar_memory, ar_cg_v2_memory (dir, x, err))
 ADAPT (cpu1, struct ar_cpu, ar_cg_v1_cpu (dir, x, err))
@@ -156,8 +165,7 @@ apply_unified (const struct ar_cg_layout *l, const char *path, const struct ar_r
 }
 
 static int
-apply_devices (const struct ar_cg_layout *l, const char *path, const struct ar_device_cgroup *d, size_t n,
-               ar_error **err)
+apply_devices (const struct ar_cg_layout *l, const char *path, const struct ar_device_cgroup *d, size_t n, ar_error **err)
 {
   const char *m = l->mode != AR_CG_V2 ? ar_cg_v1_mount (l, "devices") : NULL;
   const char *base = m ? m : l->unified;

@@ -23,14 +23,17 @@
 #define R6 BPF_REG_6
 #define R7 BPF_REG_7
 
-struct prog { struct bpf_insn *insn; size_t n, cap; };
+struct prog {
+  struct bpf_insn *insn;
+  size_t n, cap;
+};
 
 static size_t
 emit (struct prog *p, uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
 {
   if (p->n == p->cap)
     p->insn = xrealloc (p->insn, (p->cap = p->cap ? p->cap * 2 : 64) * sizeof *p->insn);
-  p->insn[p->n] = (struct bpf_insn) { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
+  p->insn[p->n] = (struct bpf_insn){ .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
   return p->n++;
 }
 
@@ -94,9 +97,9 @@ build (struct prog *p, const struct ar_device_cgroup *d, size_t n, ar_error **er
 {
   ldx_w (p, R2, offsetof (struct bpf_cgroup_dev_ctx, access_type));
   emit (p, BPF_ALU64 | BPF_MOV | BPF_X, R3, R2, 0, 0);
-  emit (p, BPF_ALU | BPF_AND | BPF_K, R3, 0, 0, 0xffff);           /* type */
+  emit (p, BPF_ALU | BPF_AND | BPF_K, R3, 0, 0, 0xffff); /* type */
   emit (p, BPF_ALU64 | BPF_MOV | BPF_X, R4, R2, 0, 0);
-  emit (p, BPF_ALU | BPF_RSH | BPF_K, R4, 0, 0, 16);               /* access */
+  emit (p, BPF_ALU | BPF_RSH | BPF_K, R4, 0, 0, 16); /* access */
   ldx_w (p, R5, offsetof (struct bpf_cgroup_dev_ctx, major));
   ldx_w (p, R6, offsetof (struct bpf_cgroup_dev_ctx, minor));
   int all = 0;
@@ -106,7 +109,7 @@ build (struct prog *p, const struct ar_device_cgroup *d, size_t n, ar_error **er
       return -1;
   if (!all)
     {
-      emit (p, BPF_ALU64 | BPF_MOV | BPF_K, R0, 0, 0, 0);           /* default deny */
+      emit (p, BPF_ALU64 | BPF_MOV | BPF_K, R0, 0, 0, 0); /* default deny */
       emit (p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
     }
   if (p->n > 4096)
@@ -139,8 +142,7 @@ load (const struct prog *p, ar_error **err)
   for (char *c = log; *c; c++)
     if (*c == '\n')
       *c = ' ';
-  return ar_err (err, saved, "cgroup: load the device eBPF program (%zu instructions)%s%s", p->n, *log ? ": " : "",
-                 log);
+  return ar_err (err, saved, "cgroup: load the device eBPF program (%zu instructions)%s%s", p->n, *log ? ": " : "", log);
 }
 
 int

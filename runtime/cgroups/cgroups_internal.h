@@ -14,12 +14,16 @@ enum ar_cg_mode { AR_CG_V1, AR_CG_HYBRID, AR_CG_V2 };
 
 /* One mounted v1 hierarchy: its comma-separated controllers ("cpu,cpuacct",
  * "name=systemd") and where it is mounted. */
-struct ar_cg_hier { char *ctrls; char *mnt; };
+struct ar_cg_hier {
+  char *ctrls;
+  char *mnt;
+};
 
 struct ar_cg_layout {
   enum ar_cg_mode mode;
-  char *unified;                 /* cgroup2 mount point; NULL on v1 only */
-  struct ar_cg_hier *v1; size_t n_v1;
+  char *unified; /* cgroup2 mount point; NULL on v1 only */
+  struct ar_cg_hier *v1;
+  size_t n_v1;
 };
 
 /* Detected once per process from statfs + /proc/self/mountinfo, below
@@ -43,13 +47,18 @@ char *ar_cg_dir (const char *mnt, const char *path);
  * full file path and errno. */
 int ar_cg_write (const char *dir, const char *file, const char *value, ar_error **err);
 int ar_cg_writef (ar_error **err, const char *dir, const char *file, const char *fmt, ...)
-  __attribute__ ((format (printf, 4, 5)));
+    __attribute__ ((format (printf, 4, 5)));
 /* Update's plan (cgroups_plan.c): while recording into a plan, ar_cg_write
  * appends the write to it instead (and succeeds); ar_cg_plan_run then makes
  * the writes in order and, when one fails, puts back what the earlier ones
  * changed. Recording into NULL stops. */
-struct ar_cg_plan_write { char *dir, *file, *value; };
-struct ar_cg_plan { struct ar_cg_plan_write *w; size_t n; };
+struct ar_cg_plan_write {
+  char *dir, *file, *value;
+};
+struct ar_cg_plan {
+  struct ar_cg_plan_write *w;
+  size_t n;
+};
 void ar_cg_plan_record_into (struct ar_cg_plan *p);
 bool ar_cg_plan_record (const char *dir, const char *file, const char *value);
 int ar_cg_plan_run (const struct ar_cg_plan *p, ar_error **err);
@@ -68,13 +77,17 @@ int ar_cg_mkdir_path (const char *mnt, const char *path, bool cpuset, ar_error *
 int ar_cg_rmdir_path (const char *mnt, const char *path, ar_error **err);
 
 /* Where a given controller is to be driven: a v1 directory or a v2 one. */
-struct ar_cg_target { const char *ctrl; char *dir; bool v2; };
+struct ar_cg_target {
+  const char *ctrl;
+  char *dir;
+  bool v2;
+};
 /* Resolve a controller for path: v1 (ctrl_v1) when mounted there, else
  * cgroup2 (pure or the unified half of a hybrid) when it offers ctrl_v2
  * (NULL: v1 only), enabling it along path when enable; else an error naming
  * the missing controller. */
-int ar_cg_target (const struct ar_cg_layout *l, const char *path, const char *ctrl_v1, const char *ctrl_v2,
-                  bool enable, struct ar_cg_target *t, ar_error **err);
+int ar_cg_target (const struct ar_cg_layout *l, const char *path, const char *ctrl_v1, const char *ctrl_v2, bool enable,
+                  struct ar_cg_target *t, ar_error **err);
 void ar_cg_target_clear (struct ar_cg_target *t);
 
 /* Apply resources (may be NULL) and, when with_devices, the device rules. */

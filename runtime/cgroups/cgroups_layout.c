@@ -12,8 +12,8 @@
 #include <sys/vfs.h>
 
 static const char *const v1_controllers[] = {
-  "cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "net_cls", "net_prio",
-  "blkio", "perf_event", "hugetlb", "pids", "rdma", "misc",
+  "cpu",      "cpuacct", "cpuset",     "memory",  "devices", "freezer", "net_cls",
+  "net_prio", "blkio",   "perf_event", "hugetlb", "pids",    "rdma",    "misc",
 };
 
 static bool
@@ -83,7 +83,7 @@ add_line (struct ar_cg_layout *l, const char *root, char *line)
         return;
       }
   l->v1 = xrealloc (l->v1, (l->n_v1 + 1) * sizeof *l->v1);
-  l->v1[l->n_v1++] = (struct ar_cg_hier) { ctrls, xstrdup (f[4]) };
+  l->v1[l->n_v1++] = (struct ar_cg_hier){ ctrls, xstrdup (f[4]) };
 }
 
 static int
@@ -185,7 +185,7 @@ only (const struct ar_cg_layout *all, const char *list, size_t len, ar_error **e
     if (ar_cg_carries_any (all->v1[i].ctrls, list, len))
       {
         l->v1 = xrealloc (l->v1, (l->n_v1 + 1) * sizeof *l->v1);
-        l->v1[l->n_v1++] = all->v1[i];   /* borrowed: layouts live as long as the process */
+        l->v1[l->n_v1++] = all->v1[i]; /* borrowed: layouts live as long as the process */
       }
   if (all->unified && (all->mode == AR_CG_V2 || v2_carries_any (all, list, len)))
     l->unified = all->unified;
@@ -202,7 +202,10 @@ only (const struct ar_cg_layout *all, const char *list, size_t len, ar_error **e
 const struct ar_cg_layout *
 ar_cg_layout_of (const char *record, const char **path, ar_error **err)
 {
-  static struct { char *list; struct ar_cg_layout *l; } cache[4];
+  static struct {
+    char *list;
+    struct ar_cg_layout *l;
+  } cache[4];
   const struct ar_cg_layout *all = ar_cg_layout_get (err);
   const char *colon = record[0] != '/' ? strchr (record, ':') : NULL;
   *path = colon ? colon + 1 : record;

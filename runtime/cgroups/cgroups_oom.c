@@ -24,7 +24,7 @@ oom_kills (const char *dir)
 int
 ar_cgroup_oom_open (const char *record, struct ar_cgroup_oom *w, ar_error **err)
 {
-  *w = (struct ar_cgroup_oom) { .fd = -1, .ctl_fd = -1 };
+  *w = (struct ar_cgroup_oom){ .fd = -1, .ctl_fd = -1 };
   if (!record)
     return ar_err (err, 0, "the container has no cgroup (created with --cgroup-manager disabled)");
   const char *path = NULL;

@@ -23,7 +23,7 @@ ar_cg_plan_record (const char *dir, const char *file, const char *value)
     return false;
   struct ar_cg_plan *p = recording;
   p->w = xrealloc (p->w, (p->n + 1) * sizeof *p->w);
-  p->w[p->n++] = (struct ar_cg_plan_write) { xstrdup (dir), xstrdup (file), xstrdup (value) };
+  p->w[p->n++] = (struct ar_cg_plan_write){ xstrdup (dir), xstrdup (file), xstrdup (value) };
   return true;
 }
 

@@ -98,7 +98,8 @@ cpu_stats (struct ar_gen *g, const char *dir, bool v2, const char *acct)
   ar_gen_map_open (g);
   kv_u64 (g, "periods", field (dir, "cpu.stat", "nr_periods"));
   kv_u64 (g, "throttled_periods", field (dir, "cpu.stat", "nr_throttled"));
-  kv_u64 (g, "throttled_time", v2 ? field (dir, "cpu.stat", "throttled_usec") * 1000 : field (dir, "cpu.stat", "throttled_time"));
+  kv_u64 (g, "throttled_time",
+          v2 ? field (dir, "cpu.stat", "throttled_usec") * 1000 : field (dir, "cpu.stat", "throttled_time"));
   ar_gen_map_close (g);
   ar_gen_map_close (g);
 }
@@ -244,8 +245,8 @@ blkio_stats (struct ar_gen *g, const char *dir, bool v2)
   ar_gen_map_open (g);
   blkio_list (g, "ioServiceBytesRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_service_bytes_recursive", v2,
               "rbytes=", "wbytes=");
-  blkio_list (g, "ioServicedRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_serviced_recursive", v2, "rios=",
-              "wios=");
+  blkio_list (g, "ioServicedRecursive", dir, v2 ? "io.stat" : "blkio.throttle.io_serviced_recursive", v2,
+              "rios=", "wios=");
   ar_gen_map_close (g);
 }
 

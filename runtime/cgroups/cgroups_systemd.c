@@ -18,7 +18,7 @@
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_MANAGER "org.freedesktop.systemd1.Manager"
-#define TIMEOUT_MS 25000   /* the D-Bus reference implementation's default */
+#define TIMEOUT_MS 25000 /* the D-Bus reference implementation's default */
 
 static bool
 unit_chars_ok (const char *s, size_t n)
@@ -53,8 +53,10 @@ parse_path (const char *id, const struct ar_linux *lnx, char **slice, char **uni
     return ar_err (err, 0, "systemd cgroup manager: linux.cgroupsPath \"%s\": prefix and name must not be empty", p);
   if (!unit_chars_ok (p, sl) || !unit_chars_ok (c1 + 1, c2 - c1 - 1) || !unit_chars_ok (c2 + 1, strlen (c2 + 1))
       || strlen (p) > 200)
-    return ar_err (err, 0, "systemd cgroup manager: linux.cgroupsPath \"%s\": a unit name holds only letters, digits "
-                   "and \"-_.@\\\" (at most 200)", p);
+    return ar_err (err, 0,
+                   "systemd cgroup manager: linux.cgroupsPath \"%s\": a unit name holds only letters, digits "
+                   "and \"-_.@\\\" (at most 200)",
+                   p);
   *slice = sl ? xasprintf ("%.*s", (int) sl, p) : xstrdup ("system.slice");
   *unit = xasprintf ("%.*s-%s.scope", (int) (c2 - c1 - 1), c1 + 1, c2 + 1);
   return 0;
@@ -138,7 +140,11 @@ start_body (struct ar_dbus_buf *b, const char *id, const char *unit, const char 
 
 /* ---- talking to the Manager ---- */
 
-struct job_wait { const char *unit; bool done; char result[32]; };
+struct job_wait {
+  const char *unit;
+  bool done;
+  char result[32];
+};
 
 /* JobRemoved(u id, o job, s unit, s result) for our unit. Matched on the
  * unit, not the job path: the signal may come before the call's reply. */
@@ -171,8 +177,8 @@ open_manager (struct ar_dbus **d, ar_error **err)
   if (ar_dbus_open_system (d, TIMEOUT_MS, err) < 0)
     return -1;
   ar_dbus_put_str (&b, "type='signal',sender='" SD_DEST "',interface='" SD_MANAGER "',member='JobRemoved'");
-  int ret = ar_dbus_call (*d, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch",
-                          "s", &b, &r, NULL, NULL, err);
+  int ret = ar_dbus_call (*d, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                          &b, &r, NULL, NULL, err);
   ar_dbus_reply_clear (&r);
   ar_dbus_buf_free (&b);
   if (ret == 0)
@@ -241,8 +247,7 @@ scope_cgroup (struct ar_dbus *d, const char *unit, char **out, ar_error **err)
   ar_dbus_buf_free (&b);
   if (ret < 0)
     return -1;
-  bool bad = (*out)[0] != '/' || !(*out)[1] || strstr (*out, "/../") || strstr (*out, "/./")
-             || strlen (*out) > 1024;
+  bool bad = (*out)[0] != '/' || !(*out)[1] || strstr (*out, "/../") || strstr (*out, "/./") || strlen (*out) > 1024;
   for (const char *c = *out; *c && !bad; c++)
     bad = (unsigned char) *c < 0x20 || strcmp (c, "/..") == 0 || strcmp (c, "/.") == 0;
   if (bad)
@@ -286,8 +291,8 @@ start_scope (struct ar_dbus *d, const char *id, const char *unit, const char *sl
   struct ar_dbus_reply r = { 0 };
   struct job_wait w = { .unit = unit };
   start_body (&b, id, unit, slice, pid, res);
-  int ret = ar_dbus_call (d, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit", "ssa(sv)a(sa(sv))", &b, &r,
-                          on_signal, &w, err);
+  int ret = ar_dbus_call (d, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit", "ssa(sv)a(sa(sv))", &b, &r, on_signal,
+                          &w, err);
   ar_dbus_buf_free (&b);
   ar_dbus_reply_clear (&r);
   if (ret < 0)
@@ -309,7 +314,8 @@ check_systemd (ar_error **err)
   const char *addr = getenv ("DBUS_SYSTEM_BUS_ADDRESS");
   if ((addr && *addr) || (lstat ("/run/systemd/system", &st) == 0 && S_ISDIR (st.st_mode)))
     return 0;
-  return ar_err (err, 0, "systemd cgroup manager: systemd is not running as PID 1 (/run/systemd/system missing) and "
+  return ar_err (err, 0,
+                 "systemd cgroup manager: systemd is not running as PID 1 (/run/systemd/system missing) and "
                  "DBUS_SYSTEM_BUS_ADDRESS is not set; use --cgroup-manager cgroupfs");
 }
 
@@ -323,8 +329,7 @@ ar_cg_systemd_create (const char *id, const struct ar_linux *lnx, pid_t pid, cha
   *unit_out = NULL;
   if (parse_path (id, lnx, &slice, &unit, err) < 0 || check_systemd (err) < 0)
     return -1;
-  if (open_manager (&d, err) < 0
-      || start_scope (d, id, unit, slice, pid, lnx ? lnx->resources : NULL, path_out, err) < 0)
+  if (open_manager (&d, err) < 0 || start_scope (d, id, unit, slice, pid, lnx ? lnx->resources : NULL, path_out, err) < 0)
     {
       ar_dbus_close (d);
       return ar_err_prefix (err, "systemd cgroup manager: %s", unit);

@@ -35,8 +35,10 @@ v1_limit_and_swap (const char *dir, const struct ar_memory *m, ar_error **err)
   bool has_swap = m->has_swap || (m->has_limit && m->limit == -1 && memsw);
   int64_t swap = m->has_swap ? m->swap : -1;
   if (m->has_swap && !memsw)
-    return ar_err (err, 0, "cgroup: linux.resources.memory.swap: %s/memory.memsw.limit_in_bytes is missing "
-                   "(swap accounting is off in this kernel)", dir);
+    return ar_err (err, 0,
+                   "cgroup: linux.resources.memory.swap: %s/memory.memsw.limit_in_bytes is missing "
+                   "(swap accounting is off in this kernel)",
+                   dir);
   bool swap_first = false;
   if (m->has_limit && has_swap)
     {
@@ -166,12 +168,13 @@ ar_cg_v1_blkio (const char *dir, const struct ar_blkio *b, ar_error **err)
       const struct ar_weight_device *w = &b->weight_device[i];
       /* a zero weight is "not set", as for the cgroup's own weight */
       if (w->has_weight && w->weight
-          && ar_cg_writef (err, dir, weight_file (dir, true), "%" PRId64 ":%" PRId64 " %u", w->major, w->minor,
-                           w->weight) < 0)
+          && ar_cg_writef (err, dir, weight_file (dir, true), "%" PRId64 ":%" PRId64 " %u", w->major, w->minor, w->weight)
+                 < 0)
         return -1;
       if (w->has_leaf_weight && w->leaf_weight
           && ar_cg_writef (err, dir, "blkio.leaf_weight_device", "%" PRId64 ":%" PRId64 " %u", w->major, w->minor,
-                           w->leaf_weight) < 0)
+                           w->leaf_weight)
+                 < 0)
         return -1;
     }
   if (throttle (dir, "blkio.throttle.read_bps_device", b->throttle_read_bps, b->n_throttle_read_bps, err) < 0

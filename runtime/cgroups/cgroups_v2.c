@@ -94,8 +94,10 @@ ar_cg_v2_memory (const char *dir, const struct ar_memory *m, ar_error **err)
       if (swap_v2 (m, &s, err) < 0)
         return -1;
       if (!ar_cg_exists (dir, "memory.swap.max"))
-        return ar_err (err, 0, "cgroup: linux.resources.memory.swap: %s/memory.swap.max is missing "
-                       "(swap accounting is off)", dir);
+        return ar_err (err, 0,
+                       "cgroup: linux.resources.memory.swap: %s/memory.swap.max is missing "
+                       "(swap accounting is off)",
+                       dir);
       if (write_max (dir, "memory.swap.max", s, err) < 0)
         return -1;
     }
@@ -134,7 +136,8 @@ ar_cg_v2_cpu (const char *dir, const struct ar_cpu *c, ar_error **err)
 {
   if (c->has_realtime_runtime || c->has_realtime_period)
     return ar_err (err, 0, "cgroup: linux.resources.cpu.realtimeRuntime/realtimePeriod have no cgroup v2 equivalent");
-  if (c->has_shares && c->shares && ar_cg_writef (err, dir, "cpu.weight", "%" PRIu64, ar_cg_shares_to_weight (c->shares)) < 0)
+  if (c->has_shares && c->shares
+      && ar_cg_writef (err, dir, "cpu.weight", "%" PRIu64, ar_cg_shares_to_weight (c->shares)) < 0)
     return -1;
   if ((c->has_quota || c->has_period) && cpu_max (dir, c, err) < 0)
     return -1;
@@ -165,8 +168,8 @@ static int
 io_max (const char *dir, const char *key, const struct ar_throttle_device *t, size_t n, ar_error **err)
 {
   for (size_t i = 0; i < n; i++)
-    if (ar_cg_writef (err, dir, "io.max", "%" PRId64 ":%" PRId64 " %s=%" PRIu64, t[i].major, t[i].minor, key,
-                      t[i].rate) < 0)
+    if (ar_cg_writef (err, dir, "io.max", "%" PRId64 ":%" PRId64 " %s=%" PRIu64, t[i].major, t[i].minor, key, t[i].rate)
+        < 0)
       return -1;
   return 0;
 }
@@ -189,7 +192,8 @@ ar_cg_v2_io (const char *dir, const struct ar_blkio *b, ar_error **err)
     {
       const struct ar_weight_device *w = &b->weight_device[i];
       if (w->has_leaf_weight)
-        return ar_err (err, 0, "cgroup: linux.resources.blockIO.weightDevice[%zu].leafWeight has no cgroup v2 equivalent", i);
+        return ar_err (err, 0,
+                       "cgroup: linux.resources.blockIO.weightDevice[%zu].leafWeight has no cgroup v2 equivalent", i);
       if (!w->has_weight || !w->weight)
         continue;
       int r = bfq ? ar_cg_writef (err, dir, "io.bfq.weight", "%" PRId64 ":%" PRId64 " %u", w->major, w->minor, w->weight)
@@ -219,8 +223,8 @@ ar_cg_v2_hugetlb (const char *dir, const struct ar_hugepage_limit *h, ar_error *
 int
 ar_cg_v2_unified (const char *dir, const struct ar_kv *kv, size_t n, ar_error **err)
 {
-  static const char *const refused[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control", "cgroup.type",
-                                         "cgroup.kill", "cgroup.freeze" };
+  static const char *const refused[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control",
+                                         "cgroup.type",  "cgroup.kill",    "cgroup.freeze" };
   for (size_t i = 0; i < n; i++)
     {
       const char *k = kv[i].key;
@@ -230,7 +234,9 @@ ar_cg_v2_unified (const char *dir, const struct ar_kv *kv, size_t n, ar_error **
         if (strcmp (k, refused[j]) == 0)
           return ar_err (err, 0, "cgroup: linux.resources.unified: \"%s\" is managed by the runtime", k);
       if (!ar_cg_exists (dir, k))
-        return ar_err (err, ENOENT, "cgroup: invalid configuration: linux.resources.unified.%s: %s/%s (controller not enabled?)", k, dir, k);
+        return ar_err (err, ENOENT,
+                       "cgroup: invalid configuration: linux.resources.unified.%s: %s/%s (controller not enabled?)", k,
+                       dir, k);
       if (ar_cg_write (dir, k, kv[i].value ? kv[i].value : "", err) < 0)
         return -1;
     }

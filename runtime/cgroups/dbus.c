@@ -19,7 +19,7 @@ struct ar_dbus {
   int fd;
   int timeout_ms;
   uint32_t serial;
-  long long deadline;   /* CLOCK_MONOTONIC ms */
+  long long deadline; /* CLOCK_MONOTONIC ms */
   char address[128];
 };
 
@@ -95,7 +95,10 @@ recv_exact (struct ar_dbus *d, void *buf, size_t len, ar_error **err)
 static int
 hexval (char c)
 {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 /* The value of key in one "unix:k=v,k=v" entry, %XX unescaped into out. */
@@ -142,7 +145,7 @@ parse_address (const char *addr, struct sockaddr_un *sa, socklen_t *salen, ar_er
           && (entry_value (e, len, "path", path, sizeof path)
               || (abstract = entry_value (e, len, "abstract", path, sizeof path))))
         {
-          *sa = (struct sockaddr_un) { .sun_family = AF_UNIX };
+          *sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
           size_t n = strlen (path);
           memcpy (sa->sun_path + abstract, path, n);
           *salen = offsetof (struct sockaddr_un, sun_path) + abstract + n;
@@ -150,8 +153,10 @@ parse_address (const char *addr, struct sockaddr_un *sa, socklen_t *salen, ar_er
         }
       e += len + (e[len] == ';');
     }
-  return ar_err (err, 0, "D-Bus address \"%.200s\" has no unix:path= or unix:abstract= entry (other transports are "
-                 "not supported)", addr);
+  return ar_err (err, 0,
+                 "D-Bus address \"%.200s\" has no unix:path= or unix:abstract= entry (other transports are "
+                 "not supported)",
+                 addr);
 }
 
 static int
@@ -213,8 +218,8 @@ authenticate (struct ar_dbus *d, ar_error **err)
       for (char *c = line; *c; c++)
         if ((unsigned char) *c < 0x20)
           *c = '?';
-      return ar_err (err, 0, "D-Bus %s: the bus refused EXTERNAL authentication as uid %s: \"%.100s\"", d->address,
-                     uid, line);
+      return ar_err (err, 0, "D-Bus %s: the bus refused EXTERNAL authentication as uid %s: \"%.100s\"", d->address, uid,
+                     line);
     }
   return send_all (d, "BEGIN\r\n", 7, err);
 }
@@ -275,7 +280,7 @@ ar_dbus_call (struct ar_dbus *d, const char *dest, const char *path, const char 
       if ((m->type == AR_DBUS_RETURN || m->type == AR_DBUS_ERROR) && m->reply_serial == serial)
         break;
       if (m->type == AR_DBUS_SIGNAL && fn)
-        fn (m, data);   /* remembered by fn; the reply is what we wait for */
+        fn (m, data); /* remembered by fn; the reply is what we wait for */
       ar_dbus_reply_clear (reply);
     }
   if (reply->msg.type == AR_DBUS_ERROR)
@@ -311,8 +316,9 @@ ar_dbus_open_system (struct ar_dbus **out, int timeout_ms, ar_error **err)
   arm (d);
   struct ar_dbus_reply r = { 0 };
   if (connect_bus (d, err) < 0 || authenticate (d, err) < 0
-      || ar_dbus_call (d, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello", NULL,
-                       NULL, &r, NULL, NULL, err) < 0)
+      || ar_dbus_call (d, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello", NULL, NULL,
+                       &r, NULL, NULL, err)
+             < 0)
     {
       ar_dbus_reply_clear (&r);
       ar_dbus_close (d);
@@ -332,4 +338,3 @@ ar_dbus_close (struct ar_dbus *d)
     close (d->fd);
   free (d);
 }
-

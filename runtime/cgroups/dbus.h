@@ -18,7 +18,10 @@ int ar_dbus_open_system (struct ar_dbus **out, int timeout_ms, ar_error **err);
 void ar_dbus_close (struct ar_dbus *d);
 
 /* A received message: buf owns the bytes that msg points into. */
-struct ar_dbus_reply { unsigned char *buf; struct ar_dbus_msg msg; };
+struct ar_dbus_reply {
+  unsigned char *buf;
+  struct ar_dbus_msg msg;
+};
 void ar_dbus_reply_clear (struct ar_dbus_reply *r);
 
 /* Called for each signal read while waiting; returns 1 when it was the one

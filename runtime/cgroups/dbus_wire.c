@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_DEPTH 64      /* the specification's limit on total nesting */
+#define MAX_DEPTH 64 /* the specification's limit on total nesting */
 #define MAX_ARRAY_DEPTH 32
 #define MAX_ARRAY_LEN (64u << 20)
 
@@ -18,7 +18,7 @@ void
 ar_dbus_buf_free (struct ar_dbus_buf *b)
 {
   free (b->data);
-  *b = (struct ar_dbus_buf) { 0 };
+  *b = (struct ar_dbus_buf){ 0 };
 }
 
 static void
@@ -198,9 +198,20 @@ align_of (char c)
 {
   switch (c)
     {
-    case 'n': case 'q': return 2;
-    case 'b': case 'i': case 'u': case 'h': case 's': case 'o': case 'a': return 4;
-    case 'x': case 't': case 'd': case '(': case '{': return 8;
+    case 'n':
+    case 'q': return 2;
+    case 'b':
+    case 'i':
+    case 'u':
+    case 'h':
+    case 's':
+    case 'o':
+    case 'a': return 4;
+    case 'x':
+    case 't':
+    case 'd':
+    case '(':
+    case '{': return 8;
     default: return 1;
     }
 }
@@ -240,7 +251,7 @@ load_u32 (const unsigned char *p, bool big)
 void
 ar_dbus_rd_init (struct ar_dbus_rd *r, const struct ar_dbus_msg *m)
 {
-  *r = (struct ar_dbus_rd) { .p = m->body, .len = m->body_len, .big = m->big_endian };
+  *r = (struct ar_dbus_rd){ .p = m->body, .len = m->body_len, .big = m->big_endian };
 }
 
 int
@@ -342,9 +353,8 @@ skip_one (struct ar_dbus_rd *r, const char **sig, ar_error **err)
   int ret;
   if (++r->depth > MAX_DEPTH)
     return ar_err (err, 0, "D-Bus message nests too deeply");
-  if (c == 'y' || c == 'n' || c == 'q' || c == 'b' || c == 'i' || c == 'u' || c == 'h' || c == 'x' || c == 't'
-      || c == 'd')
-    ret = skip_fixed (r, align_of (c), err);   /* size equals alignment */
+  if (c == 'y' || c == 'n' || c == 'q' || c == 'b' || c == 'i' || c == 'u' || c == 'h' || c == 'x' || c == 't' || c == 'd')
+    ret = skip_fixed (r, align_of (c), err); /* size equals alignment */
   else if (c == 's' || c == 'o')
     ret = ar_dbus_get_str (r, &s, err);
   else if (c == 'g')
@@ -429,7 +439,7 @@ parse_field (struct ar_dbus_rd *r, struct ar_dbus_msg *m, ar_error **err)
   if (!single_type (sig))
     return ar_err (err, 0, "D-Bus header field %u does not hold a single complete type", code);
   if (code == 0 || code >= ARRAY_SIZE (types))
-    return ar_dbus_skip (r, sig, err);   /* unknown fields are ignored */
+    return ar_dbus_skip (r, sig, err); /* unknown fields are ignored */
   if (strcmp (sig, types[code]) != 0)
     return ar_err (err, 0, "D-Bus header field %u has type \"%s\", not \"%s\"", code, sig, types[code]);
   if (code == 5)
@@ -466,7 +476,7 @@ int
 ar_dbus_parse (const unsigned char *buf, size_t len, struct ar_dbus_msg *m, ar_error **err)
 {
   size_t total;
-  *m = (struct ar_dbus_msg) { .sig = "" };
+  *m = (struct ar_dbus_msg){ .sig = "" };
   if (len < AR_DBUS_FIXED_HDR)
     return truncated (err);
   if (ar_dbus_msg_size (buf, &total, err) < 0)
@@ -507,8 +517,7 @@ ar_dbus_error_text (const struct ar_dbus_msg *m)
       if (ar_dbus_get_str (&r, &text, NULL) < 0)
         text = NULL;
     }
-  char *out = xasprintf ("%.120s%s%.200s", m->error_name ? m->error_name : "error", text ? ": " : "",
-                         text ? text : "");
+  char *out = xasprintf ("%.120s%s%.200s", m->error_name ? m->error_name : "error", text ? ": " : "", text ? text : "");
   for (unsigned char *c = (unsigned char *) out; *c; c++)
     if (*c < 0x20 || *c == 0x7f)
       *c = '?';

@@ -23,19 +23,24 @@ enum { AR_DBUS_CALL = 1, AR_DBUS_RETURN = 2, AR_DBUS_ERROR = 3, AR_DBUS_SIGNAL =
 /* A growable output buffer; alignment is relative to its start, which is
  * the start of the message (header) or of the body (8-aligned in the
  * message, so the same rule holds). */
-struct ar_dbus_buf { unsigned char *data; size_t len, cap; };
+struct ar_dbus_buf {
+  unsigned char *data;
+  size_t len, cap;
+};
 
 void ar_dbus_buf_free (struct ar_dbus_buf *b);
 void ar_dbus_put_align (struct ar_dbus_buf *b, size_t n);
 void ar_dbus_put_u32 (struct ar_dbus_buf *b, uint32_t v);
 void ar_dbus_put_u64 (struct ar_dbus_buf *b, uint64_t v);
 void ar_dbus_put_bool (struct ar_dbus_buf *b, bool v);
-void ar_dbus_put_str (struct ar_dbus_buf *b, const char *s);   /* 's' and 'o' */
-void ar_dbus_put_sig (struct ar_dbus_buf *b, const char *s);   /* 'g' */
+void ar_dbus_put_str (struct ar_dbus_buf *b, const char *s); /* 's' and 'o' */
+void ar_dbus_put_sig (struct ar_dbus_buf *b, const char *s); /* 'g' */
 /* An array: open writes a length placeholder and the padding before the
  * first element (elem_align: 8 for structs); close patches the length,
  * which counts the bytes after that padding. */
-struct ar_dbus_arr { size_t len_at, start; };
+struct ar_dbus_arr {
+  size_t len_at, start;
+};
 struct ar_dbus_arr ar_dbus_array_open (struct ar_dbus_buf *b, size_t elem_align);
 void ar_dbus_array_close (struct ar_dbus_buf *b, struct ar_dbus_arr a);
 
@@ -55,7 +60,7 @@ struct ar_dbus_msg {
   bool big_endian;
   uint32_t serial, reply_serial;
   const char *path, *iface, *member, *error_name, *sender, *dest;
-  const char *sig;                    /* "" when the message has no body */
+  const char *sig; /* "" when the message has no body */
   const unsigned char *body;
   size_t body_len;
 };
@@ -63,10 +68,15 @@ int ar_dbus_parse (const unsigned char *buf, size_t len, struct ar_dbus_msg *m, 
 
 /* Reading a body value by value. Each getter checks the type's alignment
  * padding, bounds and content; -1 with an error otherwise. */
-struct ar_dbus_rd { const unsigned char *p; size_t len, pos; bool big; int depth; };
+struct ar_dbus_rd {
+  const unsigned char *p;
+  size_t len, pos;
+  bool big;
+  int depth;
+};
 void ar_dbus_rd_init (struct ar_dbus_rd *r, const struct ar_dbus_msg *m);
 int ar_dbus_get_u32 (struct ar_dbus_rd *r, uint32_t *v, ar_error **err);
-int ar_dbus_get_str (struct ar_dbus_rd *r, const char **s, ar_error **err);   /* 's' and 'o' */
+int ar_dbus_get_str (struct ar_dbus_rd *r, const char **s, ar_error **err); /* 's' and 'o' */
 int ar_dbus_get_sig (struct ar_dbus_rd *r, const char **s, ar_error **err);
 /* Skip one value of the single complete type at the start of sig. */
 int ar_dbus_skip (struct ar_dbus_rd *r, const char *sig, ar_error **err);

@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct copyup { const char *what; ar_error **err; };
+struct copyup {
+  const char *what;
+  ar_error **err;
+};
 
 static int copy_dir (struct copyup *c, int src, int dst, const char *rel, int depth);
 
@@ -113,8 +116,7 @@ copy_special (struct copyup *c, int dst, const char *name, const struct stat *st
 }
 
 static int
-copy_subdir (struct copyup *c, int src, int dst, const char *name, const struct stat *st, const char *rel,
-             int depth)
+copy_subdir (struct copyup *c, int src, int dst, const char *name, const struct stat *st, const char *rel, int depth)
 {
   if (depth >= AR_COPYUP_MAX_DEPTH)
     return ar_err (c->err, ELOOP, "%s: tmpcopyup: %s is nested deeper than %d directories", c->what, rel,
@@ -150,7 +152,10 @@ copy_entry (struct copyup *c, int src, int dst, const char *name, const char *pa
     case S_IFDIR: return copy_subdir (c, src, dst, name, &st, rel, depth);
     case S_IFREG: return copy_file (c, src, dst, name, &st, rel);
     case S_IFLNK: return copy_symlink (c, src, dst, name, &st, rel);
-    case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK: return copy_special (c, dst, name, &st, rel);
+    case S_IFCHR:
+    case S_IFBLK:
+    case S_IFIFO:
+    case S_IFSOCK: return copy_special (c, dst, name, &st, rel);
     default: return ar_err (c->err, EINVAL, "%s: tmpcopyup: %s has an unknown file type", c->what, rel);
     }
 }

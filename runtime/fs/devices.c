@@ -23,12 +23,11 @@ static const struct ar_device default_devices[] = {
   { (char *) "/dev/tty", 'c', 5, 0, true, 0666, true, 0, true, 0 },
 };
 
-static const struct { const char *path, *target; } dev_symlinks[] = {
-  { "/dev/fd", "/proc/self/fd" },
-  { "/dev/stdin", "/proc/self/fd/0" },
-  { "/dev/stdout", "/proc/self/fd/1" },
-  { "/dev/stderr", "/proc/self/fd/2" },
-  { "/dev/ptmx", "pts/ptmx" },
+static const struct {
+  const char *path, *target;
+} dev_symlinks[] = {
+  { "/dev/fd", "/proc/self/fd" },       { "/dev/stdin", "/proc/self/fd/0" }, { "/dev/stdout", "/proc/self/fd/1" },
+  { "/dev/stderr", "/proc/self/fd/2" }, { "/dev/ptmx", "pts/ptmx" },
 };
 
 static int
@@ -36,7 +35,8 @@ device_type (const struct ar_device *d, mode_t *type, ar_error **err)
 {
   switch (d->type)
     {
-    case 'c': case 'u': *type = S_IFCHR; return 0;
+    case 'c':
+    case 'u': *type = S_IFCHR; return 0;
     case 'b': *type = S_IFBLK; return 0;
     case 'p': *type = S_IFIFO; return 0;
     default: return ar_err (err, 0, "linux.devices (%s): unknown type `%c`", d->path, d->type);
@@ -145,8 +145,8 @@ config_mounts (const struct ar_spec *spec, const char *dest)
 }
 
 static int
-mount_default (struct ar_rootfs_ctx *ctx, const char *type, const char *dest, char **data, size_t n,
-               uint64_t attrs, ar_error **err)
+mount_default (struct ar_rootfs_ctx *ctx, const char *type, const char *dest, char **data, size_t n, uint64_t attrs,
+               ar_error **err)
 {
   struct ar_mount_opts o = { .attr_set = attrs, .data = data, .n_data = n };
   cleanup_close int target = ar_mk_in_root (ctx->rootfs_fd, dest, AR_MK_DIR, err);
@@ -163,12 +163,12 @@ default_mounts (struct ar_rootfs_ctx *ctx, ar_error **err)
   char *shm[] = { (char *) "mode=1777", (char *) "size=65536k" };
   /* gid 5 (tty) need not exist in a user namespace's map. */
   if (!config_mounts (ctx->spec, "/dev/pts")
-      && mount_default (ctx, "devpts", "/dev/pts", pts, ctx->new_userns ? 3 : 4,
-                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err) < 0)
+      && mount_default (ctx, "devpts", "/dev/pts", pts, ctx->new_userns ? 3 : 4, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err)
+             < 0)
     return -1;
   if (!config_mounts (ctx->spec, "/dev/shm")
-      && mount_default (ctx, "tmpfs", "/dev/shm", shm, 2, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                        err) < 0)
+      && mount_default (ctx, "tmpfs", "/dev/shm", shm, 2, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err)
+             < 0)
     return -1;
   return 0;
 }

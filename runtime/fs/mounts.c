@@ -21,20 +21,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o, int target_fd, const char *what, ar_error **err);
+static int ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o,
+                            int target_fd, const char *what, ar_error **err);
 
 enum opt_kind { K_ATTR, K_RATTR, K_PROP, K_BIND, K_RBIND, K_REMOUNT, K_IDMAP, K_RIDMAP, K_SB, K_NOOP, K_COPYUP };
 
 struct opt_def {
   const char *name;
   enum opt_kind kind;
-  bool clear;            /* K_ATTR/K_RATTR: clear the attribute instead of setting it */
-  uint64_t attr;         /* K_ATTR/K_RATTR: MOUNT_ATTR_*; K_PROP: MS_* propagation */
-  bool rec;              /* K_PROP: recursive */
+  bool clear; /* K_ATTR/K_RATTR: clear the attribute instead of setting it */
+  uint64_t attr; /* K_ATTR/K_RATTR: MOUNT_ATTR_*; K_PROP: MS_* propagation */
+  bool rec; /* K_PROP: recursive */
 };
 
 /* Atime modes are one field: setting any of them replaces the whole field. */
-#define ATIME(name, kind, val) { name, kind, false, (val) | (1ULL << 63), false }
+#define ATIME(name, kind, val)                                                                                         \
+  {                                                                                                                    \
+    name, kind, false, (val) | (1ULL << 63), false                                                                     \
+  }
 #define ATIME_FIELD (1ULL << 63)
 
 static const struct opt_def opt_defs[] = {
@@ -207,8 +211,7 @@ ar_mount_attach (int mnt_fd, int target_fd, const struct ar_mount_opts *o, const
 {
   if (move_mount (mnt_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return ar_err (err, errno, "%s: attach the mount", what);
-  if (o && o->propagation
-      && setattr (mnt_fd, o->propagation_rec ? AT_RECURSIVE : 0, 0, 0, o->propagation, 0) < 0)
+  if (o && o->propagation && setattr (mnt_fd, o->propagation_rec ? AT_RECURSIVE : 0, 0, 0, o->propagation, 0) < 0)
     return ar_err (err, errno, "%s: set mount propagation", what);
   return 0;
 }
@@ -265,8 +268,7 @@ takes_context (const char *type)
 }
 
 int
-ar_mount_fresh (const char *type, const char *source, const struct ar_mount_opts *o, const char *what,
-                ar_error **err)
+ar_mount_fresh (const char *type, const char *source, const struct ar_mount_opts *o, const char *what, ar_error **err)
 {
   cleanup_close int fsfd = fsopen (type, FSOPEN_CLOEXEC);
   if (fsfd < 0)
@@ -432,7 +434,7 @@ kernel_fs_on_symlink (const struct ar_rootfs_ctx *ctx, const struct ar_mount *m,
     return false;
   cleanup_close int fd = ar_openat2 (ctx->rootfs_fd, m->destination, O_PATH | O_NOFOLLOW, 0, AR_RESOLVE_ROOT_FLAGS);
   if (fd < 0 || fstat (fd, &st) < 0 || S_ISDIR (st.st_mode))
-    return false;          /* missing: made as a directory below */
+    return false; /* missing: made as a directory below */
   ar_err (err, 0, "%s: %s must be mounted on ordinary directory", what, m->destination);
   return true;
 }
@@ -488,7 +490,8 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
       target = ar_open_in_root (ctx->rootfs_fd, m->destination, O_PATH, err);
       if (target >= 0 && ar_mount_setattr (target, &o, what, err) == 0)
         ret = (!o.propagation || setattr (target, o.propagation_rec ? AT_RECURSIVE : 0, 0, 0, o.propagation, 0) == 0)
-                  ? 0 : ar_err (err, errno, "%s: set mount propagation", what);
+                  ? 0
+                  : ar_err (err, errno, "%s: set mount propagation", what);
     }
   else if (bind)
     {
@@ -503,8 +506,8 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
         ar_err (err, errno, "%s: mount source `%s`", what, src);
       else if (fstat (mfd, &st) < 0)
         ar_err (err, errno, "%s: stat mount source `%s`", what, src);
-      else if ((target = ar_mk_in_root (ctx->rootfs_fd, m->destination, S_ISDIR (st.st_mode) ? AR_MK_DIR : AR_MK_FILE,
-                                        err)) >= 0)
+      else if ((target = ar_mk_in_root (ctx->rootfs_fd, m->destination, S_ISDIR (st.st_mode) ? AR_MK_DIR : AR_MK_FILE, err))
+               >= 0)
         ret = mount_bind (m, src, mfd, &o, target, what, err);
     }
   else if (o.idmap)
@@ -537,7 +540,8 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
                                   : ar_mount_fresh (m->type, m->source, &fo, what, &fresh_err);
       if (mfd >= 0)
         ret = (o.copyup && (ar_copyup (target, mfd, what, err) < 0 || ar_mount_setattr (mfd, &o, what, err) < 0))
-                  ? -1 : ar_mount_attach (mfd, target, &o, what, err);
+                  ? -1
+                  : ar_mount_attach (mfd, target, &o, what, err);
       else if (strcmp (m->type, "sysfs") == 0 && ctx->new_userns && fresh_err->errnum == EPERM
                && !spec_has_ns (ctx->spec, AR_NS_NETWORK))
         {
@@ -558,7 +562,9 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
 /* What the container sees at /sys/fs/cgroup. With its own cgroup namespace a
  * fresh cgroup filesystem shows only its subtree; without one, the host's
  * hierarchies are bind-mounted at the container's own cgroup, never above. */
-struct cg_mnt { char *mountpoint, *root, *fstype, *superopts; };
+struct cg_mnt {
+  char *mountpoint, *root, *fstype, *superopts;
+};
 
 static void
 cg_mnts_free (struct cg_mnt *v, size_t n)
@@ -599,8 +605,8 @@ cg_host_mounts (const char *rootfs, struct cg_mnt **out, size_t *n, ar_error **e
     return ar_err (err, errno, "open /proc/self/mountinfo");
   cleanup_free char *line = NULL;
   size_t cap = 0, nall = 0;
-  char **all = NULL;            /* every mount point, in order */
-  size_t *at = NULL;            /* index in all of each cgroup mount */
+  char **all = NULL; /* every mount point, in order */
+  size_t *at = NULL; /* index in all of each cgroup mount */
   *out = NULL;
   *n = 0;
   while (getline (&line, &cap, f) > 0)
@@ -618,7 +624,7 @@ cg_host_mounts (const char *rootfs, struct cg_mnt **out, size_t *n, ar_error **e
       *out = xrealloc (*out, (*n + 1) * sizeof **out);
       at = xrealloc (at, (*n + 1) * sizeof *at);
       at[*n] = nall - 1;
-      (*out)[(*n)++] = (struct cg_mnt) { xstrdup (mp), xstrdup (root), xstrdup (fstype), xstrdup (sopts) };
+      (*out)[(*n)++] = (struct cg_mnt){ xstrdup (mp), xstrdup (root), xstrdup (fstype), xstrdup (sopts) };
     }
   size_t kept = 0;
   for (size_t i = 0; i < *n; i++)
@@ -689,7 +695,7 @@ cg_own_path (const struct cg_mnt *c)
 static bool
 is_controller_opt (const char *t)
 {
-  static const char *const generic[] = { "rw", "ro", "clone_children", "noprefix", "xattr", "cpuset_v2_mode",
+  static const char *const generic[] = { "rw",          "ro", "clone_children", "noprefix", "xattr", "cpuset_v2_mode",
                                          "favordynmods" };
   if (strncmp (t, "name=", 5) == 0)
     return true;
@@ -703,8 +709,8 @@ is_controller_opt (const char *t)
 
 /* One hierarchy into dir_fd (an attached directory). */
 static int
-cg_mount_hierarchy (const struct cg_mnt *c, bool cgroupns, const struct ar_mount_opts *o, int dir_fd,
-                    const char *what, ar_error **err)
+cg_mount_hierarchy (const struct cg_mnt *c, bool cgroupns, const struct ar_mount_opts *o, int dir_fd, const char *what,
+                    ar_error **err)
 {
   bool v2 = strcmp (c->fstype, "cgroup2") == 0;
   cleanup_close int mfd = -1;
@@ -784,8 +790,8 @@ cg_mount_v1 (const struct cg_mnt *v, size_t n, bool cgroupns, const struct ar_mo
 /* The cgroup and cgroup2 mount types (cgroups.c in this folder is about
  * resources; this is about what the container sees at /sys/fs/cgroup). */
 static int
-ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o,
-                 int target_fd, const char *what, ar_error **err)
+ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const struct ar_mount_opts *o, int target_fd,
+                 const char *what, ar_error **err)
 {
   bool cgroupns = spec_has_ns (ctx->spec, AR_NS_CGROUP);
   bool want_v2 = strcmp (m->type, "cgroup2") == 0;
@@ -803,8 +809,10 @@ ar_mount_cgroup (struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const stru
   for (size_t i = 0; i < n; i++)
     nv1 += strcmp (v[i].fstype, "cgroup") == 0;
   if (!want_v2 && cgroupns && ctx->new_userns && nv1)
-    ar_err (err, 0, "%s: cgroup v1 cannot be mounted inside a user namespace with its own cgroup namespace; "
-                    "use a cgroup2 mount or drop the cgroup namespace", what);
+    ar_err (err, 0,
+            "%s: cgroup v1 cannot be mounted inside a user namespace with its own cgroup namespace; "
+            "use a cgroup2 mount or drop the cgroup namespace",
+            what);
   else if (want_v2 || nv1 == 0)
     {
       /* cgroup2 without a namespace of its own, or a pure v2 host: bind the own subtree. */

@@ -90,8 +90,8 @@ ar_mk_in_root (int root_fd, const char *path, enum ar_mk_kind kind, ar_error **e
       int fd = ar_openat2 (root_fd, next, O_PATH | (last ? 0 : O_DIRECTORY), 0, AR_RESOLVE_ROOT_FLAGS);
       if (fd < 0 && errno == ENOENT)
         {
-          cleanup_close int parent
-            = ar_openat2 (root_fd, *done ? done : "/", O_PATH | O_DIRECTORY, 0, AR_RESOLVE_ROOT_FLAGS);
+          cleanup_close int parent = ar_openat2 (root_fd, *done ? done : "/", O_PATH | O_DIRECTORY, 0,
+                                                 AR_RESOLVE_ROOT_FLAGS);
           if (parent < 0)
             return ar_err (err, errno, "open `%s` inside the rootfs", *done ? done : "/");
           if (create_one (parent, name, want_dir) < 0)

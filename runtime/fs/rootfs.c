@@ -16,10 +16,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static const struct { const char *name; unsigned long flags; } propagations[] = {
-  { "shared", MS_SHARED }, { "rshared", MS_SHARED | MS_REC },
-  { "slave", MS_SLAVE }, { "rslave", MS_SLAVE | MS_REC },
-  { "private", MS_PRIVATE }, { "rprivate", MS_PRIVATE | MS_REC },
+static const struct {
+  const char *name;
+  unsigned long flags;
+} propagations[] = {
+  { "shared", MS_SHARED },         { "rshared", MS_SHARED | MS_REC },
+  { "slave", MS_SLAVE },           { "rslave", MS_SLAVE | MS_REC },
+  { "private", MS_PRIVATE },       { "rprivate", MS_PRIVATE | MS_REC },
   { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
 };
 

@@ -15,13 +15,13 @@
 
 struct ar_rootfs_ctx {
   const struct ar_spec *spec;
-  const char *rootfs;          /* absolute host path of root.path */
-  const char *bundle;          /* absolute bundle path (relative mount sources) */
+  const char *rootfs; /* absolute host path of root.path */
+  const char *bundle; /* absolute bundle path (relative mount sources) */
   bool no_pivot;
-  bool new_userns;             /* devices must be bind-mounted, not mknod'ed */
-  int rootfs_fd;               /* O_PATH fd of the rootfs, set by prepare */
-  int *bind_fds;               /* ar_mounts_open_binds, or NULL */
-  bool dev_ro;                 /* a read-only /dev tmpfs, made so once /dev is filled */
+  bool new_userns; /* devices must be bind-mounted, not mknod'ed */
+  int rootfs_fd; /* O_PATH fd of the rootfs, set by prepare */
+  int *bind_fds; /* ar_mounts_open_binds, or NULL */
+  bool dev_ro; /* a read-only /dev tmpfs, made so once /dev is filled */
 };
 
 int ar_rootfs_prepare (struct ar_rootfs_ctx *ctx, ar_error **err);

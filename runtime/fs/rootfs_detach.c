@@ -30,7 +30,7 @@ static int
 detach_one (const char *mp, ar_error **err)
 {
   if (umount2 (mp, MNT_DETACH) == 0 || errno == EINVAL || errno == ENOENT)
-    return 0;          /* EINVAL, ENOENT: already gone with a parent */
+    return 0; /* EINVAL, ENOENT: already gone with a parent */
   if (mount ("tmpfs", mp, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0") == 0)
     return 0;
   return ar_err (err, errno, "--no-pivot: detach or cover the host's mount %s", mp);

@@ -13,7 +13,7 @@ lookup (void *ctx, const char *name, struct in_addr *addr)
   (void) ctx;
   if (strcasecmp (name, "api.example.com") != 0)
     return 0;
-  addr->s_addr = htonl (0x7f4d0002);   /* 127.77.0.2 */
+  addr->s_addr = htonl (0x7f4d0002); /* 127.77.0.2 */
   return 1;
 }
 

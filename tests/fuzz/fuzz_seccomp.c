@@ -17,10 +17,9 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
-static const char head[] =
-  "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
-  "\"process\":{\"cwd\":\"/\",\"args\":[\"true\"],\"user\":{\"uid\":0,\"gid\":0}},"
-  "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}],\"seccomp\":";
+static const char head[] = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                           "\"process\":{\"cwd\":\"/\",\"args\":[\"true\"],\"user\":{\"uid\":0,\"gid\":0}},"
+                           "\"linux\":{\"namespaces\":[{\"type\":\"mount\"}],\"seccomp\":";
 static const char tail[] = "}}";
 
 int

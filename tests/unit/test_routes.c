@@ -87,8 +87,8 @@ test_names (void)
 {
   /* The sandbox's --allow, the relay's and the netproxy's routes read the
    * same names: a name one takes, the others take. */
-  static const char *const names[] = { "a_b.example", "a..b.example", "-a.example", "a.example.", "a.-b.example",
-                                       "*.example.com", "*..example.com", "Api.Example.com" };
+  static const char *const names[] = { "a_b.example",  "a..b.example",  "-a.example",     "a.example.",
+                                       "a.-b.example", "*.example.com", "*..example.com", "Api.Example.com" };
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     {
       struct ar_agent_endpoint ep;

@@ -406,10 +406,11 @@ confined (const char *process_extra, const char *linux_json, uid_t uid, bool wan
   ar_spec_free (s);
 }
 
-#define NO_CAPS ", \"noNewPrivileges\": true, \"capabilities\": {\"bounding\": [], \"effective\": []," \
-                " \"inheritable\": [], \"permitted\": [], \"ambient\": []}"
-#define USERNS(uidmap, gidmap) \
-  "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\"}], \"uidMappings\": [" uidmap "]," \
+#define NO_CAPS                                                                                                        \
+  ", \"noNewPrivileges\": true, \"capabilities\": {\"bounding\": [], \"effective\": [],"                               \
+  " \"inheritable\": [], \"permitted\": [], \"ambient\": []}"
+#define USERNS(uidmap, gidmap)                                                                                         \
+  "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\"}], \"uidMappings\": [" uidmap "],"                     \
   " \"gidMappings\": [" gidmap "]}"
 #define MAP(c, h, n) "{\"containerID\": " #c ", \"hostID\": " #h ", \"size\": " #n "}"
 
@@ -425,15 +426,13 @@ test_confined (void)
   confined (NO_CAPS, USERNS (MAP (1000, 1000, 1) "," MAP (0, 0, 1), MAP (1000, 1000, 1)), 1000, false,
             "a second uid mapping");
   confined (NO_CAPS, USERNS (MAP (1000, 1000, 1), MAP (0, 1000, 10)), 1000, false, "ten gids mapped");
-  confined (", \"capabilities\": {}", USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false,
-            "no no_new_privs");
+  confined (", \"capabilities\": {}", USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false, "no no_new_privs");
   confined (", \"noNewPrivileges\": true, \"capabilities\": {\"bounding\": [\"CAP_CHOWN\"]}",
             USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false, "a capability in bounding");
   confined (", \"noNewPrivileges\": true, \"capabilities\": {\"ambient\": [\"CAP_NET_RAW\"]}",
             USERNS (MAP (1000, 1000, 1), MAP (1000, 1000, 1)), 1000, false, "a capability in ambient");
   confined (NO_CAPS, "{\"namespaces\": [{\"type\": \"mount\"}]}", 1000, false, "no user namespace");
-  confined (NO_CAPS,
-            "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\", \"path\": \"/proc/1/ns/user\"}]}",
+  confined (NO_CAPS, "{\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"user\", \"path\": \"/proc/1/ns/user\"}]}",
             1000, false, "a user namespace joined, not its own");
 }
 

@@ -178,10 +178,12 @@ test_name_match (void)
 static void
 test_host_names (void)
 {
-  static const char *const good[] = { "a", "a-b.example_1.com", "a_b.example", "xn--bcher-kva.example", "a.example.",
-                                      "1.2.3.4", "a-.example" };
-  static const char *const bad[] = { "", ".", ".x", "-a.example", "a.-b.example", "a..b.example", "a.example..",
-                                     "a/b", "a b", "a:b", "*.example.com", "caf\xc3\xa9.example" };
+  static const char *const good[] = { "a",          "a-b.example_1.com", "a_b.example", "xn--bcher-kva.example",
+                                      "a.example.", "1.2.3.4",           "a-.example" };
+  static const char *const bad[] = {
+    "",    ".",   ".x",  "-a.example",    "a.-b.example",       "a..b.example", "a.example..",
+    "a/b", "a b", "a:b", "*.example.com", "caf\xc3\xa9.example"
+  };
   for (size_t i = 0; i < ARRAY_SIZE (good); i++)
     ok (ar_host_name_ok (good[i], false), "host name '%s' accepted", good[i]);
   for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
@@ -208,8 +210,8 @@ test_ports (void)
   is_int (ar_parse_port ("1"), 1, "port 1");
   is_int (ar_parse_port ("443"), 443, "port 443");
   is_int (ar_parse_port ("65535"), 65535, "port 65535");
-  static const char *const bad[] = { "", "0", "65536", "65539", "99999999999", "-1", "+443", " 443", "443 ", "44x",
-                                     "0x1bb" };
+  static const char *const bad[] = { "",     "0",    "65536", "65539", "99999999999", "-1",
+                                     "+443", " 443", "443 ",  "44x",   "0x1bb" };
   for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
     is_int (ar_parse_port (bad[i]), -1, "port '%s' refused", bad[i]);
 }
@@ -247,8 +249,8 @@ test_read_regular (void)
   err = NULL;
   fd = open (dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
   r = ar_read_regular (fd, dir, 1 << 20, true, &buf, &len, &err);
-  ok (r < 0 && err && strstr (err->msg, "is not a regular file"),
-      "a directory is not read (%s)", err ? err->msg : "no error");
+  ok (r < 0 && err && strstr (err->msg, "is not a regular file"), "a directory is not read (%s)",
+      err ? err->msg : "no error");
   close (fd);
   ar_error_free (err);
   err = NULL;
@@ -375,8 +377,7 @@ test_state_reader (void)
   if (tree)
     yajl_tree_free (tree);
   ar_state_clear (&st);
-  static const struct
-  {
+  static const struct {
     const char *doc, *want;
   } bad[] = {
     { "{\"id\":\"c\",\"pid\":-1}", "state.json: pid: not a valid process id" },
