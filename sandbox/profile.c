@@ -246,7 +246,9 @@ ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err)
   if (!path)
     return -1;
   sb->preset_depth++;
+  sb->preset_name = name;
   int r = ar_profile_load (sb, path, err);
+  sb->preset_name = NULL;
   sb->preset_depth--;
   return r;
 }
