@@ -802,12 +802,15 @@ state_binds (struct ar_sandbox *sb, ar_error **err)
         return ar_err_prefix (err, "agent state");
       if (o->home_src)
         continue;
-      /* bound by its name: it is what was just made or found, no symlink */
+      /* bound by its name: what was just made or found, no symlink, and
+       * no file with another name (a hard link to one of the host's) */
       if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return ar_err (err, errno, "agent state: %s", p);
       if (dir ? !S_ISDIR (st.st_mode) : !S_ISREG (st.st_mode))
         return ar_err (err, 0, "agent state: %s: not a %s (a symlink there is never followed)", p,
                        dir ? "folder" : "file");
+      if (!dir && st.st_nlink != 1)
+        return ar_err (err, 0, "agent state: %s: a file with other names (hard links), not bound", p);
       o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
       o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = xasprintf ("%s/%s", o->home, rel),
                                                        .src = ar_steal_ptr (p), .writable = true };

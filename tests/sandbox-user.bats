@@ -212,6 +212,13 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [ "$(stat -c %a:%u "$(state_of claude)" "$(state_of codex)")" = "$(printf '700:0\n700:0')" ]
   [ "$(ls -A "$(state_of claude)")" = "$(printf '.claude\n.claude.json')" ]
   [ "$(ls -A "$(state_of codex)")" = .codex ]
+  # a state file that is another name of one of the host's (a hard link) is not bound
+  ln -f "$FHOME/.claude.json" "$(state_of claude)/.claude.json"
+  run sb --agent claude -- sh -c 'echo "{}" >"$HOME/.claude.json"'
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"agent state: $(state_of claude)/.claude.json: a file with other names (hard links), not bound"* ]]
+  [ "$(mine)" = "$before" ]
 }
 
 @test "a profile names a preset and a home; an unknown preset is an error naming it" {
