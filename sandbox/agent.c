@@ -184,7 +184,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   free (o->workspace);
   free (o->out);
   for (size_t i = 0; i < o->n_binds; i++)
-    free (o->binds[i].path);
+    free (o->binds[i].path), free (o->binds[i].src);
   free (o->binds);
 #define FREE_V(v, n) do { for (size_t i_ = 0; i_ < (n); i_++) free ((v)[i_]); free (v); } while (0)
   FREE_V (o->masks, o->n_masks);
@@ -410,7 +410,7 @@ g_user_binds (struct ar_gen *G, const struct ar_agent_opts *o)
     {
       for (size_t i = 0; i < o->n_binds; i++)
         if (path_depth (o->binds[i].path) == d)
-          g_bind (G, o->binds[i].path, o->binds[i].path, o->binds[i].writable);
+          g_bind (G, o->binds[i].path, o->binds[i].src ? o->binds[i].src : o->binds[i].path, o->binds[i].writable);
       if (path_depth (o->workspace) == d)
         g_bind (G, o->workspace, o->workspace, !o->workspace_ro);
       if (o->out && path_depth (o->out) == d)

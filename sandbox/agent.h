@@ -34,7 +34,8 @@ struct ar_agent_endpoint {
 
 /* A bind of a host path into the sandbox at the same path. */
 struct ar_agent_bind {
-  char *path;
+  char *path;                /* inside, and on the host unless src says otherwise */
+  char *src;                 /* NULL, or the host path bound at path (a preset's state) */
   bool writable;
   bool socket;               /* --unix-socket: the only sockets connect(2) may reach */
 };

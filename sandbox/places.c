@@ -32,7 +32,7 @@ covers (const char *dir, const char *p)
 static const char *
 opt_name (const struct ar_agent_bind *b)
 {
-  return b->socket ? "--unix-socket" : b->writable ? "--rw" : "--ro";
+  return b->socket ? "--unix-socket" : b->src ? "agent state" : b->writable ? "--rw" : "--ro";
 }
 
 static int
@@ -68,8 +68,8 @@ ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_syst
       || (o->home_src && check_one (o, "--home", o->home_src, true, allow_home, allow_system, err) < 0))
     return -1;
   for (size_t i = 0; i < o->n_binds; i++)
-    if (check_one (o, opt_name (&o->binds[i]), o->binds[i].path, o->binds[i].writable, allow_home, allow_system,
-                   err) < 0)
+    if (check_one (o, opt_name (&o->binds[i]), o->binds[i].src ? o->binds[i].src : o->binds[i].path,
+                   o->binds[i].writable, allow_home, allow_system, err) < 0)
       return -1;
   return 0;
 }

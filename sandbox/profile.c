@@ -246,7 +246,9 @@ ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err)
   if (!path)
     return -1;
   sb->preset_depth++;
+  sb->preset_name = name;
   int r = ar_profile_load (sb, path, err);
+  sb->preset_name = NULL;
   sb->preset_depth--;
   return r;
 }
@@ -255,7 +257,7 @@ const char ar_profile_opts_help[] =
   "  --profile FILE        options from an agentrun profile (JSON); the command line\n"
   "                        replaces its single values and adds to its lists\n"
   "  --agent NAME          an agent preset: claude, codex, opencode, gemini (its endpoints,\n"
-  "                        its state folders bound from your home, its API key variables)\n"
+  "                        its state kept in agentrun's own folder, its API key variables)\n"
   "  --home DIR            a home that lasts: DIR (made 0700) read-write at $HOME\n"
   "  --settings FILE       map Claude Code / sandbox-runtime sandbox settings (JSON) onto\n"
   "                        these options; what cannot be mapped is printed\n";

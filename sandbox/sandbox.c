@@ -173,6 +173,7 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->state_root);
   free (sb->home_arg);
   strv_free (sb->state, sb->n_state);
+  strv_free (sb->state_of, sb->n_state_of);
   strv_free (sb->pass_env, sb->n_pass_env);
   memset (sb, 0, sizeof *sb);
   sb->relay_pid = -1;
@@ -409,6 +410,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       if (!arg[0] || arg[0] == '/' || strstr (arg, ".."))
         return ar_err (err, 0, "state %s: needs a path under the home (no '..')", arg);
       strv_add (&sb->state, &sb->n_state, arg);
+      strv_add (&sb->state_of, &sb->n_state_of, sb->preset_name ? sb->preset_name : "profile");
       return 0;
     case AR_SB_QUIET: sb->quiet = true; return 0;
     case AR_SB_BUNDLE:
@@ -683,65 +685,135 @@ persistent_home (struct ar_sandbox *sb, ar_error **err)
   return set_dir ("--home", sb->home_arg, &o->home_src, err);
 }
 
-/* The folder holding the state path rel of the home base, opened, and the
- * folders between made when missing (a fresh home has no ~/.config nor
- * ~/.local/share): 0700, owned like the home they are in. A --home folder
- * is the agent's, written in earlier runs: there no folder on the way may
- * be a symlink, or one planted there would carry the creation (and the
- * agent's ownership) anywhere on the host. Returns an O_PATH fd. */
+/* The folders of rel (each component followed by a '/'; what follows the
+ * last '/' is left alone) walked down from the folder fd (taken), those
+ * missing made 0700 and, when we are root, given to uid:gid; nofollow: no
+ * folder on the way may be a symlink. shown names fd in errors. Returns an
+ * O_PATH fd of the last folder. */
 static int
-open_state_parent (const struct ar_agent_opts *o, const char *base, const char *rel, ar_error **err)
+walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid, gid_t gid, ar_error **err)
 {
-  struct stat st;
-  int fd = open (base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || fstat (fd, &st) < 0)
-    {
-      int e = errno;
-      if (fd >= 0)
-        close (fd);
-      return ar_err (err, e, "%s", base);
-    }
-  int flags = O_PATH | O_DIRECTORY | O_CLOEXEC | (o->home_src ? O_NOFOLLOW : 0);
+  int flags = O_PATH | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
   cleanup_free char *buf = xstrdup (rel);
   for (char *c = buf, *slash; (slash = strchr (c, '/')); c = slash + 1)
     {
       *slash = '\0';
       int next = *c ? openat (fd, c, flags) : dup (fd);
       if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0
-          && (geteuid () != 0 || fchownat (fd, c, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) == 0))
+          && (geteuid () != 0 || fchownat (fd, c, uid, gid, AT_SYMLINK_NOFOLLOW) == 0))
         next = openat (fd, c, flags);
       int e = errno;
       close (fd);
       if (next < 0)
-        return ar_err (err, e, "%s/%s%s", base, buf,
-                       e == ELOOP || e == ENOTDIR ? ": not a folder (a symlink in --home is never followed)" : "");
+        return ar_err (err, e, "%s/%s%s", shown, buf,
+                       nofollow && (e == ELOOP || e == ENOTDIR) ? ": not a folder (a symlink there is never followed)"
+                                                                 : "");
       fd = next;
       *slash = '/';
     }
   return fd;
 }
 
+static int
+open_dir (const char *path, struct stat *st, ar_error **err)
+{
+  int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, st) < 0)
+    {
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      return ar_err (err, e, "%s", path);
+    }
+  return fd;
+}
+
+/* Where a preset's state lasts without --home: a folder of agentrun's own
+ * per preset, DATA/agentrun/state/NAME, DATA being $XDG_DATA_HOME (else
+ * the invoking user's ~/.local/share); never the person's real ~/.claude
+ * or ~/.codex, whose hooks, MCP servers and notify commands the person's
+ * own agent runs on the host. Caller frees; NULL when no home is known. */
+static char *
+data_dir (const char *home)
+{
+  const char *xdg = getenv ("XDG_DATA_HOME");
+  if (xdg && xdg[0] == '/')
+    return xstrdup (xdg);
+  return home && home[0] == '/' ? xasprintf ("%s/.local/share", home) : NULL;
+}
+
+/* The folder base/rel of a state path rel lies in, opened (O_PATH), the
+ * folders on the way made when missing (a fresh home has no ~/.config).
+ * With --home, base is that folder, the agent's, written in earlier runs;
+ * else it is the preset's state folder, made here for the invoking user:
+ * the person's data folder (~/.local/share) as it resolves, and from
+ * agentrun/ down no symlink, or one planted there would carry the creation
+ * (and the agent's ownership) anywhere on the host. */
+static int
+open_state_parent (struct ar_sandbox *sb, const char *name, const char *rel, char **base, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  struct stat st;
+  int fd;
+  if (o->home_src)
+    {
+      *base = xstrdup (o->home_src);
+      if ((fd = open_dir (*base, &st, err)) < 0)
+        return -1;
+      return walk_made (fd, *base, rel, true, st.st_uid, st.st_gid, err);
+    }
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL;
+  ar_sbpaths_invoker (&uid, &gid, &home);
+  cleanup_free char *data = data_dir (home);
+  if (!data)
+    return ar_err (err, 0, "the invoking user (uid %u) has no home for the state folder of %s; give --home DIR",
+                   (unsigned) uid, name);
+  *base = xasprintf ("%s/agentrun/state/%s", data, name);
+  cleanup_free char *down = xasprintf ("%s/", data + 1);
+  cleanup_free char *own = xasprintf ("agentrun/state/%s/%s", name, rel);
+  if ((fd = open_dir ("/", &st, err)) < 0 || (fd = walk_made (fd, "", down, false, uid, gid, err)) < 0)
+    return -1;
+  return walk_made (fd, data, own, true, uid, gid, err);
+}
+
 /* The paths a preset keeps between runs (~/.claude, ~/.codex), made when
  * missing: with --home they are in that folder, which is bound whole; else
- * each is bound read-write from the real home. */
+ * each is bound read-write from the preset's state folder at its path in
+ * the home. */
 static int
 state_binds (struct ar_sandbox *sb, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
-  const char *base = o->home_src ? o->home_src : o->home;
   for (size_t i = 0; i < sb->n_state; i++)
     {
       cleanup_free char *rel = xstrdup (sb->state[i]);
+      cleanup_free char *base = NULL;
       size_t n = strlen (rel);
       bool dir = rel[n - 1] == '/';
       if (dir)
         rel[n - 1] = '\0';
-      cleanup_free char *p = xasprintf ("%s/%s", base, rel);
       const char *leaf = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
-      cleanup_close int dfd = open_state_parent (o, base, rel, err);
-      if (dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0
-          || (!o->home_src && add_bind (sb, "state", p, true, err) < 0))
+      struct stat st;
+      cleanup_close int dfd = open_state_parent (sb, sb->state_of[i], rel, &base, err);
+      cleanup_free char *p = base ? xasprintf ("%s/%s", base, rel) : NULL;
+      if (dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0)
         return ar_err_prefix (err, "agent state");
+      if (o->home_src)
+        continue;
+      /* bound by its name: what was just made or found, no symlink, and
+       * no file with another name (a hard link to one of the host's) */
+      if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return ar_err (err, errno, "agent state: %s", p);
+      if (dir ? !S_ISDIR (st.st_mode) : !S_ISREG (st.st_mode))
+        return ar_err (err, 0, "agent state: %s: not a %s (a symlink there is never followed)", p,
+                       dir ? "folder" : "file");
+      if (!dir && st.st_nlink != 1)
+        return ar_err (err, 0, "agent state: %s: a file with other names (hard links), not bound", p);
+      o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
+      o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = xasprintf ("%s/%s", o->home, rel),
+                                                       .src = ar_steal_ptr (p), .writable = true };
     }
   return 0;
 }
@@ -1040,7 +1112,8 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
       || (o->out && mkpath_in (rfd, &cur, o->out, false, o->uid, o->gid, err) < 0))
     goto out;
   for (size_t i = 0; i < o->n_binds; i++)
-    if (mkpath_in (rfd, &cur, o->binds[i].path, is_file_path (o->binds[i].path), o->uid, o->gid, err) < 0)
+    if (mkpath_in (rfd, &cur, o->binds[i].path, is_file_path (o->binds[i].src ? o->binds[i].src : o->binds[i].path),
+                   o->uid, o->gid, err) < 0)
       goto out;
   for (size_t i = 0; i < o->n_extra; i++)
     if (mkpath_in (rfd, &cur, o->extra_dst[i], is_file_path (o->extra_src[i]), o->uid, o->gid, err) < 0)

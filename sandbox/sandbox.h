@@ -59,7 +59,9 @@ struct ar_sandbox {
   bool quiet;                           /* --quiet: no notes, no blocked lines */
   char *home_arg;                       /* --home DIR as given */
   char **state; size_t n_state;         /* "state" of presets: paths under the home, kept */
+  char **state_of; size_t n_state_of;   /* the preset each came from ("profile": a profile's own) */
   int preset_depth;                     /* a preset does not name another */
+  const char *preset_name;              /* the preset being loaded */
   char **pass_env; size_t n_pass_env;   /* --env NAME: NAME=VALUE from the caller, set at exec only */
   /* rootfs symlinks standing for host ones (merged-/usr: /bin -> usr/bin) */
   char **link_name; char **link_target; size_t n_links;

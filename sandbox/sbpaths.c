@@ -215,8 +215,10 @@ wset_build (const struct ar_agent_opts *o, struct wset *w)
   if (!o->workspace_ro)
     wset_add (w, o->workspace);
   wset_add (w, o->out);
+  /* a preset's state (a bind with a src) comes from agentrun's own state
+   * folder, which only the next sandbox run reads: not the host's */
   for (size_t i = 0; i < o->n_binds; i++)
-    if (o->binds[i].writable)
+    if (o->binds[i].writable && !o->binds[i].src)
       wset_add (w, o->binds[i].path);
 }
 

@@ -107,10 +107,17 @@ agentrun_as() {
   elif [ "$AS" = user ]; then
     AR=(env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'exec "$@"' -- "$USER_NAME" sh env "${envs[@]}" "$(public_bin)/agentrun")
   elif [ "$AS" = sudo ]; then
-    AR=(env -u XDG_RUNTIME_DIR SUDO_UID="$WHO_UID" SUDO_GID="$WHO_UID" XDG_CONFIG_HOME="$T/config" "${envs[@]}" "$AGENTRUN")
+    AR=(env -u XDG_RUNTIME_DIR SUDO_UID="$WHO_UID" SUDO_GID="$WHO_UID" XDG_CONFIG_HOME="$T/config"
+        XDG_DATA_HOME="$T/data" "${envs[@]}" "$AGENTRUN")
   else
     AR=(env -u SUDO_UID -u SUDO_GID "${envs[@]}" "$AGENTRUN" --root "$ROOT")
   fi
+}
+
+# Where a preset NAME keeps its state: agentrun's own folder of the invoking
+# user (through sudo, the test's XDG_DATA_HOME, not that user's real home).
+state_of() {
+  if [ "$AS" = sudo ]; then echo "$T/data/agentrun/state/$1"; else echo "$FHOME/.local/share/agentrun/state/$1"; fi
 }
 
 # The sandbox as a person starts it for an agent: its preset, the npm
@@ -142,9 +149,11 @@ claude_p() {
   # the model saw the tool's result
   api_log | jq -e 'map(select(.api == "anthropic" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
   [[ "$output" == *"agentrun: blocked example.com (not allowed; add --allow example.com)"* ]]
-  # what it keeps lasts: ~/.claude and ~/.claude.json are in the real home
-  [ -d "$FHOME/.claude" ]
-  jq -e . "$FHOME/.claude.json" >/dev/null
+  # what it keeps lasts in agentrun's state folder, never in the real home,
+  # whose settings and MCP servers the person's own claude runs on the host
+  [ -d "$(state_of claude)/.claude" ]
+  jq -e . "$(state_of claude)/.claude.json" >/dev/null
+  [ ! -e "$FHOME/.claude" ] && [ ! -e "$FHOME/.claude.json" ]
 }
 
 codex_exec() {
@@ -159,7 +168,8 @@ codex_exec() {
   [ "$status" -eq 0 ]
   assert_tool_walls
   api_log | jq -e 'map(select(.api == "openai" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
-  [ -d "$FHOME/.codex/sessions" ]
+  [ -d "$(state_of codex)/.codex/sessions" ]
+  [ ! -e "$FHOME/.codex" ]
 }
 
 # OpenCode's own Anthropic provider, at the name the preset allows; --auto
@@ -178,7 +188,8 @@ opencode_run() {
   api_log | jq -e 'map(select(.api == "anthropic" and (.tools | index("bash"))
                    and (.tool_result // "" | contains("example-refused")))) | length >= 1'
   # its state (a fresh home has no ~/.local/share) lasts: the next run lists the session
-  [ -d "$FHOME/.local/share/opencode" ] && [ -d "$FHOME/.config/opencode" ]
+  [ -d "$(state_of opencode)/.local/share/opencode" ] && [ -d "$(state_of opencode)/.config/opencode" ]
+  [ ! -e "$FHOME/.local/share/opencode" ] && [ ! -e "$FHOME/.config" ]
   run agent_sb -q --agent opencode -- opencode session list
   echo "$output"
   [ "$status" -eq 0 ]
@@ -199,7 +210,8 @@ gemini_p() {
   [ "$status" -eq 0 ]
   assert_tool_walls
   api_log | jq -e 'map(select(.api == "gemini" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
-  [ -d "$FHOME/.gemini/tmp" ]
+  [ -d "$(state_of gemini)/.gemini/tmp" ]
+  [ ! -e "$FHOME/.gemini" ]
 }
 
 @test "claude -p in the sandbox: its tool call writes the workspace, cannot read ~/.ssh nor reach a host not allowed" {
@@ -369,8 +381,9 @@ claude_twice() {
   keys first Enter
   wait_for_screen first 'EXITED=0'
   tmux -S "$T/tmux.sock" kill-session -t first
-  # what it learnt is in the real home, bound in by the preset
-  jq -e '.hasCompletedOnboarding == true' "$FHOME/.claude.json"
+  # what it learnt is in the preset's state folder, bound in at ~/.claude.json
+  jq -e '.hasCompletedOnboarding == true' "$(state_of claude)/.claude.json"
+  [ ! -e "$FHOME/.claude.json" ]
   tui_start second
   wait_for_screen second '? for shortcuts'
   [ "$(screen second | grep -c 'Choose the text style')" = 0 ]

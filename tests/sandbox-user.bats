@@ -36,6 +36,10 @@ as_user() {
   env -u XDG_RUNTIME_DIR su "$USER_NAME" -s /bin/sh -c "cd '$WS' && HOME='$FHOME' PATH='$bin:/usr/bin:/bin' $*"
 }
 
+# Where root without sudo keeps a preset's state: agentrun's own folder in
+# the (fake) home of the invoking user, not the home's ~/.claude itself.
+state_of() { echo "$FHOME/.local/share/agentrun/state/$1"; }
+
 # The sandbox as root without sudo runs it (as nobody), with a fake home.
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
@@ -108,7 +112,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [[ "$output" != *secret-key* ]]
 }
 
-@test "--agent claude: its endpoints, its state bound from the home, its key passed at exec and never written" {
+@test "--agent claude: its endpoints, its state bound from agentrun's state folder, its key passed at exec and never written" {
   chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
   export ANTHROPIC_API_KEY=sk-test-never-in-the-bundle
   sb --agent claude -- sh -c 'cat /etc/hosts; echo "key=$ANTHROPIC_API_KEY"; echo kept >"$HOME/.claude/state";
@@ -130,8 +134,9 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   grep -qx $'127.77.0.2\tapi.anthropic.com' "$T/out"
   grep -q platform.claude.com "$T/out"
   grep -qx "key=$ANTHROPIC_API_KEY" "$T/out"
-  [ "$(cat "$FHOME/.claude/state")" = kept ]
-  [ "$(cat "$FHOME/.claude.json")" = "{}" ]
+  [ "$(cat "$(state_of claude)/.claude/state")" = kept ]
+  [ "$(cat "$(state_of claude)/.claude.json")" = "{}" ]
+  [ ! -e "$FHOME/.claude" ] && [ ! -e "$FHOME/.claude.json" ]
   # a variable the preset does not name stays out
   OPENAI_API_KEY=nope run sb --agent claude -- sh -c 'echo "o=${OPENAI_API_KEY:-unset}"'
   [ "$output" = o=unset ]
@@ -147,19 +152,73 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   run sb --agent opencode -- sh -c 'echo kept >"$HOME/.local/share/opencode/data"; echo c >"$HOME/.config/opencode/c"'
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$(cat "$FHOME/.local/share/opencode/data")" = kept ]
-  [ "$(cat "$FHOME/.config/opencode/c")" = c ]
-  # the folders on the way belong to the home's owner, the state to the agent
-  [ "$(stat -c %a:%u "$FHOME/.local" "$FHOME/.local/share" "$FHOME/.local/state/opencode")" = \
-    "$(printf '700:%s\n' "$AGENT_UID" "$AGENT_UID" "$AGENT_UID")" ]
+  S=$(state_of opencode)
+  [ "$(cat "$S/.local/share/opencode/data")" = kept ]
+  [ "$(cat "$S/.config/opencode/c")" = c ]
+  [ ! -e "$FHOME/.config" ] && [ ! -e "$FHOME/.local/share/opencode" ]
+  # the folders on the way belong to the invoking user (root), the state to the agent
+  [ "$(stat -c %a:%u "$FHOME/.local/share/agentrun" "$S" "$S/.local/share" "$S/.local/state/opencode")" = \
+    "$(printf '700:%s\n' 0 0 0 "$AGENT_UID")" ]
+  # a symlink planted in the state folder is never followed: refused, nothing made where it points
+  install -d -o "$AGENT_UID" "$T/elsewhere"
+  rm -rf "$S/.config"
+  ln -s "$T/elsewhere" "$S/.config"
+  run sb --agent opencode -- true
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"agent state: $S/.config: not a folder (a symlink there is never followed)"* ]]
+  [ -z "$(ls -A "$T/elsewhere")" ]
   # a --home an earlier run planted a symlink in: refused, nothing made where it points
-  install -d -o "$AGENT_UID" "$T/keep" "$T/elsewhere"
+  install -d -o "$AGENT_UID" "$T/keep"
   ln -s "$T/elsewhere" "$T/keep/.config"
   run sb --agent opencode --home "$T/keep" -- true
   echo "$output"
   [ "$status" -ne 0 ]
-  [[ "$output" == *"agent state: $T/keep/.config: not a folder (a symlink in --home is never followed)"* ]]
+  [[ "$output" == *"agent state: $T/keep/.config: not a folder (a symlink there is never followed)"* ]]
   [ -z "$(ls -A "$T/elsewhere")" ]
+}
+
+@test "--agent claude, codex: what the agent writes in its state lands in agentrun's state folder, never in the files the person's own agent runs, and lasts" {
+  chown "$AGENT_UID:$AGENT_UID" "$WS" "$FHOME"
+  mkdir -p "$FHOME/.claude" "$FHOME/.codex"
+  echo '{"theme": "dark"}' >"$FHOME/.claude/settings.json"
+  echo '{"numStartups": 3}' >"$FHOME/.claude.json"
+  echo 'model = "the-persons"' >"$FHOME/.codex/config.toml"
+  mine() { (cd "$FHOME" && find .claude .claude.json .codex -printf '%p %s %T@\n' | sort && cat .claude/settings.json .claude.json .codex/config.toml); }
+  before=$(mine)
+  run sb --agent claude -- sh -c 'set -e
+      echo "{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"id >/tmp/ran\"}]}]}}" >"$HOME/.claude/settings.json"
+      echo "{\"mcpServers\": {\"x\": {\"command\": \"/tmp/x\"}}}" >"$HOME/.claude.json"
+      mkdir "$HOME/.claude/commands"; echo "run id" >"$HOME/.claude/commands/x.md"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run sb --agent codex -- sh -c 'echo "notify = [\"sh\", \"-c\", \"id\"]" >>"$HOME/.codex/config.toml"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # the person's own files: as they were, nothing added
+  [ "$(mine)" = "$before" ]
+  # the writes are in the state folders, which the next run finds
+  grep -q '"Stop"' "$(state_of claude)/.claude/settings.json"
+  grep -q mcpServers "$(state_of claude)/.claude.json"
+  grep -q notify "$(state_of codex)/.codex/config.toml"
+  run sb --agent claude -- sh -c 'cat "$HOME/.claude/settings.json" "$HOME/.claude.json" "$HOME/.claude/commands/x.md"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'"Stop"'* && "$output" == *mcpServers* && "$output" == *"run id"* ]]
+  [[ "$output" != *'"theme"'* ]]
+  run sb --agent codex -- sh -c 'cat "$HOME/.codex/config.toml"'
+  [ "$output" = 'notify = ["sh", "-c", "id"]' ]
+  # the state folders are 0700, of the invoking user; a preset's own, each
+  [ "$(stat -c %a:%u "$(state_of claude)" "$(state_of codex)")" = "$(printf '700:0\n700:0')" ]
+  [ "$(ls -A "$(state_of claude)")" = "$(printf '.claude\n.claude.json')" ]
+  [ "$(ls -A "$(state_of codex)")" = .codex ]
+  # a state file that is another name of one of the host's (a hard link) is not bound
+  ln -f "$FHOME/.claude.json" "$(state_of claude)/.claude.json"
+  run sb --agent claude -- sh -c 'echo "{}" >"$HOME/.claude.json"'
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"agent state: $(state_of claude)/.claude.json: a file with other names (hard links), not bound"* ]]
+  [ "$(mine)" = "$before" ]
 }
 
 @test "a profile names a preset and a home; an unknown preset is an error naming it" {
@@ -171,6 +230,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [[ "$output" == *api.openai.com* ]]
   [[ "$output" == *chatgpt.com* ]]
   [ -d "$T/agent-home" ]
+  [ -d "$T/agent-home/.codex" ] && [ ! -e "$(state_of codex)" ]   # with --home the state is in it
   run sb --agent nosuch -- true
   [ "$status" -ne 0 ]
   [[ "$output" == *"--agent nosuch: no such preset"* ]]
