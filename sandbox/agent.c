@@ -21,11 +21,34 @@
 /* Under every home: keys, tokens and logins of the usual tools, and the
  * shell and REPL histories (people paste secrets into them). */
 const char *const ar_agent_cred_paths[] = {
-  ".ssh", ".aws", ".gnupg", ".kube", ".config/gcloud", ".azure", ".docker", ".netrc",
-  ".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".npmrc", ".yarnrc.yml", ".pypirc",
-  ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json", ".vault-token",
-  ".config/containers/auth.json", ".local/share/keyrings", ".pgpass",
-  ".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".psql_history", ".mysql_history",
+  ".ssh",
+  ".aws",
+  ".gnupg",
+  ".kube",
+  ".config/gcloud",
+  ".azure",
+  ".docker",
+  ".netrc",
+  ".git-credentials",
+  ".config/git/credentials",
+  ".config/gh",
+  ".config/hub",
+  ".npmrc",
+  ".yarnrc.yml",
+  ".pypirc",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".terraform.d/credentials.tfrc.json",
+  ".vault-token",
+  ".config/containers/auth.json",
+  ".local/share/keyrings",
+  ".pgpass",
+  ".bash_history",
+  ".zsh_history",
+  ".python_history",
+  ".node_repl_history",
+  ".psql_history",
+  ".mysql_history",
   NULL,
 };
 
@@ -59,8 +82,7 @@ ar_agent_parse_endpoint (const char *arg, struct ar_agent_endpoint *ep, ar_error
     *p = (char) tolower ((unsigned char) *p);
   bool wild = strncmp (s, "*.", 2) == 0;
   if (!ar_host_name_ok (s, true))
-    return ar_err (err, 0, "--allow %s: \"%s\" is not a host name (letters, digits, '-', '_', '.') nor *.DOMAIN", arg,
-                   s);
+    return ar_err (err, 0, "--allow %s: \"%s\" is not a host name (letters, digits, '-', '_', '.') nor *.DOMAIN", arg, s);
   if (wild && up)
     return ar_err (err, 0, "--allow %s: a wildcard goes to the name looked up, it takes no =HOST:PORT", arg);
   if (up)
@@ -95,9 +117,18 @@ ar_agent_parse_size_for (const char *opt, const char *arg, int64_t min, int64_t 
     return ar_err (err, 0, "%s %s: not a size (e.g. 512m, 2g)", opt, arg);
   switch (tolower ((unsigned char) *end))
     {
-    case 'k': shift = 10; end++; break;
-    case 'm': shift = 20; end++; break;
-    case 'g': shift = 30; end++; break;
+    case 'k':
+      shift = 10;
+      end++;
+      break;
+    case 'm':
+      shift = 20;
+      end++;
+      break;
+    case 'g':
+      shift = 30;
+      end++;
+      break;
     case '\0': break;
     default: return ar_err (err, 0, "%s %s: unknown suffix (k, m or g)", opt, arg);
     }
@@ -135,7 +166,7 @@ ar_agent_assign_addrs (struct ar_agent_opts *o, ar_error **err)
         if (strcmp (o->allow[j].name, e->name) == 0 && o->allow[j].port == e->port)
           return ar_err (err, 0, "--allow %s:%d given twice", e->name, e->port);
       if (ar_agent_wildcard (e))
-        continue;   /* routed when a name below it is looked up */
+        continue; /* routed when a name below it is looked up */
       for (size_t j = 0; j < i; j++)
         if (strcmp (o->allow[j].name, e->name) == 0)
           memcpy (e->addr, o->allow[j].addr, sizeof e->addr);
@@ -186,7 +217,14 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   for (size_t i = 0; i < o->n_binds; i++)
     free (o->binds[i].path), free (o->binds[i].src);
   free (o->binds);
-#define FREE_V(v, n) do { for (size_t i_ = 0; i_ < (n); i_++) free ((v)[i_]); free (v); } while (0)
+#define FREE_V(v, n)                                                                                                   \
+  do                                                                                                                   \
+    {                                                                                                                  \
+      for (size_t i_ = 0; i_ < (n); i_++)                                                                              \
+        free ((v)[i_]);                                                                                                \
+      free (v);                                                                                                        \
+    }                                                                                                                  \
+  while (0)
   FREE_V (o->masks, o->n_masks);
   FREE_V (o->sys_dirs, o->n_sys_dirs);
   FREE_V (o->args, o->n_args);
@@ -352,8 +390,12 @@ g_process (struct ar_gen *G, const struct ar_agent_opts *o)
     g_strv (G, sets[i], NULL, 0);
   ar_gen_map_close (G);
   /* no core files (they would land in the workspace with the agent's memory) */
-  const struct { const char *type; long long soft, hard; } rl[] = {
-    { "RLIMIT_NOFILE", o->nofile, o->nofile }, { "RLIMIT_CORE", 0, 0 },
+  const struct {
+    const char *type;
+    long long soft, hard;
+  } rl[] = {
+    { "RLIMIT_NOFILE", o->nofile, o->nofile },
+    { "RLIMIT_CORE", 0, 0 },
   };
   ar_gen_str (G, "rlimits");
   ar_gen_array_open (G);
@@ -598,13 +640,18 @@ g_sysctl (struct ar_gen *G, const struct ar_agent_opts *o)
       ar_gen_key_str (G, k, "0");
     }
   ar_gen_key_str (G, "user.max_mnt_namespaces", "64");
-  const struct { const char *key; long long v; } budgets[] = {
-    { "user.max_inotify_instances", o->inotify_instances }, { "user.max_inotify_watches", o->inotify_watches },
-    { "user.max_fanotify_groups", o->fanotify_groups }, { "user.max_fanotify_marks", o->fanotify_marks },
+  const struct {
+    const char *key;
+    long long v;
+  } budgets[] = {
+    { "user.max_inotify_instances", o->inotify_instances },
+    { "user.max_inotify_watches", o->inotify_watches },
+    { "user.max_fanotify_groups", o->fanotify_groups },
+    { "user.max_fanotify_marks", o->fanotify_marks },
   };
   for (size_t i = 0; i < ARRAY_SIZE (budgets); i++)
     {
-      if (budgets[i].v <= 0)   /* a kernel without that count (fanotify's came in 5.13) */
+      if (budgets[i].v <= 0) /* a kernel without that count (fanotify's came in 5.13) */
         continue;
       snprintf (v, sizeof v, "%lld", budgets[i].v);
       ar_gen_key_str (G, budgets[i].key, v);
@@ -699,7 +746,7 @@ landlock_text (const struct ar_agent_opts *o)
     ar_gen_str (&L, o->out);
   ar_gen_str (&L, "/tmp");
   ar_gen_str (&L, o->home);
-  ar_gen_str (&L, "/dev");   /* /dev/null, the pty, /dev/shm: a tmpfs of the sandbox's own */
+  ar_gen_str (&L, "/dev"); /* /dev/null, the pty, /dev/shm: a tmpfs of the sandbox's own */
   for (size_t i = 0; i < o->n_binds; i++)
     if (o->binds[i].writable)
       ar_gen_str (&L, o->binds[i].path);
@@ -760,8 +807,8 @@ check_opts (const struct ar_agent_opts *o, ar_error **err)
     return ar_err (err, 0, "agent profile: refusing to run the agent as uid or gid 0");
   if (o->pids <= 0)
     return ar_err (err, 0, "agent profile: --pids must be positive");
-  if (o->tmp_size <= 0 || o->home_size <= 0 || o->nofile <= 0 || o->inotify_instances <= 0
-      || o->inotify_watches <= 0 || (o->ipc_limits && o->shm_size < 4096))
+  if (o->tmp_size <= 0 || o->home_size <= 0 || o->nofile <= 0 || o->inotify_instances <= 0 || o->inotify_watches <= 0
+      || (o->ipc_limits && o->shm_size < 4096))
     return ar_err (err, 0, "agent profile: a tmpfs size, the open-file limit or a user budget is not set");
   if (!o->no_network && (o->n_allow > 0 || o->ask_socket) && (!o->netproxy || !o->relay_dir))
     return ar_err (err, 0, "agent profile: --allow needs agentrun-netproxy and a relay folder");

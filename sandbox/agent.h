@@ -16,8 +16,8 @@
 #define AR_AGENT_DEFAULT_PIDS 4096
 #define AR_AGENT_DEFAULT_PORT 443
 #define AR_AGENT_DNS_ADDR "127.0.0.53"
-#define AR_AGENT_MAX_ENDPOINTS 250    /* 127.77.0.2 .. 127.77.0.251 */
-#define AR_AGENT_CPU_PERIOD 100000    /* microseconds */
+#define AR_AGENT_MAX_ENDPOINTS 250 /* 127.77.0.2 .. 127.77.0.251 */
+#define AR_AGENT_CPU_PERIOD 100000 /* microseconds */
 /* TCP buffers of the sandbox's network namespace: min, default, max bytes
  * (the kernel's defaults but a 1 MiB max; its sockets are loopback ones) */
 #define AR_AGENT_TCP_RMEM "4096 131072 1048576"
@@ -28,75 +28,90 @@
 struct ar_agent_endpoint {
   char *name;
   int port;
-  char *upstream;            /* "HOST:PORT" or NULL (the relay connects to NAME:PORT) */
-  char addr[16];             /* loopback address inside the sandbox, set by ar_agent_assign_addrs */
+  char *upstream; /* "HOST:PORT" or NULL (the relay connects to NAME:PORT) */
+  char addr[16]; /* loopback address inside the sandbox, set by ar_agent_assign_addrs */
 };
 
 /* A bind of a host path into the sandbox at the same path. */
 struct ar_agent_bind {
-  char *path;                /* inside, and on the host unless src says otherwise */
-  char *src;                 /* NULL, or the host path bound at path (a preset's state) */
+  char *path; /* inside, and on the host unless src says otherwise */
+  char *src; /* NULL, or the host path bound at path (a preset's state) */
   bool writable;
-  bool socket;               /* --unix-socket: the only sockets connect(2) may reach */
+  bool socket; /* --unix-socket: the only sockets connect(2) may reach */
 };
 
 struct ar_agent_opts {
-  char *bundle;                                 /* absolute bundle folder (holds hosts, resolv.conf) */
+  char *bundle; /* absolute bundle folder (holds hosts, resolv.conf) */
   /* filesystem */
-  char *workspace;                              /* absolute, required */
-  char *out;                                    /* absolute or NULL */
-  bool workspace_ro;                            /* `--ro WORKSPACE`, or settings with allowWrite: [] */
-  struct ar_agent_bind *binds; size_t n_binds;  /* --ro / --rw, in command-line order */
-  char **masks; size_t n_masks;                 /* --mask, absolute */
+  char *workspace; /* absolute, required */
+  char *out; /* absolute or NULL */
+  bool workspace_ro; /* `--ro WORKSPACE`, or settings with allowWrite: [] */
+  struct ar_agent_bind *binds;
+  size_t n_binds; /* --ro / --rw, in command-line order */
+  char **masks;
+  size_t n_masks; /* --mask, absolute */
   /* the host's system folders: those that are symlinks are recreated as
    * symlinks in the rootfs (by the caller), the others are bound read-only */
-  char **sys_dirs; size_t n_sys_dirs;
+  char **sys_dirs;
+  size_t n_sys_dirs;
   /* network */
-  struct ar_agent_endpoint *allow; size_t n_allow;
+  struct ar_agent_endpoint *allow;
+  size_t n_allow;
   bool no_network;
-  bool connect_proxy;                           /* the netproxy's HTTP CONNECT proxy, *_PROXY set */
-  char **deny; size_t n_deny;                   /* NAME or *.DOMAIN refused whatever allows it */
-  bool ask_person;                              /* --ask: a lookup may wait for a person's answer */
-  char *netproxy;                               /* absolute path of agentrun-netproxy */
-  char *relay_dir;                              /* host folder with the relay's sockets */
-  char *ask_socket;                             /* sandbox --ask: where the netproxy asks about new names */
-  char *audit;                                  /* --audit FILE (absolute) or NULL */
-  char *audit_fd_ref;                           /* "PID:FD": the log as opened by PID, reached through
+  bool connect_proxy; /* the netproxy's HTTP CONNECT proxy, *_PROXY set */
+  char **deny;
+  size_t n_deny; /* NAME or *.DOMAIN refused whatever allows it */
+  bool ask_person; /* --ask: a lookup may wait for a person's answer */
+  char *netproxy; /* absolute path of agentrun-netproxy */
+  char *relay_dir; /* host folder with the relay's sockets */
+  char *ask_socket; /* sandbox --ask: where the netproxy asks about new names */
+  char *audit; /* --audit FILE (absolute) or NULL */
+  char *audit_fd_ref; /* "PID:FD": the log as opened by PID, reached through
                                                    /proc (the netproxy never opens the path) */
   /* process */
-  char **args; size_t n_args;
-  char **env; size_t n_env;                     /* NAME=VALUE, already resolved */
+  char **args;
+  size_t n_args;
+  char **env;
+  size_t n_env; /* NAME=VALUE, already resolved */
   bool terminal;
-  uid_t uid; gid_t gid;
-  char *home;                                   /* home path, both on the host and inside */
-  char *home_src;                               /* --home DIR: bound read-write at home; NULL: a tmpfs */
-  char **cred_homes; size_t n_cred_homes;       /* homes whose credential folders are masked */
-  char *user;                                   /* user name, for USER */
+  uid_t uid;
+  gid_t gid;
+  char *home; /* home path, both on the host and inside */
+  char *home_src; /* --home DIR: bound read-write at home; NULL: a tmpfs */
+  char **cred_homes;
+  size_t n_cred_homes; /* homes whose credential folders are masked */
+  char *user; /* user name, for USER */
   /* resources */
-  bool has_memory; int64_t memory;              /* bytes */
-  bool memory_unlimited;                        /* --memory unlimited (or 0): no default limit */
-  bool memory_default;                          /* memory is the default, not asked for */
-  bool memory_swap;                             /* swap is accounted: memory+swap capped at memory too */
-  int64_t pids;                                 /* > 0 */
-  bool pids_rlimit;                             /* rootless without a cgroup: pids as RLIMIT_NPROC */
-  bool has_cpus; int64_t cpu_quota;             /* microseconds per AR_AGENT_CPU_PERIOD */
-  int64_t tmp_size, home_size;                  /* bytes of the /tmp and home tmpfs, > 0 */
-  long long nofile;                             /* RLIMIT_NOFILE, soft and hard, > 0 */
+  bool has_memory;
+  int64_t memory; /* bytes */
+  bool memory_unlimited; /* --memory unlimited (or 0): no default limit */
+  bool memory_default; /* memory is the default, not asked for */
+  bool memory_swap; /* swap is accounted: memory+swap capped at memory too */
+  int64_t pids; /* > 0 */
+  bool pids_rlimit; /* rootless without a cgroup: pids as RLIMIT_NPROC */
+  bool has_cpus;
+  int64_t cpu_quota; /* microseconds per AR_AGENT_CPU_PERIOD */
+  int64_t tmp_size, home_size; /* bytes of the /tmp and home tmpfs, > 0 */
+  long long nofile; /* RLIMIT_NOFILE, soft and hard, > 0 */
   /* the sandbox's user namespace's own budgets (user.max_inotify_*,
    * user.max_fanotify_*), each a part of its user's on the host: > 0 */
   long long inotify_instances, inotify_watches, fanotify_groups, fanotify_marks;
-  int64_t kernel_tcp;                           /* cgroup v1: TCP buffers' own limit in bytes, 0: none */
+  int64_t kernel_tcp; /* cgroup v1: TCP buffers' own limit in bytes, 0: none */
   /* SysV IPC of the sandbox's IPC namespace: shared memory at most shm_size
    * bytes, queues and semaphores a few. Only for a runtime that runs as
    * root: without a root mapped, those sysctls are the host root's. */
-  bool ipc_limits; int64_t shm_size;
+  bool ipc_limits;
+  int64_t shm_size;
   /* without ipc_limits, shmget/msgget/semget are refused (ENOSPC) unless
    * this is set (--allow-sysv-ipc): then SysV IPC is unbounded */
   bool allow_sysv_ipc;
   /* the agent seccomp profile, a JSON object (text of contrib/seccomp/agent.json) */
-  char *seccomp_json; size_t seccomp_len;
+  char *seccomp_json;
+  size_t seccomp_len;
   /* extra read-only file binds (host path -> container path), for `agentrun check` */
-  char **extra_src; char **extra_dst; size_t n_extra;
+  char **extra_src;
+  char **extra_dst;
+  size_t n_extra;
   /* Landlock (the run.agentrun.landlock annotation): 0 off, else the ABI
    * version of the kernel it is for (>= 6 adds the abstract-socket scope) */
   int landlock_abi;

@@ -26,7 +26,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#define QUESTION_WAIT_MS 2000   /* the server writes its line right after connecting */
+#define QUESTION_WAIT_MS 2000 /* the server writes its line right after connecting */
 
 enum answer { NO, YES, ALWAYS };
 
@@ -183,9 +183,9 @@ prompt (int tty, const char *ep, bool can_always, int sfd)
       if (r < 0 && (errno == EINTR || errno == EAGAIN))
         continue;
       if (r != 1)
-        return NO;   /* the terminal went away: no one to say yes */
+        return NO; /* the terminal went away: no one to say yes */
       if (c == 3)
-        return NO;   /* ^C in raw mode: no signal comes, the answer is no */
+        return NO; /* ^C in raw mode: no signal comes, the answer is no */
       if (c == '\r' || c == '\n' || c == 4)
         break;
       if (n < sizeof line - 1)
@@ -306,8 +306,8 @@ ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd)
     }
   cleanup_free char *line = xasprintf ("allow %s\n", sock);
   reply (fd, line);
-  if (ans == ALWAYS && (ar_profile_append_allow (sb->save_profile, ep, &err) < 0
-                       || ar_sbpaths_repin (sb, sb->save_profile, &err) < 0))
+  if (ans == ALWAYS
+      && (ar_profile_append_allow (sb->save_profile, ep, &err) < 0 || ar_sbpaths_repin (sb, sb->save_profile, &err) < 0))
     ar_warn ("sandbox --ask: %s allowed for this run, but not saved: %s", ep, err->msg);
 }
 
@@ -315,7 +315,7 @@ void
 ar_asker_close (struct ar_asker *a)
 {
   if (!a->path)
-    return;   /* never opened */
+    return; /* never opened */
   for (size_t i = 0; i < a->n_relays; i++)
     ar_relay_stop (&a->relays[i]);
   a->n_relays = 0;
@@ -333,8 +333,8 @@ ar_asker_close (struct ar_asker *a)
   a->path = NULL;
 }
 
-const char ar_asker_opts_help[] =
-  "  --ask                 when the command looks up a name that is not allowed, ask on\n"
-  "                        this terminal (never the command's): y allows NAME:443 for\n"
-  "                        this run, anything else (or no terminal) refuses it\n"
-  "  --save-profile FILE   with --ask, `always` also adds NAME:443 to FILE's allow list\n";
+const char
+    ar_asker_opts_help[] = "  --ask                 when the command looks up a name that is not allowed, ask on\n"
+                           "                        this terminal (never the command's): y allows NAME:443 for\n"
+                           "                        this run, anything else (or no terminal) refuses it\n"
+                           "  --save-profile FILE   with --ask, `always` also adds NAME:443 to FILE's allow list\n";

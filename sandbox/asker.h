@@ -20,18 +20,19 @@
 #include "error.h"
 
 #define AR_ASKER_MAX_RELAYS 64
-#define AR_ASKER_MAX_TOLD 256                 /* refusals remembered and said; more are counted */
+#define AR_ASKER_MAX_TOLD 256 /* refusals remembered and said; more are counted */
 
 struct ar_sandbox;
 
 struct ar_asker {
-  int lfd;                                  /* listening socket, -1 when off */
+  int lfd; /* listening socket, -1 when off */
   char *path;
-  pid_t relays[AR_ASKER_MAX_RELAYS];        /* one relay per route allowed at run time */
+  pid_t relays[AR_ASKER_MAX_RELAYS]; /* one relay per route allowed at run time */
   size_t n_relays;
-  char **blocked; size_t n_blocked;         /* refusals already told */
-  size_t n_untold;                          /* past AR_ASKER_MAX_TOLD */
-  bool held_back;                           /* not drawn over the command's pty: the summary says them */
+  char **blocked;
+  size_t n_blocked; /* refusals already told */
+  size_t n_untold; /* past AR_ASKER_MAX_TOLD */
+  bool held_back; /* not drawn over the command's pty: the summary says them */
 };
 
 /* The help lines of --ask and --save-profile. */

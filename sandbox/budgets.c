@@ -76,7 +76,10 @@ part_of (const char *key, long long div)
 static int
 fill_inotify (struct ar_agent_opts *o, ar_error **err)
 {
-  const struct { const char *key, *what; long long *v, fixed, div; } b[] = {
+  const struct {
+    const char *key, *what;
+    long long *v, fixed, div;
+  } b[] = {
     { "max_inotify_instances", "instances", &o->inotify_instances, AR_BUDGET_INOTIFY_INSTANCES, 4 },
     { "max_inotify_watches", "watches", &o->inotify_watches, AR_BUDGET_INOTIFY_WATCHES, 8 },
   };
@@ -86,8 +89,8 @@ fill_inotify (struct ar_agent_opts *o, ar_error **err)
       if (user <= 0)
         return ar_err (err, ENOENT, "budget step: /proc/sys/user/%s", b[i].key);
       if (*b[i].v > user)
-        return ar_err (err, 0, "--inotify: %lld %s, more than this user has in all (%lld, /proc/sys/user/%s)",
-                       *b[i].v, b[i].what, user, b[i].key);
+        return ar_err (err, 0, "--inotify: %lld %s, more than this user has in all (%lld, /proc/sys/user/%s)", *b[i].v,
+                       b[i].what, user, b[i].key);
       if (*b[i].v <= 0)
         *b[i].v = share < b[i].fixed ? share : b[i].fixed;
     }
@@ -160,7 +163,8 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
   o->ipc_limits = geteuid () == 0;
   /* asked for, it is there or the sandbox does not run */
   if (!o->ipc_limits && o->shm_size > 0)
-    return ar_err (err, 0, "--shm-size: run by a plain user, the sandbox's IPC namespace has no root of its own, and "
+    return ar_err (err, 0,
+                   "--shm-size: run by a plain user, the sandbox's IPC namespace has no root of its own, and "
                    "the kernel lets only the host's root set its limits (kernel.shm*); run agentrun as root (sudo) "
                    "for that bound, or drop --shm-size");
   if (o->ipc_limits && o->shm_size <= 0)

@@ -6,9 +6,9 @@
 #include "agent.h"
 #include "error.h"
 
-#define AR_BUDGET_TMPFS_MAX (1LL << 30)   /* /tmp and home: 1 GiB, or RAM/8 if less */
+#define AR_BUDGET_TMPFS_MAX (1LL << 30) /* /tmp and home: 1 GiB, or RAM/8 if less */
 #define AR_BUDGET_MEMORY_MAX (16LL << 30) /* the default memory limit: RAM/2, at most 16 GiB */
-#define AR_BUDGET_TCP_DIV 4               /* TCP buffers (cgroup v1): at most a quarter of tcp_mem's */
+#define AR_BUDGET_TCP_DIV 4 /* TCP buffers (cgroup v1): at most a quarter of tcp_mem's */
 /* inotify of one sandbox by default: this, or a quarter of its user's
  * instances and an eighth of its watches if less */
 #define AR_BUDGET_INOTIFY_INSTANCES 64

@@ -39,8 +39,16 @@ struct report {
 
 /* The probes that must report whatever the options. */
 static const char *const required[] = {
-  "inherited-fd", "outside-address:10.255.255.1:80", "outside-address:1.1.1.1:53", "see-host-process",
-  "effective-capability", "create-user-namespace", "mount", "tiocsti", "write-proc-sys", "write-sys",
+  "inherited-fd",
+  "outside-address:10.255.255.1:80",
+  "outside-address:1.1.1.1:53",
+  "see-host-process",
+  "effective-capability",
+  "create-user-namespace",
+  "mount",
+  "tiocsti",
+  "write-proc-sys",
+  "write-sys",
   "host-loopback:127.0.0.1",
 #ifdef __x86_64__
   "foreign-syscall-abi",
@@ -178,10 +186,10 @@ denied_name (const struct ar_agent_opts *o)
 }
 
 struct host_bits {
-  int listen_fd;       /* 127.0.0.1:<port>, the probe must not reach it */
-  int leak_fd;         /* the host's / opened without O_CLOEXEC on purpose */
-  int out_fd;          /* the probes' stdout */
-  int unix_fd;         /* a listening socket in the workspace, the probe must not reach it */
+  int listen_fd; /* 127.0.0.1:<port>, the probe must not reach it */
+  int leak_fd; /* the host's / opened without O_CLOEXEC on purpose */
+  int out_fd; /* the probes' stdout */
+  int unix_fd; /* a listening socket in the workspace, the probe must not reach it */
   char *unix_path;
   char token[17];
 };
@@ -218,10 +226,10 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   for (size_t i = 0; i < sizeof rnd; i++)
     snprintf (h->token + 2 * i, 3, "%02x", rnd[i]);
   h->listen_fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (h->listen_fd < 0 || bind (h->listen_fd, (struct sockaddr *) &sin, sizeof sin) < 0
-      || listen (h->listen_fd, 4) < 0 || getsockname (h->listen_fd, (struct sockaddr *) &sin, &sl) < 0)
+  if (h->listen_fd < 0 || bind (h->listen_fd, (struct sockaddr *) &sin, sizeof sin) < 0 || listen (h->listen_fd, 4) < 0
+      || getsockname (h->listen_fd, (struct sockaddr *) &sin, &sl) < 0)
     return ar_err (err, errno, "host loopback listener");
-  h->leak_fd = open ("/", O_RDONLY | O_DIRECTORY);   /* no O_CLOEXEC: the runtime must close it */
+  h->leak_fd = open ("/", O_RDONLY | O_DIRECTORY); /* no O_CLOEXEC: the runtime must close it */
   if (h->leak_fd < 0)
     return ar_err (err, errno, "open / for the inherited-fd probe");
   h->out_fd = memfd_create ("agentrun-check", MFD_CLOEXEC);
@@ -344,8 +352,8 @@ static void
 print_text (const struct report *r, int crossed)
 {
   for (size_t i = 0; i < r->n; i++)
-    printf ("%-8s %-46s expected: %-16s got: %s\n", r->v[i].ok ? "ok" : "CROSSED", r->v[i].name,
-            r->v[i].expected, r->v[i].got);
+    printf ("%-8s %-46s expected: %-16s got: %s\n", r->v[i].ok ? "ok" : "CROSSED", r->v[i].name, r->v[i].expected,
+            r->v[i].got);
   printf ("%s: %zu probes, %d crossed\n", crossed ? "FAIL" : "PASS", r->n, crossed);
 }
 
@@ -388,7 +396,7 @@ ar_check_run (struct ar_ctx *ctx, struct ar_sandbox *sb, bool json, int *crossed
   int status, ret = -1;
   ar_sandbox_set_args (sb, (char *[]){ (char *) AR_PROBE_BIN, (char *) AR_PROBE_CMD }, 2);
   sb->no_terminal = true;
-  sb->quiet = true;   /* the refused lookup is a probe of ours: the report says how it went */
+  sb->quiet = true; /* the refused lookup is a probe of ours: the report says how it went */
   /* before anything is set up: this may re-execute (run.c) */
   if (ar_sandbox_prepare (sb, err) < 0 || ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0
       || host_setup (sb, &h, err) < 0)

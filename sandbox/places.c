@@ -15,8 +15,8 @@ static const char *const kernel_fs[] = { "/proc", "/sys", "/dev", NULL };
 
 /* Not read-write without --allow-system-path (these folders themselves). */
 static const char *const system_dirs[] = {
-  "/", "/bin", "/boot", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt",
-  "/root", "/run", "/sbin", "/srv", "/tmp", "/usr", "/usr/local", "/var", "/var/lib", "/var/tmp", NULL,
+  "/",     "/bin", "/boot", "/etc", "/home", "/lib", "/lib32",     "/lib64", "/libx32",  "/media",   "/mnt", "/opt",
+  "/root", "/run", "/sbin", "/srv", "/tmp",  "/usr", "/usr/local", "/var",   "/var/lib", "/var/tmp", NULL,
 };
 
 /* dir is p or a folder above it */
@@ -47,15 +47,19 @@ check_one (const struct ar_agent_opts *o, const char *opt, const char *path, boo
     return 0;
   for (size_t i = 0; system_dirs[i] && !allow_system; i++)
     if (strcmp (system_dirs[i], path) == 0)
-      return ar_err (err, 0, "%s %s: a system folder of the host, writable by the agent; give --allow-system-path "
-                     "to bind it read-write anyway", opt, path);
+      return ar_err (err, 0,
+                     "%s %s: a system folder of the host, writable by the agent; give --allow-system-path "
+                     "to bind it read-write anyway",
+                     opt, path);
   for (size_t h = 0; h < o->n_cred_homes && !allow_home; h++)
     {
       char real[PATH_MAX];
       const char *home = realpath (o->cred_homes[h], real) ? real : o->cred_homes[h];
       if (covers (path, home))
-        return ar_err (err, 0, "%s %s: holds the home folder %s, whose shell startup files and credentials the "
-                       "agent could change or read; give --allow-home to bind it read-write anyway", opt, path, home);
+        return ar_err (err, 0,
+                       "%s %s: holds the home folder %s, whose shell startup files and credentials the "
+                       "agent could change or read; give --allow-home to bind it read-write anyway",
+                       opt, path, home);
     }
   return 0;
 }
@@ -69,7 +73,8 @@ ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_syst
     return -1;
   for (size_t i = 0; i < o->n_binds; i++)
     if (check_one (o, opt_name (&o->binds[i]), o->binds[i].src ? o->binds[i].src : o->binds[i].path,
-                   o->binds[i].writable, allow_home, allow_system, err) < 0)
+                   o->binds[i].writable, allow_home, allow_system, err)
+        < 0)
       return -1;
   return 0;
 }

@@ -217,8 +217,7 @@ probe_host_pid (const struct ar_probe_args *a)
   if (d)
     closedir (d);
   bool seen = n > 0 && strncmp (comm, "agentrun", 8) == 0 && a->host_pid > nproc;
-  snprintf (got, sizeof got, "%s; %d processes in /proc", seen ? "the host process is visible" : "not visible",
-            nproc);
+  snprintf (got, sizeof got, "%s; %d processes in /proc", seen ? "the host process is visible" : "not visible", nproc);
   report ("see-host-process", "not visible", got, seen ? "crossed" : "ok");
 }
 
@@ -292,12 +291,20 @@ in_child (int (*fn) (void))
   if (waitpid (pid, &st, 0) < 0)
     return errno;
   if (WIFSIGNALED (st))
-    return WTERMSIG (st) == SIGSYS ? EPERM : EINTR;   /* seccomp kill counts as refused */
+    return WTERMSIG (st) == SIGSYS ? EPERM : EINTR; /* seccomp kill counts as refused */
   return WEXITSTATUS (st);
 }
 
-static int do_userns (void) { return unshare (CLONE_NEWUSER); }
-static int do_mount (void) { return mount ("tmpfs", "/tmp", "tmpfs", 0, "size=1m"); }
+static int
+do_userns (void)
+{
+  return unshare (CLONE_NEWUSER);
+}
+static int
+do_mount (void)
+{
+  return mount ("tmpfs", "/tmp", "tmpfs", 0, "size=1m");
+}
 
 static void
 probe_child (const char *name, int (*fn) (void))
@@ -359,8 +366,8 @@ foreign_getpid (const char *abi, char *got, size_t size, bool *crossed)
       long r;
       if (abi[0] == 'i')
         {
-          r = 20;   /* getpid in the i386 table */
-          __asm__ volatile ("int $0x80" : "+a" (r) : : "memory", "r8", "r9", "r10", "r11");
+          r = 20; /* getpid in the i386 table */
+          __asm__ volatile("int $0x80" : "+a"(r) : : "memory", "r8", "r9", "r10", "r11");
         }
       else
         r = syscall (0x40000000L | SYS_getpid);
@@ -431,8 +438,8 @@ probe_landlock (const struct ar_probe_args *a)
           close (fd);
           unlink (p);
         }
-      report (name, "refused by Landlock", fd >= 0 ? "created a file" : strerror (e), fd < 0 && e == EACCES ? "ok"
-              : "crossed");
+      report (name, "refused by Landlock", fd >= 0 ? "created a file" : strerror (e),
+              fd < 0 && e == EACCES ? "ok" : "crossed");
     }
 }
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define AR_PROBE_BIN "/run/agentrun/agentrun"   /* where check binds agentrun */
+#define AR_PROBE_BIN "/run/agentrun/agentrun" /* where check binds agentrun */
 #define AR_PROBE_CMD "__probe"
 
 /* Prefix of the files the write probes create ("<prefix><token>"). */
@@ -21,15 +21,20 @@ struct ar_probe_args {
   long host_pid;
   int loopback_port;
   int fd;
-  char *allow_name; int allow_port;
+  char *allow_name;
+  int allow_port;
   const char *deny_name;
   const char *token;
-  const char **writes; size_t n_writes;
-  const char **controls; size_t n_controls;
-  const char **creds; size_t n_creds;
+  const char **writes;
+  size_t n_writes;
+  const char **controls;
+  size_t n_controls;
+  const char **creds;
+  size_t n_creds;
   bool landlock;
-  const char **ll_writes; size_t n_ll_writes;
-  const char *unix_socket;       /* a host socket the sandbox can see, not a --unix-socket */
+  const char **ll_writes;
+  size_t n_ll_writes;
+  const char *unix_socket; /* a host socket the sandbox can see, not a --unix-socket */
 };
 
 /* Anything open beyond stdio was inherited: the runtime must close it. Run

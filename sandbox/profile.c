@@ -9,7 +9,6 @@
 #include "strio.h"
 #include "util.h"
 
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,7 +23,7 @@ struct key {
   const char *name;
   int id;
   enum kind kind;
-  bool path;            /* relative values are taken from the profile's folder */
+  bool path; /* relative values are taken from the profile's folder */
 };
 
 /* Applied in this order, whatever the order in the file. */
@@ -57,8 +56,7 @@ static const struct key keys[] = {
 };
 
 int
-ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out,
-                      ar_error **err)
+ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out, ar_error **err)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   cleanup_free char *buf = NULL;
@@ -253,14 +251,14 @@ ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err)
   return r;
 }
 
-const char ar_profile_opts_help[] =
-  "  --profile FILE        options from an agentrun profile (JSON); the command line\n"
-  "                        replaces its single values and adds to its lists\n"
-  "  --agent NAME          an agent preset: claude, codex, opencode, gemini (its endpoints,\n"
-  "                        its state kept in agentrun's own folder, its API key variables)\n"
-  "  --home DIR            a home that lasts: DIR (made 0700) read-write at $HOME\n"
-  "  --settings FILE       map Claude Code / sandbox-runtime sandbox settings (JSON) onto\n"
-  "                        these options; what cannot be mapped is printed\n";
+const char ar_profile_opts_help
+    [] = "  --profile FILE        options from an agentrun profile (JSON); the command line\n"
+         "                        replaces its single values and adds to its lists\n"
+         "  --agent NAME          an agent preset: claude, codex, opencode, gemini (its endpoints,\n"
+         "                        its state kept in agentrun's own folder, its API key variables)\n"
+         "  --home DIR            a home that lasts: DIR (made 0700) read-write at $HOME\n"
+         "  --settings FILE       map Claude Code / sandbox-runtime sandbox settings (JSON) onto\n"
+         "                        these options; what cannot be mapped is printed\n";
 
 int
 ar_profile_apply_opts (struct ar_sandbox *sb, struct ar_optparser p, int id,

@@ -42,9 +42,7 @@ extern const char ar_profile_opts_help[];
  * size); *out is freed with yajl_tree_free. Shared with settings.c. With
  * sb, the bytes read are kept as one of its policy files (sbpaths.h pins
  * them), and the path is checked for planted symlinks. */
-int ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out,
-                          ar_error **err);
-
+int ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out, ar_error **err);
 
 /* Add endpoint ("NAME:PORT") to the "allow" list of the profile at path,
  * keeping its other keys; the file is created if missing and replaced

@@ -77,9 +77,10 @@ ar_sandbox_fit_limits (struct ar_ctx *ctx, struct ar_sandbox *sb, ar_error **err
   if (!ar_rootless_detect (ctx->rootless) || ar_cgroup_usable (m, "sandbox", NULL))
     return 0;
   if (o->has_memory || o->has_cpus)
-    return ar_err (err, 0, "%s needs a cgroup, and uid %u has no writable (delegated) cgroup here: drop it, or "
-                   "run where a cgroup is delegated to you", o->has_memory ? "--memory" : "--cpus",
-                   (unsigned) geteuid ());
+    return ar_err (err, 0,
+                   "%s needs a cgroup, and uid %u has no writable (delegated) cgroup here: drop it, or "
+                   "run where a cgroup is delegated to you",
+                   o->has_memory ? "--memory" : "--cpus", (unsigned) geteuid ());
   o->pids_rlimit = true;
   ar_debug ("rootless without a writable cgroup: pids limit %lld as RLIMIT_NPROC", (long long) o->pids);
   return 0;
@@ -257,7 +258,7 @@ start_relay (struct ar_sandbox *sb, const char *relay_dir, ar_error **err)
 struct supervision {
   struct ar_ctx *ctx;
   struct ar_sandbox *sb;
-  int sfd;               /* our INT/TERM/HUP signalfd: a signal ends a question */
+  int sfd; /* our INT/TERM/HUP signalfd: a signal ends a question */
   long long kill_at;
 };
 
@@ -353,21 +354,29 @@ close_pipes (int stdio[3], struct ar_fg_pipes *fp)
 /* Create, start, wait and delete in this process: no runtime child (a
  * fork and an exit fewer at every start). */
 static int
-run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, int *status,
-               ar_error **err)
+run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, int *status, ar_error **err)
 {
   struct supervision v = { .ctx = ctx, .sb = sb, .sfd = sfd };
   struct ar_fg_pipes pipes = { -1, -1, -1 };
   int stdio[3] = { -1, -1, -1 };
-  struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1, .readable = sup_readable,
-                           .signalled = sup_signalled, .deadline = sup_deadline, .expired = sup_expired, .data = &v,
+  struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1,
+                           .readable = sup_readable,
+                           .signalled = sup_signalled,
+                           .deadline = sup_deadline,
+                           .expired = sup_expired,
+                           .data = &v,
                            .pipes = &pipes };
-  struct ar_create_opts co = { .id = sb->id, .bundle = bundle, .fg_ops = &ops, .die_with_parent = true,
-                               .exec_env = sb->pass_env, .n_exec_env = sb->n_pass_env, .stdio = stdio,
-                               .one_uid = true, .uid = sb->prof.uid };
+  struct ar_create_opts co = { .id = sb->id,
+                               .bundle = bundle,
+                               .fg_ops = &ops,
+                               .die_with_parent = true,
+                               .exec_env = sb->pass_env,
+                               .n_exec_env = sb->n_pass_env,
+                               .stdio = stdio,
+                               .one_uid = true,
+                               .uid = sb->prof.uid };
   int out = -1, in = -1, r = -1;
-  if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0
-      && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0
+  if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0 && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0
       && (sb->prof.terminal || terminal_pipes (stdio, &pipes, err) == 0))
     r = ar_container_run (ctx, &co, status, err);
   close_pipes (stdio, &pipes);
@@ -486,8 +495,7 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
   if (ar_sandbox_write_bundle (sb, bundle, net ? relay_dir : NULL, err) < 0)
     goto out;
   ar_debug ("sandbox: bundle written in %s", bundle);
-  if (net && sb->prof.n_allow > 0
-      && start_relay (sb, relay_dir, err) < 0)
+  if (net && sb->prof.n_allow > 0 && start_relay (sb, relay_dir, err) < 0)
     goto out;
   if ((sig = pending_stop (&set)))
     {

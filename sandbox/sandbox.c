@@ -62,47 +62,47 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { NULL, 0, false, 0 },
 };
 
-const char ar_sandbox_opts_help[] =
-  "  -w, --workspace DIR   read-write at its own path, the working directory (default: .)\n"
-  "  -o, --out DIR         another read-write folder\n"
-  "  --ro PATH, --rw PATH  bind a host path read-only / read-write at its own path\n"
-  "  --mask PATH           hide PATH (credential folders are always hidden)\n"
-  "  -a, --allow NAME[:PORT][=HOST:PORT]  an endpoint the sandbox may reach (port 443)\n"
-  "  --no-network          no endpoint at all, whatever --allow says\n"
-  "  --audit FILE          one JSON line per connection and refused lookup\n"
-  "  -e, --env NAME[=VALUE]  pass a variable (NAME alone: the caller's value)\n"
-  "  -m, --memory SIZE     memory limit, tmpfs and socket buffers included (k, m, g;\n"
-  "                        default: half the RAM, at most 16g, where a cgroup can be\n"
-  "                        made; unlimited or 0: none)\n"
-  "  --pids N              process limit (default 4096): RLIMIT_NPROC in the sandbox's\n"
-  "                        user namespace\n"
-  "  --cpus N              CPU limit (e.g. 1.5); --memory and --cpus need a cgroup:\n"
-  "                        rootless without a writable one they are refused\n"
-  "  -b, --bundle DIR      write the bundle there and exit, without running\n"
-  "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
-  "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
-  "                        may reach; whoever connects gets what it serves\n"
-  "  --allow-home          let the workspace, --out or a --rw be (or hold) your home\n"
-  "  --allow-system-path   let the workspace, --out or a --rw be a system folder\n"
-  "                        (/etc, /usr, /tmp, /home, ...); /proc, /sys, /dev: never\n"
-  "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
-  "  --home-size SIZE      size of the home tmpfs (same default)\n"
-  "  --shm-size SIZE       SysV shared memory in all (default 256m; as root only)\n"
-  "  --allow-sysv-ipc      run by a plain user: let shmget, msgget, semget work,\n"
-  "                        unbounded (refused by default: no limit can be set)\n"
-  "  --inotify N[:WATCHES] inotify instances (and watches) of the sandbox in all\n"
-  "                        (default 64:8192, at most a quarter and an eighth of\n"
-  "                        its user's, so its user's own tools keep theirs)\n"
-  "  --nofile N            open files per process (default: 1024, less when --pids\n"
-  "                        times it would pass half of fs.file-max)\n"
-  "  --net-max-conns N     connections through the relay at once (default 1024)\n"
-  "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
-  "                        0: never)\n"
-  "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
-  "                        .bashrc, .vscode, ...: see agentrun-sandbox(1)) writable\n"
-  "  -u, --user UID[:GID]  root only: run as this unprivileged uid (never 0; default:\n"
-  "                        the sudo caller, else nobody)\n"
-  "  -q, --quiet           no note at start, no line per blocked name\n";
+const char
+    ar_sandbox_opts_help[] = "  -w, --workspace DIR   read-write at its own path, the working directory (default: .)\n"
+                             "  -o, --out DIR         another read-write folder\n"
+                             "  --ro PATH, --rw PATH  bind a host path read-only / read-write at its own path\n"
+                             "  --mask PATH           hide PATH (credential folders are always hidden)\n"
+                             "  -a, --allow NAME[:PORT][=HOST:PORT]  an endpoint the sandbox may reach (port 443)\n"
+                             "  --no-network          no endpoint at all, whatever --allow says\n"
+                             "  --audit FILE          one JSON line per connection and refused lookup\n"
+                             "  -e, --env NAME[=VALUE]  pass a variable (NAME alone: the caller's value)\n"
+                             "  -m, --memory SIZE     memory limit, tmpfs and socket buffers included (k, m, g;\n"
+                             "                        default: half the RAM, at most 16g, where a cgroup can be\n"
+                             "                        made; unlimited or 0: none)\n"
+                             "  --pids N              process limit (default 4096): RLIMIT_NPROC in the sandbox's\n"
+                             "                        user namespace\n"
+                             "  --cpus N              CPU limit (e.g. 1.5); --memory and --cpus need a cgroup:\n"
+                             "                        rootless without a writable one they are refused\n"
+                             "  -b, --bundle DIR      write the bundle there and exit, without running\n"
+                             "  --unix-socket PATH    bind one host Unix socket in at its own path (e.g.\n"
+                             "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
+                             "                        may reach; whoever connects gets what it serves\n"
+                             "  --allow-home          let the workspace, --out or a --rw be (or hold) your home\n"
+                             "  --allow-system-path   let the workspace, --out or a --rw be a system folder\n"
+                             "                        (/etc, /usr, /tmp, /home, ...); /proc, /sys, /dev: never\n"
+                             "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
+                             "  --home-size SIZE      size of the home tmpfs (same default)\n"
+                             "  --shm-size SIZE       SysV shared memory in all (default 256m; as root only)\n"
+                             "  --allow-sysv-ipc      run by a plain user: let shmget, msgget, semget work,\n"
+                             "                        unbounded (refused by default: no limit can be set)\n"
+                             "  --inotify N[:WATCHES] inotify instances (and watches) of the sandbox in all\n"
+                             "                        (default 64:8192, at most a quarter and an eighth of\n"
+                             "                        its user's, so its user's own tools keep theirs)\n"
+                             "  --nofile N            open files per process (default: 1024, less when --pids\n"
+                             "                        times it would pass half of fs.file-max)\n"
+                             "  --net-max-conns N     connections through the relay at once (default 1024)\n"
+                             "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
+                             "                        0: never)\n"
+                             "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
+                             "                        .bashrc, .vscode, ...: see agentrun-sandbox(1)) writable\n"
+                             "  -u, --user UID[:GID]  root only: run as this unprivileged uid (never 0; default:\n"
+                             "                        the sudo caller, else nobody)\n"
+                             "  -q, --quiet           no note at start, no line per blocked name\n";
 
 /* System folders of the host an agent needs to run programs. */
 static const char *const sys_dirs[] = {
@@ -300,9 +300,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
   switch (id)
     {
     case AR_SB_WORKSPACE: return set_dir ("--workspace", arg, &o->workspace, err);
-    case AR_SB_OUT:
-      ar_sbpaths_note (sb, "--out", arg, AR_NOTE_BIND);
-      return set_dir ("--out", arg, &o->out, err);
+    case AR_SB_OUT: ar_sbpaths_note (sb, "--out", arg, AR_NOTE_BIND); return set_dir ("--out", arg, &o->out, err);
     case AR_SB_RO: return add_bind (sb, "--ro", arg, false, err);
     case AR_SB_RW: return add_bind (sb, "--rw", arg, true, err);
     case AR_SB_MASK:
@@ -359,9 +357,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
         return ar_err (err, 0, "--pids 0: nothing could run");
       o->pids = (int64_t) v;
       return 0;
-    case AR_SB_CPUS:
-      o->has_cpus = true;
-      return ar_agent_parse_cpus (arg, &o->cpu_quota, err);
+    case AR_SB_CPUS: o->has_cpus = true; return ar_agent_parse_cpus (arg, &o->cpu_quota, err);
     case AR_SB_UNIX_SOCKET: return add_socket (sb, arg, err);
     case AR_SB_ALLOW_HOME: sb->allow_home = true; return 0;
     case AR_SB_ALLOW_SYSTEM_PATH: sb->allow_system_path = true; return 0;
@@ -381,8 +377,7 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       if (ar_opt_uint ("--net-max-conns", arg, 1000000, &sb->net_max_conns, err) < 0)
         return -1;
       return sb->net_max_conns ? 0 : ar_err (err, 0, "--net-max-conns 0: no connection could be made");
-    case AR_SB_NET_IDLE_TIMEOUT:
-      return ar_opt_uint ("--net-idle-timeout", arg, 86400, &sb->net_idle_timeout, err);
+    case AR_SB_NET_IDLE_TIMEOUT: return ar_opt_uint ("--net-idle-timeout", arg, 86400, &sb->net_idle_timeout, err);
     case AR_SB_ALLOW_WRITE:
       {
         char buf[PATH_MAX], cwd[PATH_MAX];
@@ -543,7 +538,8 @@ seen_inside (const struct ar_sandbox *sb, const char *dir)
   struct stat st;
   /* under a --home, what is there is DIR's, not the real home's */
   cleanup_free char *in_home = o->home_src && path_under (dir, o->home)
-                                 ? xasprintf ("%s%s", o->home_src, dir + strlen (o->home)) : NULL;
+                                   ? xasprintf ("%s%s", o->home_src, dir + strlen (o->home))
+                                   : NULL;
   if (dir[0] != '/' || stat (in_home ? in_home : dir, &st) < 0 || !S_ISDIR (st.st_mode))
     return false;
   if (in_home)
@@ -641,8 +637,7 @@ build_env (struct ar_sandbox *sb)
  * taken in the folder dfd, never through a symlink of its own; shown is what
  * errors call it. */
 static int
-make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, const char *shown, bool dir,
-                   ar_error **err)
+make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, const char *shown, bool dir, ar_error **err)
 {
   struct stat st;
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -707,7 +702,7 @@ walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid,
       if (next < 0)
         return ar_err (err, e, "%s/%s%s", shown, buf,
                        nofollow && (e == ELOOP || e == ENOTDIR) ? ": not a folder (a symlink there is never followed)"
-                                                                 : "");
+                                                                : "");
       fd = next;
       *slash = '/';
     }
@@ -813,7 +808,8 @@ state_binds (struct ar_sandbox *sb, ar_error **err)
         return ar_err (err, 0, "agent state: %s: a file with other names (hard links), not bound", p);
       o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
       o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = xasprintf ("%s/%s", o->home, rel),
-                                                       .src = ar_steal_ptr (p), .writable = true };
+                                                       .src = ar_steal_ptr (p),
+                                                       .writable = true };
     }
   return 0;
 }
@@ -908,7 +904,7 @@ apparmor_unconfined (void)
     {
       cleanup_close int fd = open (*p, O_RDONLY | O_CLOEXEC);
       if (fd >= 0 && read (fd, buf, sizeof buf - 1) > 0)
-        return strcmp (buf, "unconfined\n") == 0 || strcmp (buf, "unconfined") == 0;   /* else "NAME (MODE)" */
+        return strcmp (buf, "unconfined\n") == 0 || strcmp (buf, "unconfined") == 0; /* else "NAME (MODE)" */
     }
   return true;
 }
@@ -918,21 +914,24 @@ ar_sandbox_check_userns (ar_error **err)
 {
   long v;
   if (read_sysctl ("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0)
-    return ar_err (err, 0, "user namespace step: user namespaces are disabled on this host "
+    return ar_err (err, 0,
+                   "user namespace step: user namespaces are disabled on this host "
                    "(user.max_user_namespaces = 0); allow them with: sysctl -w user.max_user_namespaces=15000");
   if (geteuid () == 0)
-    return 0;   /* the two policies below only restrict unprivileged callers */
+    return 0; /* the two policies below only restrict unprivileged callers */
   if (read_sysctl ("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 && v == 0)
-    return ar_err (err, 0, "user namespace step: unprivileged user namespaces are disabled "
-                   "(kernel.unprivileged_userns_clone = 0); allow them with: sysctl -w kernel.unprivileged_userns_clone=1, "
+    return ar_err (err, 0,
+                   "user namespace step: unprivileged user namespaces are disabled "
+                   "(kernel.unprivileged_userns_clone = 0); allow them with: sysctl -w "
+                   "kernel.unprivileged_userns_clone=1, "
                    "or run agentrun through sudo");
   /* Under a profile (ours, loaded) the kernel asks that profile instead. */
-  if ((read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1
-       && apparmor_unconfined ())
+  if ((read_sysctl ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1 && apparmor_unconfined ())
       || ar_fault_fails ("sandbox-apparmor-userns"))
-    return ar_err (err, 0, "user namespace step: AppArmor restricts unprivileged user namespaces "
-                   "(kernel.apparmor_restrict_unprivileged_userns = 1) and agentrun runs without its profile "
-                   AR_APPARMOR_PROFILE "; load it with: apparmor_parser -r " AR_APPARMOR_PROFILE
+    return ar_err (err, 0,
+                   "user namespace step: AppArmor restricts unprivileged user namespaces "
+                   "(kernel.apparmor_restrict_unprivileged_userns = 1) and agentrun runs without its "
+                   "profile " AR_APPARMOR_PROFILE "; load it with: apparmor_parser -r " AR_APPARMOR_PROFILE
                    " (the package and make install put it there), or run agentrun through sudo");
   return 0;
 }
@@ -1023,15 +1022,14 @@ mk_cursor_set (struct mk_cursor *cur, const char *path, int dfd)
     return;
   int fd = fcntl (dfd, F_DUPFD_CLOEXEC, 3);
   if (fd < 0)
-    return;   /* only a shortcut */
+    return; /* only a shortcut */
   mk_cursor_free (cur);
   cur->dir = xasprintf ("%.*s", (int) n, path);
   cur->fd = fd;
 }
 
 static int
-mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid,
-           ar_error **err)
+mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
 {
   size_t n = cur->dir ? strlen (cur->dir) : 0;
   bool from_cur = n && strncmp (path, cur->dir, n) == 0 && path[n] == '/';
@@ -1113,7 +1111,8 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
     goto out;
   for (size_t i = 0; i < o->n_binds; i++)
     if (mkpath_in (rfd, &cur, o->binds[i].path, is_file_path (o->binds[i].src ? o->binds[i].src : o->binds[i].path),
-                   o->uid, o->gid, err) < 0)
+                   o->uid, o->gid, err)
+        < 0)
       goto out;
   for (size_t i = 0; i < o->n_extra; i++)
     if (mkpath_in (rfd, &cur, o->extra_dst[i], is_file_path (o->extra_src[i]), o->uid, o->gid, err) < 0)
@@ -1125,8 +1124,7 @@ out:
 }
 
 static int
-write_new_file (int dfd, const char *dir, const char *name, const char *text, size_t len, mode_t mode,
-                ar_error **err)
+write_new_file (int dfd, const char *dir, const char *name, const char *text, size_t len, mode_t mode, ar_error **err)
 {
   cleanup_close int fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0)
@@ -1140,7 +1138,7 @@ write_new_file (int dfd, const char *dir, const char *name, const char *text, si
         return ar_err (err, errno, "write %s/%s", dir, name);
       done += (size_t) w;
     }
-  if (fchmod (fd, mode) < 0)   /* not subject to the umask */
+  if (fchmod (fd, mode) < 0) /* not subject to the umask */
     return ar_err (err, errno, "chmod %s/%s", dir, name);
   return 0;
 }
@@ -1166,7 +1164,7 @@ machine_id (struct ar_agent_opts *o, int bfd, ar_error **err)
   uint8_t rnd[16];
   char text[2 * sizeof rnd + 2];
   if (stat ("/etc/machine-id", &st) < 0 || !S_ISREG (st.st_mode))
-    return 0;   /* nothing there to hide, and no mount point to bind onto */
+    return 0; /* nothing there to hide, and no mount point to bind onto */
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     return ar_err (err, errno, "getrandom");
   for (size_t i = 0; i < sizeof rnd; i++)
@@ -1241,8 +1239,7 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
   cleanup_free char *resolv = ar_agent_resolv_text (o);
   if (write_new_file (bfd, o->bundle, "hosts", hosts, strlen (hosts), 0644, err) < 0
       || write_new_file (bfd, o->bundle, "resolv.conf", resolv, strlen (resolv), 0644, err) < 0
-      || make_rootfs (sb, bfd, err) < 0
-      || write_new_file (bfd, o->bundle, "config.json", json, len, 0600, err) < 0)
+      || make_rootfs (sb, bfd, err) < 0 || write_new_file (bfd, o->bundle, "config.json", json, len, 0600, err) < 0)
     return -1;
   return 0;
 }

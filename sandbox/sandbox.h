@@ -20,14 +20,37 @@
  * AR_SB_OPT_BASE for their own. */
 enum {
   AR_SB_OPT_BASE = 1000,
-  AR_SB_WORKSPACE, AR_SB_OUT, AR_SB_RO, AR_SB_RW, AR_SB_MASK, AR_SB_ALLOW, AR_SB_NO_NETWORK,
-  AR_SB_AUDIT, AR_SB_ENV, AR_SB_MEMORY, AR_SB_PIDS, AR_SB_CPUS, AR_SB_BUNDLE,
+  AR_SB_WORKSPACE,
+  AR_SB_OUT,
+  AR_SB_RO,
+  AR_SB_RW,
+  AR_SB_MASK,
+  AR_SB_ALLOW,
+  AR_SB_NO_NETWORK,
+  AR_SB_AUDIT,
+  AR_SB_ENV,
+  AR_SB_MEMORY,
+  AR_SB_PIDS,
+  AR_SB_CPUS,
+  AR_SB_BUNDLE,
   AR_SB_UNIX_SOCKET,
-  AR_SB_ALLOW_HOME, AR_SB_ALLOW_SYSTEM_PATH, AR_SB_TMP_SIZE, AR_SB_HOME_SIZE, AR_SB_NOFILE,
-  AR_SB_NET_MAX_CONNS, AR_SB_NET_IDLE_TIMEOUT, AR_SB_SHM_SIZE, AR_SB_ALLOW_WRITE,
-  AR_SB_USER, AR_SB_HOME, AR_SB_AGENT, AR_SB_QUIET, AR_SB_CONNECT_PROXY, AR_SB_INOTIFY,
+  AR_SB_ALLOW_HOME,
+  AR_SB_ALLOW_SYSTEM_PATH,
+  AR_SB_TMP_SIZE,
+  AR_SB_HOME_SIZE,
+  AR_SB_NOFILE,
+  AR_SB_NET_MAX_CONNS,
+  AR_SB_NET_IDLE_TIMEOUT,
+  AR_SB_SHM_SIZE,
+  AR_SB_ALLOW_WRITE,
+  AR_SB_USER,
+  AR_SB_HOME,
+  AR_SB_AGENT,
+  AR_SB_QUIET,
+  AR_SB_CONNECT_PROXY,
+  AR_SB_INOTIFY,
   AR_SB_ALLOW_SYSV_IPC,
-  AR_SB_STATE,   /* profiles and presets only: "state", paths under the home kept between runs */
+  AR_SB_STATE, /* profiles and presets only: "state", paths under the home kept between runs */
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
 #define AR_SB_N_OPTS 30
@@ -40,64 +63,90 @@ extern const char ar_sandbox_opts_help[];
 
 /* A path as given, checked when every option is in (sbpaths.h). */
 enum ar_sb_note_kind { AR_NOTE_BIND, AR_NOTE_MASK, AR_NOTE_POLICY };
-struct ar_sb_note { char *opt; char *path; enum ar_sb_note_kind kind; };
+struct ar_sb_note {
+  char *opt;
+  char *path;
+  enum ar_sb_note_kind kind;
+};
 /* A --profile/--settings file as read (the bytes parsed are the bytes pinned). */
-struct ar_sb_policy { char *path; char *text; size_t len; };
+struct ar_sb_policy {
+  char *path;
+  char *text;
+  size_t len;
+};
 /* A placeholder made on the host so that a protected name cannot be created. */
-struct ar_sb_placed { char *path; dev_t dev; ino_t ino; bool dir; };
+struct ar_sb_placed {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+  bool dir;
+};
 
 struct ar_sandbox {
   struct ar_agent_opts prof;
-  char **env_args; size_t n_env_args;   /* --env as given */
-  char *bundle_out;                     /* --bundle DIR */
+  char **env_args;
+  size_t n_env_args; /* --env as given */
+  char *bundle_out; /* --bundle DIR */
   bool has_pids;
   /* read-write binds of the caller's home / of a system folder, on purpose */
   bool allow_home, allow_system_path;
-  unsigned long long net_max_conns, net_idle_timeout;   /* for the relay */
-  bool has_user; uid_t user_uid; gid_t user_gid;  /* --user UID[:GID] (root only) */
-  bool as_nobody;                       /* root without sudo nor --user: nobody */
-  bool quiet;                           /* --quiet: no notes, no blocked lines */
-  char *home_arg;                       /* --home DIR as given */
-  char **state; size_t n_state;         /* "state" of presets: paths under the home, kept */
-  char **state_of; size_t n_state_of;   /* the preset each came from ("profile": a profile's own) */
-  int preset_depth;                     /* a preset does not name another */
-  const char *preset_name;              /* the preset being loaded */
-  char **pass_env; size_t n_pass_env;   /* --env NAME: NAME=VALUE from the caller, set at exec only */
+  unsigned long long net_max_conns, net_idle_timeout; /* for the relay */
+  bool has_user;
+  uid_t user_uid;
+  gid_t user_gid; /* --user UID[:GID] (root only) */
+  bool as_nobody; /* root without sudo nor --user: nobody */
+  bool quiet; /* --quiet: no notes, no blocked lines */
+  char *home_arg; /* --home DIR as given */
+  char **state;
+  size_t n_state; /* "state" of presets: paths under the home, kept */
+  char **state_of;
+  size_t n_state_of; /* the preset each came from ("profile": a profile's own) */
+  int preset_depth; /* a preset does not name another */
+  const char *preset_name; /* the preset being loaded */
+  char **pass_env;
+  size_t n_pass_env; /* --env NAME: NAME=VALUE from the caller, set at exec only */
   /* rootfs symlinks standing for host ones (merged-/usr: /bin -> usr/bin) */
-  char **link_name; char **link_target; size_t n_links;
+  char **link_name;
+  char **link_target;
+  size_t n_links;
   /* run time */
-  char *id;                             /* sandbox-<random> */
-  char *tmpdir;                         /* the private folder holding everything */
-  char *state_root;                     /* no --root nor XDG_RUNTIME_DIR: <tmpdir>/state */
+  char *id; /* sandbox-<random> */
+  char *tmpdir; /* the private folder holding everything */
+  char *state_root; /* no --root nor XDG_RUNTIME_DIR: <tmpdir>/state */
   pid_t relay_pid;
-  int stdout_fd;                        /* >= 0: the container's stdout goes there (check) */
-  int stdin_fd;                         /* >= 0: the container's stdin comes from there */
-  bool no_terminal;                     /* never a pty, even when stdin is a terminal (check) */
-  int tty;                              /* 1: a pty (-t), -1: none (--no-tty), 0: when stdin and
+  int stdout_fd; /* >= 0: the container's stdout goes there (check) */
+  int stdin_fd; /* >= 0: the container's stdin comes from there */
+  bool no_terminal; /* never a pty, even when stdin is a terminal (check) */
+  int tty; /* 1: a pty (-t), -1: none (--no-tty), 0: when stdin and
                                            stdout are both terminals */
-  bool runtime_validates;               /* the bundle goes straight to the runtime, which parses
+  bool runtime_validates; /* the bundle goes straight to the runtime, which parses
                                            and validates it: no need to do it twice */
-  bool ask;                             /* --ask: new names are asked about (asker.h) */
-  char *save_profile;                   /* --save-profile FILE: where `always` answers go */
+  bool ask; /* --ask: new names are asked about (asker.h) */
+  char *save_profile; /* --save-profile FILE: where `always` answers go */
   struct ar_asker asker;
   /* check: the runtime binary, copied into the bundle and bound read-only
    * at AR_PROBE_BIN. A copy, because the original may sit under folders the
    * sandbox's uid cannot walk (a 0700 home or build folder). */
   char *probe_src;
   /* paths the agent can plant (sbpaths.h) */
-  struct ar_sb_note *notes; size_t n_notes;
-  struct ar_sb_policy *policies; size_t n_policies;
-  char **allow_write; size_t n_allow_write;      /* --allow-write: protected names lifted */
-  struct ar_sb_placed *placed; size_t n_placed;
+  struct ar_sb_note *notes;
+  size_t n_notes;
+  struct ar_sb_policy *policies;
+  size_t n_policies;
+  char **allow_write;
+  size_t n_allow_write; /* --allow-write: protected names lifted */
+  struct ar_sb_placed *placed;
+  size_t n_placed;
   /* a shared flock on each protected name bound (and each placeholder)
    * while the run lasts: another run's cleanup removes a placeholder only
    * under an exclusive one, so never one this run has bound */
-  int *held; size_t n_held;
-  char *new_git;                                 /* WS/.git when it did not exist before the run */
-  int audit_fd;                                  /* --audit, opened once by the invoking user */
-  bool bundle_only;                              /* spec --agent, sandbox --bundle: no run, so no
+  int *held;
+  size_t n_held;
+  char *new_git; /* WS/.git when it did not exist before the run */
+  int audit_fd; /* --audit, opened once by the invoking user */
+  bool bundle_only; /* spec --agent, sandbox --bundle: no run, so no
                                                     placeholders (nobody would remove them) */
-  size_t n_unplaced;                             /* protected names left out for that */
+  size_t n_unplaced; /* protected names left out for that */
 };
 
 /* The commands that take the sandbox options (sandbox, check, spec --agent)
@@ -106,11 +155,12 @@ struct ar_sandbox {
  * are handled here, others (below AR_SBC_PROFILE) go to own_opt. */
 enum { AR_SBC_HELP = 1, AR_SBC_PROFILE = 50, AR_SBC_SETTINGS, AR_SBC_ASK, AR_SBC_SAVE_PROFILE };
 struct ar_sb_cmd {
-  const struct ar_opt *own; size_t n_own;
+  const struct ar_opt *own;
+  size_t n_own;
   void (*usage) (FILE *);
   int (*own_opt) (void *data, int id, const char *arg, ar_error **err);
   void *data;
-  int drop_id;   /* a sandbox option the command does not take (check: AR_SB_BUNDLE) */
+  int drop_id; /* a sandbox option the command does not take (check: AR_SB_BUNDLE) */
 };
 /* 0 with *first_arg the first argument after the options, 1 when --help
  * was answered, -1 when an error was logged. */

@@ -33,13 +33,31 @@
 
 /* Names under each writable folder that the person's own tools run or
  * obey. dir: a folder (its placeholder is a folder). */
-static const struct { const char *name; bool dir; } protected_names[] = {
-  { ".git/config", false }, { ".git/hooks", true }, { ".gitmodules", false }, { ".gitconfig", false },
-  { ".bashrc", false }, { ".bash_profile", false }, { ".profile", false }, { ".bash_logout", false },
-  { ".zshrc", false }, { ".zprofile", false }, { ".zshenv", false }, { ".envrc", false },
-  { ".vscode", true }, { ".idea", true }, { ".mcp.json", false }, { ".ripgreprc", false },
-  { ".claude/commands", true }, { ".claude/agents", true }, { ".claude/hooks", true },
-  { ".claude/settings.json", false }, { ".claude/settings.local.json", false },
+static const struct {
+  const char *name;
+  bool dir;
+} protected_names[] = {
+  { ".git/config", false },
+  { ".git/hooks", true },
+  { ".gitmodules", false },
+  { ".gitconfig", false },
+  { ".bashrc", false },
+  { ".bash_profile", false },
+  { ".profile", false },
+  { ".bash_logout", false },
+  { ".zshrc", false },
+  { ".zprofile", false },
+  { ".zshenv", false },
+  { ".envrc", false },
+  { ".vscode", true },
+  { ".idea", true },
+  { ".mcp.json", false },
+  { ".ripgreprc", false },
+  { ".claude/commands", true },
+  { ".claude/agents", true },
+  { ".claude/hooks", true },
+  { ".claude/settings.json", false },
+  { ".claude/settings.local.json", false },
 };
 
 /* ---- who, and as whom ---- */
@@ -91,10 +109,9 @@ void
 ar_sbpaths_note (struct ar_sandbox *sb, const char *opt, const char *given, enum ar_sb_note_kind kind)
 {
   char cwd[PATH_MAX];
-  char *abs = given[0] == '/' ? xstrdup (given)
-              : getcwd (cwd, sizeof cwd) ? xasprintf ("%s/%s", cwd, given) : NULL;
+  char *abs = given[0] == '/' ? xstrdup (given) : getcwd (cwd, sizeof cwd) ? xasprintf ("%s/%s", cwd, given) : NULL;
   if (!abs)
-    return;   /* the option itself fails on the same missing cwd */
+    return; /* the option itself fails on the same missing cwd */
   sb->notes = xrealloc (sb->notes, (sb->n_notes + 1) * sizeof *sb->notes);
   sb->notes[sb->n_notes++] = (struct ar_sb_note){ .opt = xstrdup (opt), .path = abs, .kind = kind };
 }
@@ -192,7 +209,7 @@ ar_sbpaths_walk (const struct ar_devino *w, size_t n, const char *path, bool *in
 
 struct wset {
   struct ar_devino *id;
-  const char **path;      /* resolved, for messages and the protected names */
+  const char **path; /* resolved, for messages and the protected names */
   size_t n;
 };
 
@@ -265,7 +282,7 @@ static bool
 is_bind (const struct ar_agent_opts *o, const char *path)
 {
   if (strcmp (path, o->workspace) == 0 || (o->out && strcmp (path, o->out) == 0))
-    return true;   /* (a read-only workspace is a bind too) */
+    return true; /* (a read-only workspace is a bind too) */
   for (size_t i = 0; i < o->n_binds; i++)
     if (strcmp (o->binds[i].path, path) == 0)
       return true;
@@ -302,8 +319,10 @@ static int
 pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_error **err)
 {
   if (!under (path, root))
-    return ar_err (err, 0, "mask %s: reached through the writable folder %s by another path; cannot pin the "
-                   "folders above it (name it beneath %s)", path, root, root);
+    return ar_err (err, 0,
+                   "mask %s: reached through the writable folder %s by another path; cannot pin the "
+                   "folders above it (name it beneath %s)",
+                   path, root, root);
   if (!path[strlen (root)])
     return 0;
   cleanup_free char *p = xstrdup (path);
@@ -324,13 +343,17 @@ check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note
   size_t which = 0;
   int fd = ar_sbpaths_walk (w->id, w->n, nt->path, &inside, &which);
   if (fd < 0 && errno == ELOOP && inside)
-    return ar_err (err, 0, "%s %s: a symlink (or \"..\") inside the writable folder %s, which an earlier run could "
-                   "have planted, so it is not followed; name the real path", nt->opt, nt->path, w->path[which]);
+    return ar_err (err, 0,
+                   "%s %s: a symlink (or \"..\") inside the writable folder %s, which an earlier run could "
+                   "have planted, so it is not followed; name the real path",
+                   nt->opt, nt->path, w->path[which]);
   if (fd < 0 && nt->kind == AR_NOTE_MASK && inside)
-    return ar_err (err, errno, "%s %s: missing inside the writable folder %s (renamed by an earlier run?); "
-                   "a mask there fails closed: restore it, or drop the mask", nt->opt, nt->path, w->path[which]);
+    return ar_err (err, errno,
+                   "%s %s: missing inside the writable folder %s (renamed by an earlier run?); "
+                   "a mask there fails closed: restore it, or drop the mask",
+                   nt->opt, nt->path, w->path[which]);
   if (fd < 0)
-    return 0;   /* outside: the option itself said what it found */
+    return 0; /* outside: the option itself said what it found */
   char real[PATH_MAX];
   int r = fd_path (fd, real, sizeof real);
   close (fd);
@@ -370,7 +393,8 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar
   if (sb->bundle_only || (!S_ISREG (st->st_mode) && !S_ISDIR (st->st_mode)))
     return fd >= 0 ? close (fd), 0 : 0;
   if (fd < 0)
-    fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (S_ISDIR (st->st_mode) ? O_DIRECTORY : 0));
+    fd = open (path,
+               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (S_ISDIR (st->st_mode) ? O_DIRECTORY : 0));
   if (fd < 0)
     return errno == ENOENT ? 1 : 0;
   int r, tries = 0;
@@ -517,8 +541,10 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
             return r < 0 ? -1 : 0;
         }
       else if (S_ISLNK (st.st_mode))
-        return ar_err (err, 0, "%s: a symlink in a writable folder, which the host's tools would follow and the "
-                       "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s", path, path);
+        return ar_err (err, 0,
+                       "%s: a symlink in a writable folder, which the host's tools would follow and the "
+                       "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s",
+                       path, path);
       else if ((r = hold (sb, path, &st, -1, err)) != 0)
         {
           if (r < 0)
@@ -526,7 +552,7 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
           continue;
         }
       else if (marked (&st) && !sb->bundle_only)
-        add_placed (sb, path, &st);   /* another run's: the last one out removes it */
+        add_placed (sb, path, &st); /* another run's: the last one out removes it */
       add_bind_of (&sb->prof, path, writable);
       return 0;
     }
@@ -546,7 +572,7 @@ lifted_below (const struct ar_sandbox *sb, const char *path)
 static int
 protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
 {
-  cleanup_free char *whole = NULL;   /* a missing parent made read-only as a whole */
+  cleanup_free char *whole = NULL; /* a missing parent made read-only as a whole */
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     {
       const char *name = protected_names[i].name, *slash = strchr (name, '/');
@@ -811,8 +837,10 @@ protect_policies (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
         return ar_err (err, 0, "policy file %s: no trust store (the invoking user has no home)", p->path);
       size_t sw;
       if (in_writable (w, store, &sw))
-        return ar_err (err, 0, "trust store %s lies in the writable folder %s: the sandbox could approve its own "
-                       "policy; set XDG_CONFIG_HOME outside it", store, w->path[sw]);
+        return ar_err (err, 0,
+                       "trust store %s lies in the writable folder %s: the sandbox could approve its own "
+                       "policy; set XDG_CONFIG_HOME outside it",
+                       store, w->path[sw]);
       if (ar_trust_check (store, p->path, p->text, p->len, uid, gid, err) < 0)
         return -1;
       if (protect (sb, p->path, false, false, err) < 0)
@@ -891,10 +919,12 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
   remark_folders (sb);
   if (sb->n_unplaced)
     ar_warn ("%zu protected names (.bashrc, .envrc, .vscode, ...) do not exist in the writable folders, and this "
-             "bundle cannot hold them read-only (agentrun sandbox makes placeholders for its run)", sb->n_unplaced);
+             "bundle cannot hold them read-only (agentrun sandbox makes placeholders for its run)",
+             sb->n_unplaced);
   if (o->audit && in_writable (&w, o->audit, &which))
     {
-      ar_err (err, 0, "--audit %s: inside the writable folder %s, where the sandbox could replace it (a "
+      ar_err (err, 0,
+              "--audit %s: inside the writable folder %s, where the sandbox could replace it (a "
               "symlink) before the next run; put the log outside every folder the sandbox writes",
               o->audit, w.path[which]);
       goto out;
@@ -940,8 +970,7 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   cleanup_free char *git = xasprintf ("%s/.git", o->workspace);
   cleanup_free char *dst = xasprintf ("%s/info/exclude", git);
   cleanup_free char *info = xasprintf ("%s/info", git);
-  if (lstat (git, &st) < 0 || !S_ISDIR (st.st_mode) || lifted (sb, dst) || lstat (info, &st) < 0
-      || !S_ISDIR (st.st_mode))
+  if (lstat (git, &st) < 0 || !S_ISDIR (st.st_mode) || lifted (sb, dst) || lstat (info, &st) < 0 || !S_ISDIR (st.st_mode))
     return 0;
   /* the repository's own excludes first, then our names */
   cleanup_free char *text = NULL;
@@ -963,8 +992,7 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     if (strncmp (protected_names[i].name, ".git/", 5))
       len += (size_t) snprintf (text + len, cap - len, "/%s\n", protected_names[i].name);
-  cleanup_close int fd = openat (bundle_fd, "git-exclude", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                 0644);
+  cleanup_close int fd = openat (bundle_fd, "git-exclude", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 || write (fd, text, len) != (ssize_t) len || fchmod (fd, 0644) < 0)
     return ar_err (err, errno, "create %s/git-exclude", bundle);
   o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
@@ -994,9 +1022,8 @@ still_ours (const struct ar_sb_placed *p, int *waits)
     r = 0;
   /* a file as made, untouched; a folder's time changes with what is made
    * in it (our own placeholders too), and rmdir takes only an empty one */
-  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino
-      || (!p->dir && !marked (&st)) || lstat (p->path, &now) < 0
-      || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st))
+      || lstat (p->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
     {
       close (fd);
       return -1;
@@ -1028,7 +1055,8 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
   struct stat st;
   if (sb->new_git && !sb->bundle_only && lstat (sb->new_git, &st) == 0)
     ar_warn ("sandbox: the run created %s: its config and hooks were written by the command; review them "
-             "before running git there on the host", sb->new_git);
+             "before running git there on the host",
+             sb->new_git);
   free (sb->new_git);
   sb->new_git = NULL;
 }

@@ -51,7 +51,11 @@ void ar_sbpaths_invoker (uid_t *uid, gid_t *gid, char **home);
 
 /* Run file-system calls as uid/gid (setfsuid) while root, so that what is
  * created belongs to that user and what that user may not write is refused. */
-struct ar_fsid { uid_t uid; gid_t gid; bool on; };
+struct ar_fsid {
+  uid_t uid;
+  gid_t gid;
+  bool on;
+};
 void ar_fsid_enter (struct ar_fsid *s, uid_t uid, gid_t gid);
 void ar_fsid_leave (struct ar_fsid *s);
 
@@ -59,6 +63,9 @@ void ar_fsid_leave (struct ar_fsid *s);
  * one of the folders (dev, ino) of w[0..n). Returns an O_PATH fd, or -1 with
  * errno: ELOOP for such a symlink (or ".." there). *inside says whether the
  * point reached lies inside one of them (also on failure), *which which. */
-struct ar_devino { dev_t dev; ino_t ino; };
+struct ar_devino {
+  dev_t dev;
+  ino_t ino;
+};
 
 #endif

@@ -25,8 +25,8 @@ struct sctx {
 static void
 unmapped (struct sctx *s, const char *what, const char *why)
 {
-  ar_warn ("%s: %s%s%s%s: not mapped: %s", s->c.label, s->c.path, what ? " \"" : "", what ? what : "",
-           what ? "\"" : "", why);
+  ar_warn ("%s: %s%s%s%s: not mapped: %s", s->c.label, s->c.path, what ? " \"" : "", what ? what : "", what ? "\"" : "",
+           why);
 }
 
 static bool
@@ -138,8 +138,8 @@ deny_fixed (struct sctx *s, const char *v, const char *q, char *cwd)
   const char *fixed[] = { workspace_of (o, cwd), o->out };
   for (size_t i = 0; i < ARRAY_SIZE (fixed); i++)
     if (fixed[i] && under (fixed[i], q))
-      return ar_jerr (&s->c, "\"%s\": the sandbox writes %s (%s); drop the deny or choose another folder", v,
-                      fixed[i], i == 0 ? "the workspace" : "--out");
+      return ar_jerr (&s->c, "\"%s\": the sandbox writes %s (%s); drop the deny or choose another folder", v, fixed[i],
+                      i == 0 ? "the workspace" : "--out");
   return 0;
 }
 
@@ -170,8 +170,10 @@ deny_write (struct sctx *s, const char *v)
       if (strcmp (b->path, q) == 0)
         b->writable = false, turned = true;
       else if (under (b->path, q))
-        return ar_jerr (&s->c, "\"%s\": the writable %s lies inside it; the deny would not hold there (drop "
-                               "that folder or this deny)", v, b->path);
+        return ar_jerr (&s->c,
+                        "\"%s\": the writable %s lies inside it; the deny would not hold there (drop "
+                        "that folder or this deny)",
+                        v, b->path);
       else if (under (q, b->path))
         inside = true;
     }
@@ -211,9 +213,10 @@ filesystem (struct sctx *s, yajl_val fs)
       size_t old = ar_jpath_key (&s->c, k);
       if (is_deny (k))
         return ar_jerr (&s->c, "unknown deny setting: agentrun cannot enforce it");
-      unmapped (s, NULL, strcmp (k, "allowRead") == 0 ? "denyRead paths stay hidden whole (stricter)"
-                         : strcmp (k, "allowManagedReadPathsOnly") == 0 ? "a managed-settings switch"
-                                                                         : "unknown setting");
+      unmapped (s, NULL,
+                strcmp (k, "allowRead") == 0                   ? "denyRead paths stay hidden whole (stricter)"
+                : strcmp (k, "allowManagedReadPathsOnly") == 0 ? "a managed-settings switch"
+                                                               : "unknown setting");
       ar_jpath_pop (&s->c, old);
     }
   return 0;
@@ -280,8 +283,7 @@ denied_domain (struct sctx *s, const char *v)
   o->deny[o->n_deny++] = xstrdup (v);
   o->deny[o->n_deny] = NULL;
   if (!hit)
-    ar_debug ("%s: %s \"%s\": no allowed endpoint matched; kept for names a wildcard allows", s->c.label,
-              s->c.path, v);
+    ar_debug ("%s: %s \"%s\": no allowed endpoint matched; kept for names a wildcard allows", s->c.label, s->c.path, v);
   return 0;
 }
 
@@ -311,8 +313,7 @@ network (struct sctx *s, yajl_val net)
     {
       const char *k = net->u.object.keys[i];
       yajl_val v = net->u.object.values[i];
-      if (strcmp (k, "allowedDomains") == 0 || strcmp (k, "deniedDomains") == 0
-          || strcmp (k, "allowUnixSockets") == 0)
+      if (strcmp (k, "allowedDomains") == 0 || strcmp (k, "deniedDomains") == 0 || strcmp (k, "allowUnixSockets") == 0)
         continue;
       size_t old = ar_jpath_key (&s->c, k);
       if (is_deny (k))
@@ -330,9 +331,15 @@ network (struct sctx *s, yajl_val net)
 static int
 section_key (struct sctx *s, const char *k, yajl_val v)
 {
-  static const char *const ui[] = { "autoAllowBashIfSandboxed", "allowUnsandboxedCommands", "excludedCommands",
-                                    "ignoreViolations", "enableWeakerNestedSandbox", "enableWeakerNetworkIsolation",
-                                    "mandatoryDenySearchDepth", "ripgrep", NULL };
+  static const char *const ui[] = { "autoAllowBashIfSandboxed",
+                                    "allowUnsandboxedCommands",
+                                    "excludedCommands",
+                                    "ignoreViolations",
+                                    "enableWeakerNestedSandbox",
+                                    "enableWeakerNetworkIsolation",
+                                    "mandatoryDenySearchDepth",
+                                    "ripgrep",
+                                    NULL };
   if (strcmp (k, "failIfUnavailable") == 0)
     {
       ar_debug ("%s: %s: agentrun always fails closed", s->c.label, s->c.path);
@@ -408,7 +415,7 @@ ar_settings_load (struct ar_sandbox *sb, const char *path, ar_error **err)
     }
   else if (yajl_tree_get (root, (const char *[]){ "filesystem", NULL }, yajl_t_any)
            || yajl_tree_get (root, (const char *[]){ "network", NULL }, yajl_t_any))
-    sec = root;   /* sandbox-runtime's own file */
+    sec = root; /* sandbox-runtime's own file */
   else
     {
       ar_jerr (&s.c, "neither a \"sandbox\" section (Claude Code) nor \"filesystem\"/\"network\" (sandbox-runtime)");

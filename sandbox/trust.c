@@ -96,8 +96,7 @@ ar_trust_read (const char *store, const char *path, char **text, size_t *len)
 }
 
 int
-ar_trust_approve (const char *store, const char *path, const char *text, size_t len, uid_t uid, gid_t gid,
-                  ar_error **err)
+ar_trust_approve (const char *store, const char *path, const char *text, size_t len, uid_t uid, gid_t gid, ar_error **err)
 {
   struct ar_fsid fs;
   cleanup_free char *entry = ar_trust_entry (store, path, "");
@@ -105,14 +104,15 @@ ar_trust_approve (const char *store, const char *path, const char *text, size_t 
   cleanup_free char *line = xasprintf ("%s\n", path);
   ar_fsid_enter (&fs, uid, gid);
   int r = mkdirs (store, err) < 0 || write_file (entry, text, len, err) < 0
-          || write_file (name, line, strlen (line), err) < 0 ? -1 : 0;
+                  || write_file (name, line, strlen (line), err) < 0
+              ? -1
+              : 0;
   ar_fsid_leave (&fs);
   return r;
 }
 
 int
-ar_trust_check (const char *store, const char *path, const char *text, size_t len, uid_t uid, gid_t gid,
-                ar_error **err)
+ar_trust_check (const char *store, const char *path, const char *text, size_t len, uid_t uid, gid_t gid, ar_error **err)
 {
   char *old;
   size_t olen;
@@ -125,14 +125,18 @@ ar_trust_check (const char *store, const char *path, const char *text, size_t le
     return ar_err (err, e, "trust store: read the entry of %s", path);
   if (r < 0)
     {
-      ar_log (AR_LOG_INFO, "policy file %s lies in a folder the sandbox can write: its content is trusted on "
-              "this first use and pinned (%s)", path, store);
+      ar_log (AR_LOG_INFO,
+              "policy file %s lies in a folder the sandbox can write: its content is trusted on "
+              "this first use and pinned (%s)",
+              path, store);
       return ar_trust_approve (store, path, text, len, uid, gid, err);
     }
   bool same = olen == len && memcmp (old, text, len) == 0;
   free (old);
   if (!same)
-    return ar_err (err, 0, "policy file %s changed since it was trusted (a sandbox can write where it lies, so a "
-                   "run may have rewritten it); review and approve the change with: agentrun trust %s", path, path);
+    return ar_err (err, 0,
+                   "policy file %s changed since it was trusted (a sandbox can write where it lies, so a "
+                   "run may have rewritten it); review and approve the change with: agentrun trust %s",
+                   path, path);
   return 0;
 }
