@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
+#include "size.h"
 #include "spec.h"
 #include "state.h"
 #include "strio.h"
@@ -67,43 +68,18 @@ update_usage (void)
   return 0;
 }
 
-/* "512m", "1G", "-1", "1048576": binary multiples, as runc's RAMInBytes. */
+/* "512m", "1G", "-1", "1048576": binary multiples, as runc's RAMInBytes;
+ * -1 ("no limit") takes no suffix. */
 static int
 parse_bytes (const char *opt, const char *s, int64_t *out, ar_error **err)
 {
-  char *end;
-  errno = 0;
-  long long v = strtoll (s, &end, 10);
-  if (end == s || errno)
-    return ar_err (err, 0, "--%s: \"%s\" is not a size", opt, s);
-  int shift = 0;
-  switch (tolower ((unsigned char) *end))
+  if (strcmp (s, "-1") == 0)
     {
-    case 'k':
-      shift = 10;
-      end++;
-      break;
-    case 'm':
-      shift = 20;
-      end++;
-      break;
-    case 'g':
-      shift = 30;
-      end++;
-      break;
-    case 't':
-      shift = 40;
-      end++;
-      break;
+      *out = -1;
+      return 0;
     }
-  if (shift && tolower ((unsigned char) *end) == 'i')
-    end++;
-  if (tolower ((unsigned char) *end) == 'b')
-    end++;
-  if (*end || (v < 0 && (v != -1 || shift)) || (shift && v > (INT64_MAX >> shift)))
+  if (ar_parse_size (s, out) != AR_SIZE_OK)
     return ar_err (err, 0, "--%s: \"%s\" is not a size", opt, s);
-  /* -1 ("no limit") takes no suffix; shifting a negative value is undefined */
-  *out = v < 0 ? v : (int64_t) ((uint64_t) v << shift);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "agent.h"
 #include "generate.h"
 #include "hostname.h"
+#include "size.h"
 #include "jsongen.h"
 #include "model.h"
 #include "util.h"
@@ -109,36 +110,18 @@ ar_agent_parse_size (const char *arg, int64_t *out, ar_error **err)
 int
 ar_agent_parse_size_for (const char *opt, const char *arg, int64_t min, int64_t *out, ar_error **err)
 {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull (arg, &end, 10);
-  int shift = 0;
-  if (errno || end == arg || arg[0] == '-')
-    return ar_err (err, 0, "%s %s: not a size (e.g. 512m, 2g)", opt, arg);
-  switch (tolower ((unsigned char) *end))
+  int64_t v;
+  switch (ar_parse_size (arg, &v))
     {
-    case 'k':
-      shift = 10;
-      end++;
-      break;
-    case 'm':
-      shift = 20;
-      end++;
-      break;
-    case 'g':
-      shift = 30;
-      end++;
-      break;
-    case '\0': break;
-    default: return ar_err (err, 0, "%s %s: unknown suffix (k, m or g)", opt, arg);
+    case AR_SIZE_OK: break;
+    case AR_SIZE_SUFFIX: return ar_err (err, 0, "%s %s: unknown suffix (k, m, g or t)", opt, arg);
+    default: return ar_err (err, 0, "%s %s: not a size (e.g. 512m, 2g)", opt, arg);
     }
-  if (*end == 'b' || *end == 'B')
-    end++;
-  if (*end || v == 0 || v > (unsigned long long) (INT64_MAX >> shift))
+  if (v == 0)
     return ar_err (err, 0, "%s %s: not a size (e.g. 512m, 2g)", opt, arg);
-  if ((int64_t) (v << shift) < min)
+  if (v < min)
     return ar_err (err, 0, "%s %s: below %lldk, too small to use", opt, arg, (long long) (min >> 10));
-  *out = (int64_t) (v << shift);
+  *out = v;
   return 0;
 }
 

@@ -55,7 +55,12 @@ test_sizes (void)
   size_bad ("", "not a size");
   size_bad ("-1m", "not a size");
   size_bad ("0", "not a size");
-  size_bad ("12t", "unknown suffix");
+  size_bad ("12x", "unknown suffix");
+  size_ok ("2t", 2LL << 40);
+  size_ok ("1GiB", 1LL << 30);
+  size_bad ("+1m", "not a size");
+  size_bad (" 1m", "not a size");
+  size_bad ("1m!", "not a size");
   size_bad ("1mm", "not a size");
   size_bad ("8589934592g", "not a size"); /* overflows int64 */
   size_bad ("4095k", "too small");
