@@ -693,7 +693,7 @@ walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid,
   for (char *c = buf, *slash; (slash = strchr (c, '/')); c = slash + 1)
     {
       *slash = '\0';
-      int next = *c ? openat (fd, c, flags) : dup (fd);
+      int next = *c ? openat (fd, c, flags) : fcntl (fd, F_DUPFD_CLOEXEC, 0);
       if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0
           && (geteuid () != 0 || fchownat (fd, c, uid, gid, AT_SYMLINK_NOFOLLOW) == 0))
         next = openat (fd, c, flags);
