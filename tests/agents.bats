@@ -8,14 +8,15 @@
 # back in the agent's final answer. Each agent runs non-interactively as root
 # (the agent runs as nobody), as the plain user agentrun-test through su (no
 # XDG_RUNTIME_DIR, no --root) and through sudo for agentrun-test; the TUIs of
-# Claude Code and Codex run under tmux, with a key, Ctrl-Z and fg, as root and
-# as agentrun-test.
+# Claude Code and Codex run under tmux, with a key, Ctrl-Z and fg, the same
+# three ways.
 
 load helpers
 
-USER_NAME=agentrun-test
 NPM_CACHE=${AGENTRUN_NPM_CACHE:-/var/cache/agentrun-tests/npm-agents}
 NPM_BIN=$NPM_CACHE/node_modules/.bin
+# agentrun_as (helpers): the agents' PATH
+AS_PATH=$NPM_BIN:/usr/bin:/bin
 # what the model asks the agent's shell tool to run
 TOOL_CMD='echo from-the-agent >written-by-agent; cat ~/.ssh/id_rsa 2>&1 | head -1; getent hosts example.com || echo example-refused'
 
@@ -77,41 +78,8 @@ teardown() {
   cleanup_containers
 }
 
-# The rest of the test runs agentrun as the plain user agentrun-test.
-as_plain_user() {
-  id "$USER_NAME" >/dev/null 2>&1 || skip "user $USER_NAME missing (.ci/run creates it)"
-  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
-  chown -R "$USER_NAME:" "$WS" "$FHOME"
-  AS=user WHO_UID=$(id -u "$USER_NAME")
-}
-
-# The rest of the test runs agentrun as root through sudo for agentrun-test.
-as_sudo_user() {
-  as_plain_user
-  AS=sudo
-}
-
 need_agent() {
   "$NPM_BIN/$1" --version >/dev/null 2>&1 || skip "$1 from npm does not run here"
-}
-
-# AR: the command that starts agentrun as $AS, in the environment a person
-# has: root without sudo (a state root of the test's); agentrun-test through
-# su as a login without pam_systemd has it (no XDG_RUNTIME_DIR, no --root;
-# su resets HOME, so the environment is set after it); or root as sudo
-# leaves it for agentrun-test (SUDO_UID, no XDG_RUNTIME_DIR, no --root).
-agentrun_as() {
-  local envs=(HOME="$FHOME" PATH="$NPM_BIN:/usr/bin:/bin" "$@")
-  if [ "$AS" = user ] && [ -n "${IN_USER_SHELL:-}" ]; then
-    AR=(env -u XDG_RUNTIME_DIR "${envs[@]}" "$(public_bin)/agentrun")
-  elif [ "$AS" = user ]; then
-    AR=(env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'exec "$@"' -- "$USER_NAME" sh env "${envs[@]}" "$(public_bin)/agentrun")
-  elif [ "$AS" = sudo ]; then
-    AR=(env -u XDG_RUNTIME_DIR SUDO_UID="$WHO_UID" SUDO_GID="$WHO_UID" XDG_CONFIG_HOME="$T/config"
-        XDG_DATA_HOME="$T/data" "${envs[@]}" "$AGENTRUN")
-  else
-    AR=(env -u SUDO_UID -u SUDO_GID "${envs[@]}" "$AGENTRUN" --root "$ROOT")
-  fi
 }
 
 # Where a preset NAME keeps its state: agentrun's own folder of the invoking
@@ -276,10 +244,8 @@ gemini_p() {
 # reaches anything): tui_start NAME, screen NAME, keys NAME KEYS...,
 # wait_for_screen NAME REGEX.
 tui_start() {
-  local sh="bash --norc -i"
-  [ "$AS" != user ] || sh="env -u XDG_RUNTIME_DIR su -s /bin/bash -- $USER_NAME --norc -i"
-  # HISTFILE empty: the shell keeps no history in root's or the user's home
-  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' HISTFILE= $sh"
+  # user_shell (helpers) keeps no history in root's or the user's home
+  tmux -S "$T/tmux.sock" new-session -d -s "$1" -x 120 -y 40 "env PS1='SHELL-PROMPT\$ ' $(user_shell)"
   keys "$1" "$T/run.sh; echo EXITED=\$?" Enter
 }
 screen() { tmux -S "$T/tmux.sock" capture-pane -p -t "$1"; }
@@ -316,7 +282,7 @@ stop_and_resume() {
 # (the npm install and the CA bound in, the model's names on the fake API,
 # the key).
 write_tui_script() {
-  local agent=$1 ar opts=() plumbing IN_USER_SHELL=1
+  local agent=$1 ar opts=() plumbing USER_VIA=shell
   shift
   while [ "$1" != -- ]; do opts+=("$1"); shift; done
   case $agent in
@@ -358,6 +324,11 @@ claude_tui() {
 
 @test "claude's TUI as a plain user without XDG_RUNTIME_DIR" {
   as_plain_user
+  claude_tui
+}
+
+@test "claude's TUI through sudo for a plain user" {
+  as_sudo_user
   claude_tui
 }
 
@@ -407,6 +378,11 @@ claude_twice() {
   claude_twice
 }
 
+@test "claude --agent claude through sudo for a plain user: onboarding once, then straight to the prompt" {
+  as_sudo_user
+  claude_twice
+}
+
 # Codex's TUI talks to an app server it starts itself, over a Unix socket it
 # binds inside the sandbox (a provider set with -c flags would make it run
 # embedded, without the socket: the fake provider is in its config file).
@@ -448,5 +424,10 @@ codex_tui() {
 
 @test "codex's TUI as a plain user without XDG_RUNTIME_DIR" {
   as_plain_user
+  codex_tui
+}
+
+@test "codex's TUI through sudo for a plain user" {
+  as_sudo_user
   codex_tui
 }

@@ -124,6 +124,82 @@ wait_for() {
   return 1
 }
 
+# ---- as whom agentrun runs: root, a plain user, root through sudo ----
+# AS=root: root without sudo (the agent runs as nobody), with a state root of
+# the test's. AS=user: the plain user agentrun-test as a login without
+# pam_systemd leaves it (no XDG_RUNTIME_DIR, no --root; HOME and PATH set
+# after su, which resets them), by USER_VIA: su (`su USER -c`, a session of
+# its own, as cron or a script has it; the default), runuser (in the
+# caller's session, at its terminal, as a person's login shell has it) or
+# shell (the command typed at the interactive shell `su USER` gives, see
+# user_shell). AS=sudo: root as sudo leaves it for agentrun-test (SUDO_UID,
+# SUDO_GID, SUDO_USER; no XDG_RUNTIME_DIR, no --root); the sandbox runs as
+# that user. WHO_UID: the uid the command runs as. AS_PATH: the PATH given.
+USER_NAME=agentrun-test
+AS=root WHO_UID=65534
+
+need_user() {
+  id "$USER_NAME" >/dev/null 2>&1 || skip "user $USER_NAME missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+}
+
+# as_plain_user [DIR...]: the rest of the test runs agentrun as agentrun-test;
+# WS, FHOME and each DIR become that user's.
+as_plain_user() {
+  need_user
+  chown -R "$USER_NAME:" "$WS" "$FHOME" "$@"
+  AS=user WHO_UID=$(id -u "$USER_NAME")
+}
+
+# as_sudo_user [DIR...]: the same through sudo for agentrun-test.
+as_sudo_user() {
+  as_plain_user "$@"
+  AS=sudo
+}
+
+# agentrun_as [VAR=VALUE...]: AR, the command that starts agentrun as $AS,
+# with HOME the test's and the VARs in its environment.
+agentrun_as() {
+  local envs=(HOME="$FHOME" PATH="${AS_PATH:-/usr/bin:/bin}" "$@") uid
+  case $AS:${USER_VIA:-su} in
+    user:shell) AR=(env -u XDG_RUNTIME_DIR "${envs[@]}" "$(public_bin)/agentrun") ;;
+    user:runuser)
+      AR=(env -u XDG_RUNTIME_DIR runuser -u "$USER_NAME" -- env "${envs[@]}" "$(public_bin)/agentrun") ;;
+    user:*)
+      AR=(env -u XDG_RUNTIME_DIR su -s /bin/sh -c 'exec "$@"' -- "$USER_NAME" sh env "${envs[@]}" "$(public_bin)/agentrun") ;;
+    sudo:*)
+      uid=$(id -u "$USER_NAME")
+      AR=(env -u XDG_RUNTIME_DIR SUDO_UID="$uid" SUDO_GID="$(id -g "$USER_NAME")" SUDO_USER="$USER_NAME"
+          XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data" "${envs[@]}" "$AGENTRUN") ;;
+    *) AR=(env -u SUDO_UID -u SUDO_GID -u SUDO_USER "${envs[@]}" "$AGENTRUN" --root "$ROOT") ;;
+  esac
+}
+
+# sb_as OPTIONS -- CMD...: `sandbox OPTIONS -- CMD...` as $AS, from the
+# workspace.
+sb_as() {
+  agentrun_as
+  (cd "$WS" && exec "${AR[@]}" sandbox --workspace "$WS" "$@")
+}
+
+# ar_line [OPTIONS]: agentrun_as's command and `sandbox --workspace WS
+# OPTIONS`, quoted for a shell to read (script -c, a line typed in tmux).
+ar_line() {
+  agentrun_as
+  local q
+  printf -v q '%q ' "${AR[@]}" sandbox --workspace "$WS" "$@"
+  echo "${q% }"
+}
+
+# user_shell: the interactive shell a person at a terminal has as $AS (for
+# job control: su -c would run the command in a session of its own, where no
+# Ctrl-Z reaches anything), with a prompt of PS1 and no history file.
+user_shell() {
+  local sh="bash --norc --noprofile -i"
+  [ "$AS" != user ] || sh="env -u XDG_RUNTIME_DIR su -s /bin/bash -- $USER_NAME --norc --noprofile -i"
+  echo "env HISTFILE= $sh"
+}
+
 # ---- the sandbox suites (sandbox*.bats, check, landlock, profiles, unixconn) ----
 # Run as root, the agent runs as nobody; its folders are made here and given
 # to that uid, under $BATS_TEST_TMPDIR, with a fake home.
@@ -153,24 +229,59 @@ sandbox_teardown() {
 # nothing of the real one is involved.
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
-# start_cmd NAME [OPTIONS] -- CMD...: `sandbox OPTIONS -- CMD...` in the
-# background (stderr in $T/err), waiting until CMD runs: SB is agentrun's pid, ID the container, INIT its pid 1
-# and CMD the command's pid, as the host sees them. NAME: CMD's process name.
+# start_cmd NAME [OPTIONS] -- CMD...: `sandbox OPTIONS -- CMD...` started as
+# $AS (agentrun_as) in the background (stderr in $T/err), waiting until CMD
+# runs. SB: the pid started (through su, su's); AR_PID: agentrun's own;
+# INIT: its pid 1 and CMD the command, as the host sees them; ID: the
+# container and STATE its state folder (wherever $AS keeps it).
+# NAME: CMD's process name.
 start_cmd() {
   NAME=$1; shift
-  env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@" 2>"$T/err" &
+  agentrun_as
+  (cd "$WS" && exec "${AR[@]}" sandbox --workspace "$WS" "$@") 2>"$T/err" &
   SB=$!
   track_pid $SB
-  wait_for bash -c "ls '$ROOT' | grep -q '^sandbox-'"
-  ID=$(ls "$ROOT" | grep '^sandbox-')
-  wait_for test -s "$ROOT/$ID/state.json"
-  INIT=$(jq -r .pid "$ROOT/$ID/state.json")
+  wait_for agentrun_started
+  track_pid "$AR_PID"
   wait_for cmd_running
+  wait_for state_found
 }
+# AR_PID: $SB when it is agentrun, else its child that is (su forks).
+agentrun_started() {
+  local p
+  for p in $SB $(cat "/proc/$SB/task/$SB/children" 2>/dev/null); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = agentrun ] && AR_PID=$p && return 0
+  done
+  return 1
+}
+# INIT: agentrun's descendant named agentrun-init; CMD: its child named $NAME.
 cmd_running() {
-  local c
+  local c todo=$AR_PID
+  INIT=
+  while [ -n "$todo" ] && [ -z "$INIT" ]; do
+    set -- $todo
+    todo=
+    for c in "$@"; do
+      if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = agentrun-init ]; then INIT=$c; break; fi
+      todo="$todo $(cat /proc/"$c"/task/*/children 2>/dev/null)"
+    done
+  done
+  [ -n "$INIT" ] || return 1
   for c in $(cat "/proc/$INIT/task/$INIT/children"); do
     grep -q "^Name:.*$NAME" "/proc/$c/status" && CMD=$c && return 0
+  done
+  return 1
+}
+# STATE and ID: the state folder whose pid is INIT, in the test's state root
+# (root), root's default one (sudo) or the run's private folder (a plain
+# user without a runtime folder).
+state_found() {
+  local f
+  for f in "$ROOT"/sandbox-*/state.json /run/agentrun/sandbox-*/state.json \
+    /dev/shm/agentrun-sandbox-*/state/sandbox-*/state.json /tmp/agentrun-sandbox-*/state/sandbox-*/state.json; do
+    [ "$(jq -r .pid "$f" 2>/dev/null)" = "$INIT" ] || continue
+    STATE=${f%/state.json} ID=${STATE##*/}
+    return 0
   done
   return 1
 }

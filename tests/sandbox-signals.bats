@@ -3,8 +3,10 @@
 # reaps, forwards signals), the end of a run by signal or by agentrun's
 # death, the caller's terminal (a pty only for a person at a terminal, never
 # a terminal fd of the caller handed in) and job control at that terminal.
-# Run as root, the agent runs as nobody (65534). Everything lives under
-# $BATS_TEST_TMPDIR.
+# Run as root, the agent runs as nobody (65534); the points a person meets
+# (signals, job control, the terminal) are checked as well as the plain user
+# agentrun-test without XDG_RUNTIME_DIR and through sudo for that user
+# (agentrun_as in helpers). Everything lives under $BATS_TEST_TMPDIR.
 
 load helpers
 
@@ -106,34 +108,68 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
   grep -qx "export A=1" "$WS/.envrc"
 }
 
-@test "signals: a command without handlers ends at once on SIGTERM, SIGINT, SIGHUP, with 128+N" {
+# A command without handlers ends at once on SIGTERM, SIGINT, SIGHUP sent to
+# agentrun, with 128+N, and nothing of the run is left.
+signals_end_at_once() {
   local sig num st t0
   for sig in TERM INT HUP; do
     start_cmd sleep -- sleep 1000
+    [ "$(stat -c %u "/proc/$CMD")" = "$WHO_UID" ]
     num=$(kill -l "$sig")
     t0=$(date +%s%N)
-    kill -"$sig" "$SB"
+    kill -"$sig" "$AR_PID"
     st=0
     wait "$SB" || st=$?
     echo "$sig: status $st in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    cat "$T/err"
     [ "$st" -eq $((128 + num)) ]
     [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1000 ]   # within a second; the grace would be 10 s
     ! grep -q "did not stop" "$T/err"
     wait_for gone "$CMD"
-    [ -z "$(ls "$ROOT" | grep "^$ID")" ]
+    [ ! -e "$STATE" ]
   done
 }
 
-@test "signals: a command's own handler runs, and its exit status is the sandbox's" {
+@test "signals: a command without handlers ends at once on SIGTERM, SIGINT, SIGHUP, with 128+N" {
+  signals_end_at_once
+}
+
+@test "signals: a command without handlers ends at once, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  signals_end_at_once
+}
+
+@test "signals: a command without handlers ends at once, through sudo for a plain user" {
+  as_sudo_user
+  signals_end_at_once
+}
+
+own_handler() {
   start_cmd sh -- sh -c 'trap "echo got-term >&2; exit 7" TERM; while :; do sleep 0.1; done'
-  kill -TERM "$SB"
+  [ "$(stat -c %u "/proc/$CMD")" = "$WHO_UID" ]
+  kill -TERM "$AR_PID"
   st=0
   wait "$SB" || st=$?
+  cat "$T/err"
   [ "$st" -eq 7 ]
   grep -qx got-term "$T/err"
 }
 
-@test "pid 1: orphans are reaped: 60 short-lived orphans under --pids 64 all fork" {
+@test "signals: a command's own handler runs, and its exit status is the sandbox's" {
+  own_handler
+}
+
+@test "signals: a command's own handler runs, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  own_handler
+}
+
+@test "signals: a command's own handler runs, through sudo for a plain user" {
+  as_sudo_user
+  own_handler
+}
+
+orphans_reaped() {
   # the command reaps only its own children (a shell would reap all): the
   # orphans, `true`s whose shell has exited, are pid 1's to reap
   cat >"$WS/orphans.py" <<'EOF'
@@ -153,21 +189,40 @@ for d in filter(str.isdigit, os.listdir("/proc")):
         z += "\nState:\tZ" in open("/proc/%s/status" % d).read()
     except OSError:
         pass
+print("uid=%d" % os.getuid())
 print("ok=%d" % ok)
 print("zombies=%d" % z)
 EOF
   chmod 0644 "$WS/orphans.py"
-  run sb --pids 64 -- python3 orphans.py
+  run sb_as --pids 64 -- python3 orphans.py
   echo "$output"
   [ "$status" -eq 0 ]
+  echo "$output" | grep -qx "uid=$WHO_UID"
   echo "$output" | grep -qx 'ok=60'
   echo "$output" | grep -qx 'zombies=0'
   ! echo "$output" | grep -q 'failed'
 }
 
-@test "terminal: with stdin a terminal and stdout a file, the output is byte-exact and no terminal is handed in" {
-  run python3 "$T/ptyrun.py" "$T/out" env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" \
-    sandbox --workspace "$WS" -- sh -c 'printf "{\"a\": 1}\n"; printf "line2\n"; echo to-stderr >&2
+@test "pid 1: orphans are reaped: 60 short-lived orphans under --pids 64 all fork" {
+  orphans_reaped
+}
+
+@test "pid 1: orphans are reaped under --pids 64, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  orphans_reaped
+}
+
+@test "pid 1: orphans are reaped under --pids 64, through sudo for a plain user" {
+  as_sudo_user
+  orphans_reaped
+}
+
+# As a plain user, in the caller's session (runuser): the caller's terminal
+# is the point.
+terminal_stdout_file() {
+  local USER_VIA=runuser
+  agentrun_as
+  run python3 "$T/ptyrun.py" "$T/out" "${AR[@]}" sandbox --workspace "$WS" -- sh -c 'printf "{\"a\": 1}\n"; printf "line2\n"; echo to-stderr >&2; echo "uid=$(id -u)" >&2
       for fd in 0 1 2; do [ -t $fd ] && echo "fd$fd=tty" >&2; echo "fd$fd=$(readlink /proc/self/fd/$fd | cut -d: -f1)" >&2; done
       python3 -c "
 import fcntl, termios
@@ -181,6 +236,7 @@ for fd in (0, 1, 2):
   [ "$status" -eq 0 ]
   printf '{"a": 1}\nline2\n' | cmp - "$T/out"
   echo "$output" | grep -q to-stderr
+  echo "$output" | grep -q "uid=$WHO_UID"
   ! echo "$output" | grep -q '=tty'
   echo "$output" | grep -q 'fd0=pipe'
   echo "$output" | grep -q 'fd2=pipe'
@@ -188,20 +244,36 @@ for fd in (0, 1, 2):
   [ "$(echo "$output" | grep -c '^tiocsti fd ')" -eq 3 ]
 }
 
-@test "terminal: stdin read through the pipe that stands for the caller's terminal; a pty with -t, none with --no-tty" {
+@test "terminal: with stdin a terminal and stdout a file, the output is byte-exact and no terminal is handed in" {
+  terminal_stdout_file
+}
+
+@test "terminal: stdin a terminal and stdout a file, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  terminal_stdout_file
+}
+
+@test "terminal: stdin a terminal and stdout a file, through sudo for a plain user" {
+  as_sudo_user
+  terminal_stdout_file
+}
+
+terminal_pipe_pty() {
   need_cmd script
+  local USER_VIA=runuser
   # stdin and stdout terminals: a pty, as before
-  run script -qec "env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --workspace '$WS' -- sh -c '[ -t 0 ] && [ -t 1 ] && echo both-tty'" /dev/null
+  run script -qec "$(ar_line) -- sh -c '[ -t 0 ] && [ -t 1 ] && echo both-tty'" /dev/null
   echo "$output"
   [[ "$output" == *both-tty* ]]
   # --no-tty: none, though both are terminals
-  run script -qec "env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --no-tty --workspace '$WS' -- sh -c '[ -t 0 ] || [ -t 1 ] || echo no-tty'" /dev/null
+  run script -qec "$(ar_line --no-tty) -- sh -c '[ -t 0 ] || [ -t 1 ] || echo no-tty'" /dev/null
   echo "$output"
   [[ "$output" == *no-tty* ]]
   # -t: a pty though stdout is a pipe
-  run bash -c "echo | env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -t --workspace '$WS' -- sh -c '[ -t 0 ] && [ -t 1 ] && echo forced-tty' | cat"
+  run bash -c "echo | $(ar_line -t) -- sh -c '[ -t 0 ] && [ -t 1 ] && echo forced-tty' | cat"
   echo "$output"
   [[ "$output" == *forced-tty* ]]
+  agentrun_as
   # typed input reaches the command through the pipe; ^D ends it
   run python3 -c '
 import os, pty, subprocess, sys, time
@@ -213,18 +285,35 @@ os.write(m, b"typed-line\n")
 time.sleep(0.3)
 os.write(m, b"\x04")
 print(p.communicate(timeout=20)[0].decode(), end="")
-sys.exit(p.returncode)' env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- sh -c 'cat; echo eof'
+sys.exit(p.returncode)' "${AR[@]}" sandbox --workspace "$WS" -- sh -c 'cat; echo eof; id -u'
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = "typed-line
-eof" ]
+eof
+$WHO_UID" ]
+}
+
+@test "terminal: stdin read through the pipe that stands for the caller's terminal; a pty with -t, none with --no-tty" {
+  terminal_pipe_pty
+}
+
+@test "terminal: the pipe for the caller's terminal, -t and --no-tty, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  terminal_pipe_pty
+}
+
+@test "terminal: the pipe for the caller's terminal, -t and --no-tty, through sudo for a plain user" {
+  as_sudo_user
+  terminal_pipe_pty
 }
 
 # the shell's prompt ends the screen: the job has ended or stopped
 prompt_back() { tmux -S "$TMUX_SOCK" capture-pane -p | grep -v '^$' | tail -n 1 | grep -q '[$]$'; }
 
-@test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it (pty, and pipes)" {
+# At the interactive shell a person has as $AS (user_shell).
+job_control() {
   need_cmd tmux
+  local USER_VIA=shell
   TMUX_SOCK=$T/tmux.sock
   cat >"$WS/ticker.sh" <<'EOF'
 trap 'echo winch >>winch' WINCH
@@ -235,9 +324,10 @@ EOF
   # stdout a file: no pty, the ^Z is a SIGTSTP to agentrun, forwarded
   for redir in "" ">out.txt"; do
     rm -f "$WS/ticks" "$WS/winch"
-    tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' bash --norc --noprofile"
-    tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; env -u SUDO_UID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- sh ticker.sh $redir" Enter
+    tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' $(user_shell)"
+    tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; $(ar_line) -- sh ticker.sh $redir" Enter
     wait_for test -s "$WS/ticks"
+    [ "$(stat -c %u "$WS/ticks")" = "$WHO_UID" ]
     sleep 0.5
     tmux -S "$TMUX_SOCK" send-keys C-z
     wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
@@ -265,6 +355,20 @@ EOF
   done
 }
 
+@test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it (pty, and pipes)" {
+  job_control
+}
+
+@test "job control: Ctrl-Z then fg (pty, and pipes), as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  job_control
+}
+
+@test "job control: Ctrl-Z then fg (pty, and pipes), through sudo for a plain user" {
+  as_sudo_user
+  job_control
+}
+
 @test "pid 1: the run.agentrun.init annotation gives an OCI container the same pid 1, under the process's user" {
   command -v busybox >/dev/null || skip "needs busybox"
   make_bundle "$T/b" sh -c 'trap "echo got-term; exit 3" TERM; echo "pid=$$"; grep "^Uid:" /proc/1/status; while :; do sleep 0.1; done'
@@ -283,7 +387,7 @@ EOF
   grep -qx 'got-term' "$T/out"
 }
 
-@test "a terminal that hangs up with no SIGHUP for agentrun (su -c, setsid) ends the command as a hangup would" {
+hangup_ends() {
   need_cmd tmux setsid
   TMUX_SOCK=$T/tmux.sock
   # in a session of its own, as su -c runs it: the pane's terminal is its
@@ -291,17 +395,30 @@ EOF
   cat >"$T/run.sh" <<EOF
 #!/bin/sh
 echo \$\$ >'$T/pid'
-cd '$WS' && exec env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox -- \
-  sh -c 'echo started >started; exec sleep 300'
+cd '$WS' && exec $(ar_line) -- sh -c 'echo started >started; exec sleep 300'
 EOF
   chmod 755 "$T/run.sh"
   tmux -S "$TMUX_SOCK" new-session -d -x 80 -y 24 "setsid -w '$T/run.sh'"
   wait_for test -s "$WS/started"
-  local pid
-  pid=$(cat "$T/pid")
-  track_pid "$pid"
-  [ "$(ps -o args= -p "$pid" | cut -d' ' -f1)" = "$AGENTRUN" ]
+  [ "$(stat -c %u "$WS/started")" = "$WHO_UID" ]
+  SB=$(cat "$T/pid")
+  track_pid "$SB"
+  wait_for agentrun_started
   tmux -S "$TMUX_SOCK" kill-server
   # sleep has no handler: it ends at the hangup, and agentrun with it
-  wait_for bash -c "! kill -0 $pid 2>/dev/null"
+  wait_for bash -c "! kill -0 $AR_PID 2>/dev/null && ! kill -0 $SB 2>/dev/null"
+}
+
+@test "a terminal that hangs up with no SIGHUP for agentrun (su -c, setsid) ends the command as a hangup would" {
+  hangup_ends
+}
+
+@test "a terminal that hangs up ends the command, as a plain user without XDG_RUNTIME_DIR (su -c)" {
+  as_plain_user
+  hangup_ends
+}
+
+@test "a terminal that hangs up ends the command, through sudo for a plain user" {
+  as_sudo_user
+  hangup_ends
 }
