@@ -4,7 +4,9 @@
 # over every allow, and each refusal told once on agentrun's own stderr.
 # The relay resolves the wildcard's names on the host: each test runs in a
 # mount namespace of its own where /etc/hosts (a file of the test's) maps
-# them to a local echo server. Run as root, the agent runs as nobody.
+# them to a local echo server. Run as root, the agent runs as nobody; each
+# point is checked as well as the plain user agentrun-test without
+# XDG_RUNTIME_DIR and through sudo for that user (agentrun_as in helpers).
 
 load helpers
 
@@ -16,6 +18,8 @@ setup() {
   track_pid $!
   wait_for bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT"
   printf '127.0.0.1 localhost\n127.0.0.1 foo.example.test bar.example.test bad.example.test\n' >"$T/hosts"
+  # the audit log's folder, the invoking user's
+  mkdir -p "$T/logs"
 }
 
 teardown() {
@@ -23,19 +27,23 @@ teardown() {
   cleanup_containers
 }
 
-# sbnet OPTIONS -- CMD: the sandbox in a mount namespace where the host's
-# /etc/hosts is the test's; its stderr in $T/err, the command's output in
-# $output.
+# in_hosts CMD...: CMD in a mount namespace where the host's /etc/hosts is
+# the test's, from the workspace.
+in_hosts() {
+  unshare -m sh -c 'mount --bind "$1" /etc/hosts && cd "$2" && shift 2 && exec "$@"' sh "$T/hosts" "$WS" "$@"
+}
+
+# sbnet OPTIONS -- CMD: the sandbox, as $AS, where the host's /etc/hosts is
+# the test's; its stderr in $T/err, the command's output in $output.
 sbnet() {
-  run unshare -m sh -c 'mount --bind "$1" /etc/hosts && cd "$2" && shift 2 && exec "$@"' sh "$T/hosts" "$WS" \
-    env -u SUDO_UID HOME="$FHOME" sh -c 'exec "$@" 2>"$0"' "$T/err" \
-    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"
+  agentrun_as
+  run in_hosts sh -c 'exec "$@" 2>"$0"' "$T/err" "${AR[@]}" sandbox --workspace "$WS" "$@"
   echo "$output"
   cat "$T/err"
 }
 
-@test "--allow '*.DOMAIN:PORT': a name below it gets a route when looked up; the bytes reach it; others are refused and told once" {
-  sbnet --allow "*.example.test:$ECHO_PORT" --audit "$T/audit.jsonl" -- bash -c '
+wildcard_told_once() {
+  sbnet --allow "*.example.test:$ECHO_PORT" --audit "$T/logs/audit.jsonl" -- bash -c '
     getent hosts foo.example.test
     exec 3<>/dev/tcp/foo.example.test/'"$ECHO_PORT"'; echo through-the-wildcard >&3; read -r -t 5 l <&3; echo "$l"
     exec 3>&-; sleep 1  # the connection ends now: its audit line is written before the sandbox goes
@@ -53,20 +61,36 @@ sbnet() {
   grep -qx 'agentrun: blocked example.test (not allowed; add --allow example.test)' "$T/err"
   grep -q '^agentrun: 2 blocked in this run: pypi.org, example.test' "$T/err"
   # the audit log keeps every event
-  jq -e -s --arg ep "foo.example.test:$ECHO_PORT" 'map(select(.event == "ask" and .endpoint == $ep and .outcome == "allowed")) | length == 1' "$T/audit.jsonl"
-  jq -e -s --arg ep "foo.example.test:$ECHO_PORT" 'map(select(.endpoint == $ep and .event == "connection" and .outcome == "ok" and .bytes_up > 0)) | length >= 1' "$T/audit.jsonl"
-  [ "$(jq -s 'map(select(.endpoint == "pypi.org" and .outcome == "dns-refused")) | length' "$T/audit.jsonl")" -ge 2 ]
+  jq -e -s --arg ep "foo.example.test:$ECHO_PORT" 'map(select(.event == "ask" and .endpoint == $ep and .outcome == "allowed")) | length == 1' "$T/logs/audit.jsonl"
+  jq -e -s --arg ep "foo.example.test:$ECHO_PORT" 'map(select(.endpoint == $ep and .event == "connection" and .outcome == "ok" and .bytes_up > 0)) | length >= 1' "$T/logs/audit.jsonl"
+  [ "$(jq -s 'map(select(.endpoint == "pypi.org" and .outcome == "dns-refused")) | length' "$T/logs/audit.jsonl")" -ge 2 ]
+  # written as the invoking user (root without sudo is root)
+  [ "$AS" = root ] || [ "$(stat -c %u "$T/logs/audit.jsonl")" = "$WHO_UID" ]
   # --quiet: nothing said, the same refusals
   sbnet -q --allow "*.example.test:$ECHO_PORT" -- sh -c 'getent hosts pypi.org || echo refused'
   [ "$output" = refused ]
   [ ! -s "$T/err" ]
 }
 
-@test "on the command's pty, a refusal waits for the summary at exit: no line is drawn over a TUI's screen" {
+@test "--allow '*.DOMAIN:PORT': a name below it gets a route when looked up; the bytes reach it; others are refused and told once" {
+  wildcard_told_once
+}
+
+@test "--allow '*.DOMAIN:PORT', refusals told once, a summary, --quiet, the audit log: as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user "$T/logs"
+  wildcard_told_once
+}
+
+@test "--allow '*.DOMAIN:PORT', refusals told once, a summary, --quiet, the audit log: through sudo for a plain user" {
+  as_sudo_user "$T/logs"
+  wildcard_told_once
+}
+
+# As a plain user, in the caller's session (runuser): a person's terminal.
+summary_on_pty() {
   need_cmd script
-  local cmd="getent hosts pypi.org || echo pypi-refused; echo still-running"
-  run unshare -m sh -c 'mount --bind "$1" /etc/hosts && cd "$2" && shift 2 && exec "$@"' sh "$T/hosts" "$WS" \
-    env -u SUDO_UID HOME="$FHOME" script -qec "$AGENTRUN --root $ROOT sandbox --workspace $WS --allow '*.example.test:$ECHO_PORT' -- sh -c '$cmd'" /dev/null
+  local cmd="getent hosts pypi.org || echo pypi-refused; echo still-running" USER_VIA=runuser
+  run in_hosts script -qec "$(ar_line --allow "*.example.test:$ECHO_PORT") -- sh -c '$cmd'" /dev/null
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *pypi-refused*still-running* ]]
@@ -75,7 +99,21 @@ sbnet() {
   [[ "$output" == *still-running*"agentrun: 1 blocked in this run: pypi.org (add --allow NAME for each one to allow)"* ]]
 }
 
-@test "settings: allowedDomains wildcards map onto it and a denied name below one stays refused, by lookup and by CONNECT" {
+@test "on the command's pty, a refusal waits for the summary at exit: no line is drawn over a TUI's screen" {
+  summary_on_pty
+}
+
+@test "on the command's pty, a refusal waits for the summary at exit, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  summary_on_pty
+}
+
+@test "on the command's pty, a refusal waits for the summary at exit, through sudo for a plain user" {
+  as_sudo_user
+  summary_on_pty
+}
+
+deny_wins() {
   need_cmd curl
   printf '{"sandbox": {"network": {"allowedDomains": ["*.example.test:%s"], "deniedDomains": ["bad.example.test"]}}}\n' \
     "$ECHO_PORT" >"$T/settings.json"
@@ -93,15 +131,43 @@ sbnet() {
   grep -qx "agentrun: blocked bad.example.test:$ECHO_PORT (denied by \"bad.example.test\")" "$T/err"
 }
 
-@test "a profile's allow list takes a wildcard too" {
-  printf '{"allow": ["*.example.test:%s"]}\n' "$ECHO_PORT" >"$T/p.json"
-  sbnet --profile "$T/p.json" -- bash -c '
-    exec 3<>/dev/tcp/bar.example.test/'"$ECHO_PORT"'; echo from-profile >&3; read -r -t 5 l <&3; echo "$l"'
-  [ "$status" -eq 0 ]
-  [ "$output" = from-profile ]
+@test "settings: allowedDomains wildcards map onto it and a denied name below one stays refused, by lookup and by CONNECT" {
+  deny_wins
 }
 
-@test "--connect-proxy: a client that prefers a proxy reaches a wildcard's name through CONNECT; a name not allowed gets 403 and is told" {
+@test "settings: a wildcard allowed, a deny below it wins, the proxy variables: as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  deny_wins
+}
+
+@test "settings: a wildcard allowed, a deny below it wins, the proxy variables: through sudo for a plain user" {
+  as_sudo_user
+  deny_wins
+}
+
+profile_wildcard() {
+  printf '{"allow": ["*.example.test:%s"]}\n' "$ECHO_PORT" >"$T/p.json"
+  sbnet --profile "$T/p.json" -- bash -c '
+    exec 3<>/dev/tcp/bar.example.test/'"$ECHO_PORT"'; echo from-profile >&3; read -r -t 5 l <&3; echo "$l $(id -u)"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "from-profile $WHO_UID" ]
+}
+
+@test "a profile's allow list takes a wildcard too" {
+  profile_wildcard
+}
+
+@test "a profile's allow list takes a wildcard, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  profile_wildcard
+}
+
+@test "a profile's allow list takes a wildcard, through sudo for a plain user" {
+  as_sudo_user
+  profile_wildcard
+}
+
+connect_proxy() {
   sbnet --allow "*.example.test:$ECHO_PORT" --connect-proxy -- bash -c '
     exec 3<>/dev/tcp/127.77.0.1/3128
     printf "CONNECT foo.example.test:'"$ECHO_PORT"' HTTP/1.1\r\nHost: foo.example.test\r\n\r\n" >&3
@@ -115,6 +181,20 @@ sbnet() {
   [ "${lines[1]}" = via-connect ]
   [ "${lines[2]}" = "HTTP/1.1 403 Forbidden" ]
   grep -qx 'agentrun: blocked other.test:443 (not allowed; add --allow other.test)' "$T/err"
+}
+
+@test "--connect-proxy: a client that prefers a proxy reaches a wildcard's name through CONNECT; a name not allowed gets 403 and is told" {
+  connect_proxy
+}
+
+@test "--connect-proxy: a wildcard's name through CONNECT, 403 and told for others, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  connect_proxy
+}
+
+@test "--connect-proxy: a wildcard's name through CONNECT, 403 and told for others, through sudo for a plain user" {
+  as_sudo_user
+  connect_proxy
 }
 
 @test "--allow: a wildcard takes no upstream, and a bad one names itself" {
