@@ -253,6 +253,23 @@ reply (int fd, const char *line)
     ar_warn ("sandbox --ask: answering the netproxy: %s", strerror (errno));
 }
 
+/* `always`: ENDPOINT added to --save-profile's allow list. The file is the
+ * invoking user's: through sudo it is read and written with that user's
+ * rights, so that it stays theirs and root writes nowhere that user could
+ * not (the folder, a symlink in it, are theirs to choose). */
+static int
+save_allow (struct ar_sandbox *sb, const char *endpoint, ar_error **err)
+{
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (&fs, uid, gid);
+  int r = ar_profile_append_allow (sb->save_profile, endpoint, err);
+  ar_fsid_leave (&fs);
+  return r < 0 ? -1 : ar_sbpaths_repin (sb, sb->save_profile, err);
+}
+
 void
 ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd)
 {
@@ -306,8 +323,7 @@ ar_asker_serve (struct ar_asker *a, struct ar_sandbox *sb, int sfd)
     }
   cleanup_free char *line = xasprintf ("allow %s\n", sock);
   reply (fd, line);
-  if (ans == ALWAYS
-      && (ar_profile_append_allow (sb->save_profile, ep, &err) < 0 || ar_sbpaths_repin (sb, sb->save_profile, &err) < 0))
+  if (ans == ALWAYS && save_allow (sb, ep, &err) < 0)
     ar_warn ("sandbox --ask: %s allowed for this run, but not saved: %s", ep, err->msg);
 }
 
