@@ -207,7 +207,7 @@ if pid == 0:
         os.dup2(nul, 0)
         out = os.open(os.environ["OUT"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
-    os.execv(sys.argv[1], sys.argv[1:])
+    os.execvp(sys.argv[1], sys.argv[1:])
 buf, answered, st = b"", False, None
 deadline = time.time() + 60
 while time.time() < deadline and st is None:
@@ -249,7 +249,9 @@ sandbox_setup() {
   [ "$(id -u)" = 0 ] || skip "needs root (the agent runs as nobody)"
   let_others_walk_to "$T"
   WS=$T/ws FHOME=$T/home
-  mkdir -p "$WS" "$FHOME"
+  # U: the profiles and the audit log, the invoking user's
+  U=$T/u
+  mkdir -p "$WS" "$FHOME" "$U"
   chown 65534:65534 "$WS" "$FHOME"
   # the relay connects to NAME:443: the host's own name on loopback stands in
   NAME=$(hostname)
@@ -261,58 +263,129 @@ sandbox_setup() {
   wait_for bash -c 'exec 3<>/dev/tcp/127.0.0.1/443'
 }
 
-# sbx_ask ANSWER ARGS...: agentrun sandbox ARGS under the pty driver.
+# sbx_ask ANSWER ARGS...: agentrun sandbox ARGS as $AS under the pty driver;
+# a plain user in the pty's session (runuser), as at a person's terminal.
 sbx_ask() {
-  local answer=$1
+  local answer=$1 USER_VIA=runuser
   shift
-  cd "$WS" && env -u SUDO_UID -u SUDO_GID HOME="$FHOME" ANSWER="$answer" OUT="$T/out" \
-    python3 -c "$PTY_DRIVER" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"
+  agentrun_as
+  cd "$WS" && ANSWER="$answer" OUT="$T/out" python3 -c "$PTY_DRIVER" "${AR[@]}" sandbox --workspace "$WS" "$@"
+}
+
+ask_yes() {
+  run sbx_ask y --ask --audit "$U/audit.log" -- python3 -c "$AGENT_CLIENT" "$NAME"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"allow $NAME:443 for this run? [y/N]"* ]]
+  [ "$(cat "$T/out")" = "echo:asked-in-sandbox" ]
+  run jq -r 'select(.event=="ask") | "\(.endpoint) \(.outcome)"' "$U/audit.log"
+  [ "$output" = "$NAME:443 allowed" ]
 }
 
 @test "sandbox --ask: yes adds the route while the command runs" {
   sandbox_setup
-  run sbx_ask y --ask --audit "$T/audit.log" -- python3 -c "$AGENT_CLIENT" "$NAME"
+  ask_yes
+}
+
+@test "sandbox --ask: yes adds the route, as a plain user without XDG_RUNTIME_DIR" {
+  sandbox_setup
+  as_plain_user "$U"
+  ask_yes
+}
+
+@test "sandbox --ask: yes adds the route, through sudo for a plain user" {
+  sandbox_setup
+  as_sudo_user "$U"
+  ask_yes
+}
+
+ask_no() {
+  run sbx_ask n --ask --audit "$U/audit.log" -- python3 -c "$AGENT_CLIENT" "$NAME"
   [ "$status" -eq 0 ]
-  [[ "$output" == *"allow $NAME:443 for this run? [y/N]"* ]]
-  [ "$(cat "$T/out")" = "echo:asked-in-sandbox" ]
-  run jq -r 'select(.event=="ask") | "\(.endpoint) \(.outcome)"' "$T/audit.log"
-  [ "$output" = "$NAME:443 allowed" ]
+  [ "$(cat "$T/out")" = "unresolved $NAME" ]
+  run jq -r 'select(.event=="ask") | "\(.endpoint) \(.outcome)"' "$U/audit.log"
+  [ "$output" = "$NAME:443 denied" ]
 }
 
 @test "sandbox --ask: no (or anything else) answers NXDOMAIN" {
   sandbox_setup
-  run sbx_ask n --ask --audit "$T/audit.log" -- python3 -c "$AGENT_CLIENT" "$NAME"
+  ask_no
+}
+
+@test "sandbox --ask: no answers NXDOMAIN, as a plain user without XDG_RUNTIME_DIR" {
+  sandbox_setup
+  as_plain_user "$U"
+  ask_no
+}
+
+@test "sandbox --ask: no answers NXDOMAIN, through sudo for a plain user" {
+  sandbox_setup
+  as_sudo_user "$U"
+  ask_no
+}
+
+ask_always() {
+  echo '{ "pids": 128 }' >"$U/team.json"
+  chown --reference="$U" "$U/team.json"
+  run sbx_ask always --ask --save-profile "$U/team.json" -- python3 -c "$AGENT_CLIENT" "$NAME"
   [ "$status" -eq 0 ]
-  [ "$(cat "$T/out")" = "unresolved $NAME" ]
-  run jq -r 'select(.event=="ask") | "\(.endpoint) \(.outcome)"' "$T/audit.log"
-  [ "$output" = "$NAME:443 denied" ]
+  [[ "$output" == *"[y/N/always]"* ]]
+  [ "$(cat "$T/out")" = "echo:asked-in-sandbox" ]
+  [ "$(jq -c . "$U/team.json")" = "{\"pids\":128,\"allow\":[\"$NAME:443\"]}" ]
+  run sbx_ask n --profile "$U/team.json" -- python3 -c "$AGENT_CLIENT" "$NAME"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"for this run?"* ]]
+  [ "$(cat "$T/out")" = "echo:asked-in-sandbox" ]
+  # a profile saved, new or rewritten, is the invoking user's (root's without sudo)
+  run sbx_ask always --ask --save-profile "$U/new.json" -- python3 -c "$AGENT_CLIENT" "$NAME"
+  [ "$status" -eq 0 ]
+  local me=0
+  [ "$AS" = root ] || me=$WHO_UID
+  [ "$(stat -c %u "$U/team.json")" = "$me" ] && [ "$(stat -c %u "$U/new.json")" = "$me" ]
 }
 
 @test "sandbox --ask: always is saved to --save-profile, which allows it next time" {
   sandbox_setup
-  echo '{ "pids": 128 }' >"$T/team.json"
-  run sbx_ask always --ask --save-profile "$T/team.json" -- python3 -c "$AGENT_CLIENT" "$NAME"
-  [ "$status" -eq 0 ]
-  [[ "$output" == *"[y/N/always]"* ]]
-  [ "$(cat "$T/out")" = "echo:asked-in-sandbox" ]
-  [ "$(jq -c . "$T/team.json")" = "{\"pids\":128,\"allow\":[\"$NAME:443\"]}" ]
-  run sbx_ask n --profile "$T/team.json" -- python3 -c "$AGENT_CLIENT" "$NAME"
-  [ "$status" -eq 0 ]
-  [[ "$output" != *"for this run?"* ]]
-  [ "$(cat "$T/out")" = "echo:asked-in-sandbox" ]
+  ask_always
 }
 
-@test "sandbox --ask: with no terminal the answer is no" {
+@test "sandbox --ask: always is saved to --save-profile, as a plain user without XDG_RUNTIME_DIR" {
   sandbox_setup
-  run bash -c "cd '$WS' && env -u SUDO_UID HOME='$FHOME' setsid -w '$AGENTRUN' --root '$ROOT' sandbox --ask \
-    --workspace '$WS' -- python3 -c '$AGENT_CLIENT' '$NAME' </dev/null 2>&1"
+  as_plain_user "$U"
+  ask_always
+}
+
+@test "sandbox --ask: always is saved to --save-profile, through sudo for a plain user" {
+  sandbox_setup
+  as_sudo_user "$U"
+  ask_always
+}
+
+# As a plain user through su -c: a session of its own, no terminal.
+ask_no_terminal() {
+  run bash -c "cd '$WS' && setsid -w $(ar_line --ask) -- python3 -c '$AGENT_CLIENT' '$NAME' </dev/null 2>&1"
   [ "$status" -eq 0 ]
   [[ "$output" == *"unresolved $NAME"* ]]
   [[ "$output" == *"no terminal to ask on"* ]]
 }
 
-@test "sandbox --ask: the question wins over a command that shares the terminal" {
+@test "sandbox --ask: with no terminal the answer is no" {
   sandbox_setup
+  ask_no_terminal
+}
+
+@test "sandbox --ask: with no terminal the answer is no, as a plain user without XDG_RUNTIME_DIR" {
+  sandbox_setup
+  as_plain_user
+  ask_no_terminal
+}
+
+@test "sandbox --ask: with no terminal the answer is no, through sudo for a plain user" {
+  sandbox_setup
+  as_sudo_user
+  ask_no_terminal
+}
+
+ask_shared_terminal() {
   KEEP_TTY=1 run sbx_ask y --ask -- python3 -c "import sys; print('tty', sys.stdin.isatty())
 $AGENT_CLIENT" "$NAME"
   echo "status=$status"
@@ -321,4 +394,21 @@ $AGENT_CLIENT" "$NAME"
   [[ "$output" == *"tty True"* ]]
   [[ "$output" == *"for this run? [y/N] y"* ]]
   [[ "$output" == *"echo:asked-in-sandbox"* ]]
+}
+
+@test "sandbox --ask: the question wins over a command that shares the terminal" {
+  sandbox_setup
+  ask_shared_terminal
+}
+
+@test "sandbox --ask: the question wins over the command's terminal, as a plain user without XDG_RUNTIME_DIR" {
+  sandbox_setup
+  as_plain_user
+  ask_shared_terminal
+}
+
+@test "sandbox --ask: the question wins over the command's terminal, through sudo for a plain user" {
+  sandbox_setup
+  as_sudo_user
+  ask_shared_terminal
 }
