@@ -7,8 +7,6 @@
 
 load helpers
 
-USER_NAME=agentrun-test
-
 setup() {
   T=$BATS_TEST_TMPDIR
   [ "$(id -u)" = 0 ] || skip "needs root (it runs the sandbox as root and as $USER_NAME)"
@@ -22,14 +20,9 @@ teardown() {
   cleanup_containers
 }
 
-need_user() {
-  id "$USER_NAME" >/dev/null 2>&1 || skip "user $USER_NAME missing (.ci/run creates it)"
-  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
-  chown "$USER_NAME:" "$WS" "$FHOME"
-}
-
-# CMD run by agentrun-test through su, as a login without pam_systemd has it:
-# no XDG_RUNTIME_DIR, no --root, HOME the test's.
+# CMD, a shell line, run by agentrun-test through su, as a login without
+# pam_systemd has it: no XDG_RUNTIME_DIR, no --root, HOME the test's (after
+# as_plain_user, helpers).
 as_user() {
   local bin
   bin=$(public_bin)
@@ -44,7 +37,7 @@ state_of() { echo "$FHOME/.local/share/agentrun/state/$1"; }
 sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" "$@"; }
 
 @test "no state root: sandbox, check and spec --agent run for a plain user without XDG_RUNTIME_DIR, and leave nothing" {
-  need_user
+  as_plain_user
   # the OCI commands keep their rule
   run as_user agentrun list
   [ "$status" -eq 1 ]
@@ -242,6 +235,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 @test "root without sudo: one line says the command runs as nobody and whether the workspace is writable; --user picks another uid, never 0" {
   need_cmd script
   need_user
+  chown "$USER_NAME:" "$FHOME"
   chown root: "$WS" && chmod 755 "$WS"
   run script -qec "env -u SUDO_UID -u SUDO_GID HOME='$FHOME' '$AGENTRUN' --root '$ROOT' sandbox --workspace '$WS' -- id -u" /dev/null
   echo "$output"
@@ -311,7 +305,7 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
 }
 
 @test "as a plain user without XDG_RUNTIME_DIR: --agent claude with --home, the key passed, other names refused and told" {
-  need_user
+  as_plain_user
   run as_user ANTHROPIC_API_KEY=sk-user agentrun sandbox --agent claude --home "$FHOME/sb" -- \
     "sh -c 'id -u; echo key=\$ANTHROPIC_API_KEY; getent hosts api.anthropic.com; getent hosts pypi.org || echo refused'"
   echo "$output"
