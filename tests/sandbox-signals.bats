@@ -60,8 +60,8 @@ EOF
 
 gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
 
-@test "pid 1: agentrun's own init, no capabilities, not dumpable; the command cannot ptrace it" {
-  run sb -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status; echo "me=$$ parent=$PPID"; python3 probe.py'
+own_init() {
+  run sb_as -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status; echo "me=$$ parent=$PPID"; python3 probe.py'
   echo "$output"
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx 'Name:[[:space:]]*agentrun-init'
@@ -74,7 +74,21 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
   echo "$output" | grep -qx 'mem: Permission denied'
 }
 
-@test "pid 1: SIGKILL of agentrun takes the command, its pid 1, the netproxy server, bundle and state with it" {
+@test "pid 1: agentrun's own init, no capabilities, not dumpable; the command cannot ptrace it" {
+  own_init
+}
+
+@test "pid 1: agentrun's own init, no capabilities, out of the command's reach, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  own_init
+}
+
+@test "pid 1: agentrun's own init, no capabilities, out of the command's reach, through sudo for a plain user" {
+  as_sudo_user
+  own_init
+}
+
+sigkill_takes_all() {
   need_cmd socat
   start_cmd sleep --allow "echo.test:443=127.0.0.1:9" -- sleep 1000
   track_pid "$INIT"
@@ -88,24 +102,38 @@ gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
   # pid 1, the command and the netproxy server (the unixconn supervisor
   # lives on the host, outside the sandbox's namespaces)
   [ "$(in_netns | wc -l)" -ge 3 ]
-  LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$ROOT/$ID/state.json")")
+  LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$STATE/state.json")")
   # the run made placeholders for the protected names; the person replaces
   # one with a file of their own and writes into another meanwhile
   [ -f "$WS/.bashrc" ] && [ -d "$WS/.vscode" ] && [ -d "$WS/.claude" ]
   rm "$WS/.profile" && touch "$WS/.profile"
   echo "export A=1" >>"$WS/.envrc"
-  kill -KILL "$SB"
+  kill -KILL "$AR_PID"
   wait "$SB" || true
   wait_for gone "$INIT"
   wait_for gone "$CMD"
   wait_for test -z "$(in_netns)"
-  wait_for bash -c "[ ! -e '$LEFT_TMPDIR' ] && [ ! -e '$ROOT/$ID' ]"
+  wait_for bash -c "[ ! -e '$LEFT_TMPDIR' ] && [ ! -e '$STATE' ]"
   wait_for bash -c "! pgrep -f -- '--containe[r] $ID' >/dev/null"
   # the janitor removed the placeholders that were still as made, only those
   wait_for bash -c "[ ! -e '$WS/.bashrc' ]"
   [ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ] && [ ! -e "$WS/.mcp.json" ]
   [ -f "$WS/.profile" ]
   grep -qx "export A=1" "$WS/.envrc"
+}
+
+@test "pid 1: SIGKILL of agentrun takes the command, its pid 1, the netproxy server, bundle and state with it" {
+  sigkill_takes_all
+}
+
+@test "pid 1: SIGKILL of agentrun takes everything with it, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  sigkill_takes_all
+}
+
+@test "pid 1: SIGKILL of agentrun takes everything with it, through sudo for a plain user" {
+  as_sudo_user
+  sigkill_takes_all
 }
 
 # A command without handlers ends at once on SIGTERM, SIGINT, SIGHUP sent to
