@@ -142,7 +142,7 @@ signals_end_at_once() {
   local sig num st t0
   for sig in TERM INT HUP; do
     start_cmd sleep -- sleep 1000
-    [ "$(stat -c %u "/proc/$CMD")" = "$WHO_UID" ]
+    grep -q "^Uid:[[:space:]]*$WHO_UID[[:space:]]" "/proc/$CMD/status"
     num=$(kill -l "$sig")
     t0=$(date +%s%N)
     kill -"$sig" "$AR_PID"
@@ -174,7 +174,7 @@ signals_end_at_once() {
 
 own_handler() {
   start_cmd sh -- sh -c 'trap "echo got-term >&2; exit 7" TERM; while :; do sleep 0.1; done'
-  [ "$(stat -c %u "/proc/$CMD")" = "$WHO_UID" ]
+  grep -q "^Uid:[[:space:]]*$WHO_UID[[:space:]]" "/proc/$CMD/status"
   kill -TERM "$AR_PID"
   st=0
   wait "$SB" || st=$?
