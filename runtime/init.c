@@ -200,8 +200,9 @@ write_ipc_sysctl_early (struct ar_init_ctx *c)
 
 /* The process's nested user namespace (namespaces.h), once nothing is left
  * that needs the outer one's root: its maps, its user.* sysctls through
- * the container's /proc opened before the pivot (/proc/sys is read-only
- * from here on, but not under that fd), then the fd goes. The process and our pid 1 live there. */
+ * the container's /proc/sys opened before the pivot (read-only from here
+ * on, but not under that fd), then the fd goes. The process and our pid 1
+ * live there. */
 static void
 enter_nested_userns (struct ar_init_ctx *c, int sysfd)
 {
