@@ -248,8 +248,9 @@ g_strv (struct ar_gen *G, const char *k, const char *const *v, size_t n)
   ar_gen_array_close (G);
 }
 
-/* Run by a plain user, the sandbox's IPC namespace has no limits (its
- * sysctls are the host root's), so unless the person lifts it on purpose,
+/* Where the sandbox's IPC namespace can have no limits (a plain user
+ * without room for the nested user namespace: its sysctls are then the
+ * host root's, budgets.c), unless the person lifts it on purpose,
  * making a SysV object is refused: the profile's allow rules lose those
  * names (and the old ipc multiplexer) and one rule answers ENOSPC, what
  * the kernel says when a namespace's limit is reached, which programs
@@ -604,14 +605,15 @@ g_resources (struct ar_gen *G, const struct ar_agent_opts *o)
   ar_gen_map_close (G);
 }
 
-/* Written by the container's init in the sandbox's own namespaces. The
- * user.* budgets are its user namespace's (ucounts: each is counted at every
- * level up to the host's, so these cap the sandbox's part of its user's);
- * namespaces of its own it may not make anyway (seccomp). Mount namespaces
- * a few: each detached mount of the runtime (masks, after this) takes one
- * while it is made. The TCP buffer sizes are its network namespace's: its
- * sockets are loopback ones, whose buffers still count against the
- * host-wide tcp_mem. */
+/* Written by the container's init in the sandbox's own namespaces (the
+ * user.* ones in the nested user namespace too, where there is one: the
+ * runtime's process.h). The user.* budgets are its user namespace's
+ * (ucounts: each is counted at every level up to the host's, so these cap
+ * the sandbox's part of its user's); namespaces of its own it may not make
+ * anyway (seccomp). Mount namespaces a few: each detached mount of the
+ * runtime (masks, after this) takes one while it is made. The TCP buffer
+ * sizes are its network namespace's: its sockets are loopback ones, whose
+ * buffers still count against the host-wide tcp_mem. */
 static void
 g_sysctl (struct ar_gen *G, const struct ar_agent_opts *o)
 {
