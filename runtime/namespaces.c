@@ -273,8 +273,13 @@ ar_ns_enter_nested (const struct ar_nested_userns *n, ar_error **err)
   struct ar_linux maps = { .uid_mappings = &um, .n_uid_mappings = 1, .gid_mappings = &gm, .n_gid_mappings = 1 };
   if (unshare (CLONE_NEWUSER) < 0)
     {
+      /* our /proc/sys/user is the outer namespace's now, whose 1 would
+       * mislead: the limit reached is an ancestor's, the host's likely */
       int e = errno;
-      const char *why = ar_rootless_userns_hint (e);
+      const char *why = e == ENOSPC || e == EUSERS ? "the user namespaces of this user on the host "
+                                                     "(user.max_user_namespaces) or their nesting (32 levels) "
+                                                     "are at their limit"
+                                                   : ar_rootless_userns_hint (e);
       return ar_err (err, e, "unshare the nested user namespace%s%s%s", *why ? " (" : "", why, *why ? ")" : "");
     }
   /* /proc/self of a process that is not dumpable is the host root's, and

@@ -459,12 +459,12 @@ EOF2
 
 @test "budgets: as agentrun-test with no room for a nested user namespace, making SysV IPC objects is refused (ENOSPC) unless --allow-sysv-ipc or its profile key" {
   ipc_user_setup
-  # a user namespace of root's, mapping root and the user, where the user
-  # may have one user namespace: the sandbox's own, no nested one
-  cat >"$T/one-userns.py" <<'EOF2'
+  # userns-max.py N UID GID CMD...: CMD in a user namespace of root's,
+  # mapping root and the user, where the user may have N user namespaces
+  cat >"$T/userns-max.py" <<'EOF2'
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
-uid, gid = int(sys.argv[1]), int(sys.argv[2])
+most, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
@@ -472,8 +472,8 @@ if pid == 0:
     if libc.unshare(0x10000000) != 0:
         sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
     os.read(r, 1)
-    open("/proc/sys/user/max_user_namespaces", "w").write("1")
-    os.execvp(sys.argv[3], sys.argv[3:])
+    open("/proc/sys/user/max_user_namespaces", "w").write(most)
+    os.execvp(sys.argv[4], sys.argv[4:])
 os.close(r)
 import time
 for _ in range(100):
@@ -486,7 +486,8 @@ os.write(w, b"g")
 _, st = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(st))
 EOF2
-  local one=(python3 "$T/one-userns.py" "$TUID" "$TGID")
+  # room for one: the sandbox's own, no nested one
+  local one=(python3 "$T/userns-max.py" 1 "$TUID" "$TGID")
   run as_test "${one[@]}" --
   echo "$output"
   [ "$status" -eq 0 ]
@@ -511,6 +512,17 @@ EOF2
   [ "$status" -ne 0 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ "$output" == *"--shm-size: "*"max_user_namespaces is 1"* ]]
+  # room for two, but one taken when the run makes its nested one: it
+  # fails with the reason, it does not run unbounded
+  local taken=(python3 "$T/userns-max.py" 2 "$TUID" "$TGID" sh -c \
+    'setpriv --reuid "$0" --regid "$1" --clear-groups unshare -U sleep 60 & h=$!
+     for _ in $(seq 100); do [ "$(readlink /proc/$h/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break; sleep 0.05; done
+     shift; "$@"; r=$?; kill $h; exit $r' "$TUID" "$TGID")
+  SB_CMD="echo ran" run as_test "${taken[@]}" -- --shm-size 8m
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"unshare the nested user namespace (the user namespaces of this user on the host"* ]]
+  [[ "$output" != *ran* ]]
   # with room for two, the flag changes nothing: the limits hold
   [ "$(cat /proc/sys/user/max_user_namespaces)" -ge 2 ] || return 0
   run as_test -- --allow-sysv-ipc --shm-size 8m
