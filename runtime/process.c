@@ -124,12 +124,16 @@ open_container_proc (int rootfs_fd, ar_error **err)
   int procfd = (int) syscall (SYS_openat2, rootfs_fd, "proc", &how, sizeof how);
   if (procfd < 0)
     return ar_err (err, errno, "linux.sysctl: open the container's /proc");
-  if (fstatfs (procfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+  if (fstatfs (procfd, &sfs) < 0)
     {
       int e = errno;
       close (procfd);
-      return sfs.f_type != PROC_SUPER_MAGIC ? ar_err (err, 0, "linux.sysctl: the container has no proc mounted on /proc")
-                                            : ar_err (err, e, "linux.sysctl: statfs the container's /proc");
+      return ar_err (err, e, "linux.sysctl: statfs the container's /proc");
+    }
+  if (sfs.f_type != PROC_SUPER_MAGIC)
+    {
+      close (procfd);
+      return ar_err (err, 0, "linux.sysctl: the container has no proc mounted on /proc");
     }
   return procfd;
 }
