@@ -623,7 +623,7 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
   ic->new_flags = ar_ns_new_flags (lnx);
   ic->userns = ar_ns_listed (lnx, AR_NS_USER);
   ic->rootless = is_rootless (ctx);
-  if (ar_ns_open_paths (lnx, ic->ns_fds, err) < 0)
+  if (ar_ns_open_paths (lnx, ic->ns_fds, err) < 0 || ar_ns_nested_read (c->spec, &ic->nested, err) < 0)
     return -1;
   /* Root of a user namespace (podman rootless) already has its rights
    * there; an unprivileged user has none without a new one. */

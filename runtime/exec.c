@@ -118,6 +118,7 @@ struct exec_ctx {
   int unixconn_sock; /* to the unixconn supervisor, or -1 */
   const struct ar_cstate *st;
   unsigned long ns_flags;
+  int nested_userns, outer_userns; /* a nested user namespace's fds (namespaces.h), or -1 */
 };
 
 __attribute__ ((noreturn)) static void
@@ -196,10 +197,15 @@ exec_child1 (struct exec_ctx *x)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), exec_fail (x, err);
   if (ar_sync_recv (x->sock, &m, &fd, &err) <= 0 || m.type != SYNC_GO)
     _exit (1);
-  /* One call joins them all, the user namespace first. */
-  if (x->ns_flags && syscall (SYS_setns, x->pidfd, (int) x->ns_flags) < 0)
+  /* One call joins them all, the user namespace first; with a nested one,
+   * three (namespaces.h): the outer one's rights are needed in between. */
+  if (x->nested_userns >= 0 && ar_ns_join_nested (x->pidfd, x->ns_flags, x->nested_userns, x->outer_userns, &err) < 0)
+    exec_fail (x, err);
+  if (x->nested_userns < 0 && x->ns_flags && syscall (SYS_setns, x->pidfd, (int) x->ns_flags) < 0)
     ar_err (&err, errno, "join the container's namespaces"), exec_fail (x, err);
   close (x->pidfd);
+  if (x->nested_userns >= 0)
+    close (x->nested_userns), close (x->outer_userns);
   struct clone_args a = { .flags = CLONE_PARENT };
   pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
   if (pid < 0)
@@ -343,7 +349,10 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
   struct ar_cstate st = { 0 };
   struct ar_spec *spec = NULL;
   struct exec_proc e = { 0 };
-  struct exec_ctx x = { .o = o, .sock = -1, .pidfd = -1, .rootfd = -1, .unixconn_sock = -1 };
+  struct exec_ctx x = {
+    .o = o, .sock = -1, .pidfd = -1, .rootfd = -1, .unixconn_sock = -1, .nested_userns = -1, .outer_userns = -1
+  };
+  struct ar_nested_userns nested;
   struct exec_parent ep = { .pidfd = -1, .master = -1 };
   cleanup_free char *root = NULL;
   sigset_t old;
@@ -382,6 +391,9 @@ ar_container_exec (struct ar_ctx *ctx, const struct ar_exec_opts *o, int *status
         ar_err (err, errno, "open %s", root);
       goto out;
     }
+  if (ar_ns_nested_read (spec, &nested, err) < 0
+      || ar_ns_open_nested (st.pid, &nested, &x.nested_userns, &x.outer_userns, err) < 0)
+    goto out;
   /* The root and namespaces above were reached by pid: if the pidfd's
    * process is still alive now, the pid could not have been recycled in
    * between, so they are the container's and not a newcomer's. */
@@ -440,6 +452,10 @@ out:
     close (x.pidfd);
   if (x.rootfd >= 0)
     close (x.rootfd);
+  if (x.nested_userns >= 0)
+    close (x.nested_userns);
+  if (x.outer_userns >= 0)
+    close (x.outer_userns);
   if (x.prog)
     ar_seccomp_prog_free (x.prog);
   exec_proc_free (&e);

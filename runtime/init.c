@@ -140,7 +140,10 @@ setup_terminal (struct ar_init_ctx *c, const struct ar_process *p)
 {
   ar_error *err = NULL;
   int master, slave;
-  if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_own (slave, p->user.uid, &err) < 0
+  /* made in the outer user namespace of a nested one, where the process's
+   * uid is the root's (namespaces.h) */
+  uid_t owner = c->nested.on ? 0 : p->user.uid;
+  if (ar_pty_open (&master, &slave, &err) < 0 || ar_pty_own (slave, owner, &err) < 0
       || ar_pty_bind_console (master, &err) < 0
       || (p->has_console_size && ar_pty_set_size (slave, &p->console_size, &err) < 0)
       || ar_sync_send (c->sock, SYNC_PTY, 0, master, NULL, &err) < 0 || ar_pty_make_stdio (slave, &err) < 0)
@@ -193,6 +196,20 @@ write_ipc_sysctl_early (struct ar_init_ctx *c)
   ar_error *err = NULL;
   if (ipc_sysctl_early (c) && ar_process_setup_ipc_sysctl (c->spec, &err) < 0)
     fail (c, err);
+}
+
+/* The process's nested user namespace (namespaces.h), once nothing is left
+ * that needs the outer one's root: its maps, its user.* sysctls through
+ * the container's /proc/sys opened before the pivot (read-only from here
+ * on, but not under that fd), then the fd goes. The process and our pid 1
+ * live there. */
+static void
+enter_nested_userns (struct ar_init_ctx *c, int sysfd)
+{
+  ar_error *err = NULL;
+  if (ar_ns_enter_nested (&c->nested, &err) < 0 || ar_process_setup_sysctl_nested (c->spec, sysfd, &err) < 0)
+    fail (c, err);
+  close (sysfd);
 }
 
 /* Everything that can fail visibly happens here, before READY. */
@@ -248,7 +265,12 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     ar_err (&err, errno, "chdir to the rootfs for the createContainer hooks"), fail (c, err);
   if (c->cc_hooks.n && ar_hooks_run_fds (&spec->hooks, AR_HOOK_CREATE_CONTAINER, &c->cc_hooks, st, &err) < 0)
     fail (c, err);
-  if (ar_process_setup_sysctl (spec, rc.rootfs_fd, ipc_sysctl_early (c), &err) < 0 || ar_rootfs_pivot (&rc, &err) < 0)
+  int sysfd = c->nested.on ? ar_process_open_sysctl (rc.rootfs_fd, &err) : -1;
+  if ((c->nested.on && sysfd < 0)
+      || (c->nested.on ? ar_process_setup_sysctl_outer (spec, sysfd, &err)
+                       : ar_process_setup_sysctl (spec, rc.rootfs_fd, ipc_sysctl_early (c), &err))
+             < 0
+      || ar_rootfs_pivot (&rc, &err) < 0)
     fail (c, err);
   ar_debug ("init: root pivoted, masks applied");
   if (rc.rootfs_fd >= 0)
@@ -259,6 +281,8 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     fail (c, err);
   if (p->terminal)
     setup_terminal (c, p);
+  if (c->nested.on)
+    enter_nested_userns (c, sysfd);
   /* A listener must reach the parent, which is only here until READY. */
   const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
   if (c->prog && sc && sc->listener_path && *sc->listener_path)

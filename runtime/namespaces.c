@@ -2,12 +2,15 @@
 #include "config.h"
 #include "namespaces.h"
 #include "kfile.h"
+#include "rootless.h"
 #include "util.h"
 
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #ifndef CLONE_NEWTIME
@@ -201,4 +204,126 @@ ar_ns_init_ids (const struct ar_linux *lnx, const struct ar_user *u, uint32_t *u
       return true;
     }
   return false;
+}
+
+/* One decimal id, all of it, below 2^32 - 1 (the kernel's invalid id). */
+static bool
+parse_id (const char *s, const char *end, uint32_t *out)
+{
+  unsigned long long v = 0;
+  if (s == end || end - s > 10)
+    return false;
+  for (; s < end; s++)
+    {
+      if (*s < '0' || *s > '9')
+        return false;
+      v = v * 10 + (unsigned) (*s - '0');
+    }
+  if (v >= 0xffffffffULL)
+    return false;
+  *out = (uint32_t) v;
+  return true;
+}
+
+static bool
+maps_root_alone (const struct ar_idmap *m, size_t n)
+{
+  return n == 1 && m[0].container_id == 0 && m[0].size == 1;
+}
+
+int
+ar_ns_nested_read (const struct ar_spec *spec, struct ar_nested_userns *n, ar_error **err)
+{
+  const char *v = NULL;
+  *n = (struct ar_nested_userns){ 0 };
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    if (strcmp (spec->annotations[i].key, AR_NESTED_USERNS_ANNOTATION) == 0)
+      v = spec->annotations[i].value;
+  if (!v)
+    return 0;
+  const char *colon = strchr (v, ':');
+  if (!colon || !parse_id (v, colon, &n->uid) || !parse_id (colon + 1, colon + strlen (colon), &n->gid))
+    return ar_err (err, 0, "annotations." AR_NESTED_USERNS_ANNOTATION ": \"%s\" is not UID:GID", v);
+  const struct ar_linux *l = spec->linux_;
+  if (n->uid == 0 || n->gid == 0)
+    return ar_err (err, 0,
+                   "annotations." AR_NESTED_USERNS_ANNOTATION ": the process's ids must not be 0: the nested user "
+                   "namespace is there so that the process is not the outer one's root");
+  if (!l || !(ar_ns_new_flags (l) & CLONE_NEWUSER))
+    return ar_err (err, 0, "annotations." AR_NESTED_USERNS_ANNOTATION ": the container needs a new user namespace");
+  if (!maps_root_alone (l->uid_mappings, l->n_uid_mappings) || !maps_root_alone (l->gid_mappings, l->n_gid_mappings))
+    return ar_err (err, 0,
+                   "annotations." AR_NESTED_USERNS_ANNOTATION ": linux.uidMappings and gidMappings must map "
+                   "container id 0 alone (size 1): the nested namespace maps its ids to that root");
+  const struct ar_user *u = spec->process ? &spec->process->user : NULL;
+  if (!u || u->uid != n->uid || u->gid != n->gid || u->n_additional_gids)
+    return ar_err (err, 0,
+                   "annotations." AR_NESTED_USERNS_ANNOTATION ": process.user must be %u:%u with no additional "
+                   "gids, the only ids the nested namespace maps",
+                   n->uid, n->gid);
+  n->on = true;
+  return 0;
+}
+
+int
+ar_ns_enter_nested (const struct ar_nested_userns *n, ar_error **err)
+{
+  struct ar_idmap um = { .container_id = n->uid, .host_id = 0, .size = 1 };
+  struct ar_idmap gm = { .container_id = n->gid, .host_id = 0, .size = 1 };
+  struct ar_linux maps = { .uid_mappings = &um, .n_uid_mappings = 1, .gid_mappings = &gm, .n_gid_mappings = 1 };
+  if (unshare (CLONE_NEWUSER) < 0)
+    {
+      /* our /proc/sys/user is the outer namespace's now, whose 1 would
+       * mislead: the limit reached is an ancestor's, the host's likely */
+      int e = errno;
+      const char *why = e == ENOSPC || e == EUSERS ? "the user namespaces of this user on the host "
+                                                     "(user.max_user_namespaces) or their nesting (32 levels) "
+                                                     "are at their limit"
+                                                   : ar_rootless_userns_hint (e);
+      return ar_err (err, e, "unshare the nested user namespace%s%s%s", *why ? " (" : "", why, *why ? ")" : "");
+    }
+  /* /proc/self of a process that is not dumpable is the host root's, and
+   * no process of the container exists yet that could take advantage */
+  if (prctl (PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+    return ar_err (err, errno, "prctl PR_SET_DUMPABLE for the nested user namespace's maps");
+  /* not CAP_SETGID over the outer namespace any more: setgroups denied */
+  int r = ar_ns_write_idmaps (getpid (), &maps, true, err);
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 && r == 0)
+    r = ar_err (err, errno, "prctl PR_SET_DUMPABLE");
+  return r;
+}
+
+int
+ar_ns_open_nested (pid_t pid, const struct ar_nested_userns *n, int *inner, int *outer, ar_error **err)
+{
+  char path[64];
+  *inner = *outer = -1;
+  if (!n->on)
+    return 0;
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) pid);
+  *inner = open (path, O_RDONLY | O_CLOEXEC);
+  if (*inner < 0)
+    return ar_err (err, errno, "open %s", path);
+  *outer = ioctl (*inner, NS_GET_PARENT);
+  if (*outer < 0)
+    {
+      int e = errno;
+      close (*inner);
+      *inner = -1;
+      return ar_err (err, e, "the parent of the container's nested user namespace (%s)", path);
+    }
+  return 0;
+}
+
+int
+ar_ns_join_nested (int pidfd, unsigned long flags, int inner, int outer, ar_error **err)
+{
+  flags &= ~(unsigned long) CLONE_NEWUSER;
+  if (setns (outer, CLONE_NEWUSER) < 0)
+    return ar_err (err, errno, "join the container's user namespace");
+  if (flags && setns (pidfd, (int) flags) < 0)
+    return ar_err (err, errno, "join the container's namespaces");
+  if (setns (inner, CLONE_NEWUSER) < 0)
+    return ar_err (err, errno, "join the container's nested user namespace");
+  return 0;
 }

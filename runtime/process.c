@@ -27,7 +27,7 @@
 /* Write one sysctl under the container's /proc/sys, reached from its
  * rootfs fd without following any symlink: the rootfs is the user's. */
 static int
-set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
+set_sysctl_at (int procfd, bool at_sys, const char *key, const char *value, ar_error **err)
 {
   struct open_how how = { .flags = O_WRONLY | O_CLOEXEC,
                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
@@ -37,7 +37,8 @@ set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
   for (char *p = rel + 4; *p; p++)
     if (*p == '.')
       *p = '/';
-  cleanup_close int fd = (int) syscall (SYS_openat2, procfd, rel, &how, sizeof how);
+  /* at_sys: procfd is the container's /proc/sys itself */
+  cleanup_close int fd = (int) syscall (SYS_openat2, procfd, at_sys ? rel + 4 : rel, &how, sizeof how);
   if (fd < 0)
     return ar_err (err, errno, "sysctl %s: open /proc/%s", key, rel);
   size_t len = strlen (value);
@@ -45,6 +46,12 @@ set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
   if (n < 0 || (size_t) n != len)
     return ar_err (err, n < 0 ? errno : EIO, "sysctl %s: write \"%s\"", key, value);
   return 0;
+}
+
+static int
+set_sysctl (int procfd, const char *key, const char *value, ar_error **err)
+{
+  return set_sysctl_at (procfd, false, key, value, err);
 }
 
 static bool
@@ -79,25 +86,95 @@ ar_process_setup_ipc_sysctl (const struct ar_spec *spec, ar_error **err)
   return 0;
 }
 
-int
-ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, bool skip_ipc, ar_error **err)
+/* Which of linux.sysctl's keys a pass writes, and where. */
+enum sysctl_pass {
+  SYSCTL_ALL,
+  SYSCTL_NOT_IPC, /* the IPC namespace's are written already */
+  /* the outer user namespace of a nested one (namespaces.h): all of them,
+   * but user.max_user_namespaces is 1 there, room for the nested one alone */
+  SYSCTL_OUTER,
+  /* from the nested user namespace: its own user.* budgets, and no user
+   * namespace of its own, whatever the spec says */
+  SYSCTL_NESTED,
+};
+
+/* fd: the container's /proc, or its /proc/sys for the nested passes */
+static int
+write_sysctls (int fd, const struct ar_spec *spec, enum sysctl_pass pass, ar_error **err)
+{
+  static const char max_userns[] = "user.max_user_namespaces";
+  bool nested = pass == SYSCTL_OUTER || pass == SYSCTL_NESTED;
+  for (size_t i = 0; i < spec->linux_->n_sysctl; i++)
+    {
+      const char *key = spec->linux_->sysctl[i].key;
+      if ((pass == SYSCTL_NOT_IPC && ar_sysctl_is_ipc (key))
+          || (pass == SYSCTL_NESTED && strncmp (key, "user.", 5) != 0) || (nested && strcmp (key, max_userns) == 0))
+        continue;
+      if (set_sysctl_at (fd, nested, key, spec->linux_->sysctl[i].value, err) < 0)
+        return -1;
+    }
+  return nested ? set_sysctl_at (fd, true, max_userns, pass == SYSCTL_OUTER ? "1" : "0", err) : 0;
+}
+
+static int
+open_container_proc (int rootfs_fd, ar_error **err)
 {
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS };
   struct statfs sfs;
-  if (!spec->linux_ || !spec->linux_->n_sysctl)
-    return 0;
-  cleanup_close int procfd = (int) syscall (SYS_openat2, rootfs_fd, "proc", &how, sizeof how);
+  int procfd = (int) syscall (SYS_openat2, rootfs_fd, "proc", &how, sizeof how);
   if (procfd < 0)
     return ar_err (err, errno, "linux.sysctl: open the container's /proc");
   if (fstatfs (procfd, &sfs) < 0)
-    return ar_err (err, errno, "linux.sysctl: statfs the container's /proc");
+    {
+      int e = errno;
+      close (procfd);
+      return ar_err (err, e, "linux.sysctl: statfs the container's /proc");
+    }
   if (sfs.f_type != PROC_SUPER_MAGIC)
-    return ar_err (err, 0, "linux.sysctl: the container has no proc mounted on /proc");
-  for (size_t i = 0; i < spec->linux_->n_sysctl; i++)
-    if (!(skip_ipc && ar_sysctl_is_ipc (spec->linux_->sysctl[i].key))
-        && set_sysctl (procfd, spec->linux_->sysctl[i].key, spec->linux_->sysctl[i].value, err) < 0)
-      return -1;
-  return 0;
+    {
+      close (procfd);
+      return ar_err (err, 0, "linux.sysctl: the container has no proc mounted on /proc");
+    }
+  return procfd;
+}
+
+/* /proc/sys itself: the read-only mask the pivot puts on it is a mount
+ * over that folder, which a lookup from /proc would walk into. */
+int
+ar_process_open_sysctl (int rootfs_fd, ar_error **err)
+{
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+  cleanup_close int procfd = open_container_proc (rootfs_fd, err);
+  if (procfd < 0)
+    return -1;
+  int fd = (int) syscall (SYS_openat2, procfd, "sys", &how, sizeof how);
+  if (fd < 0)
+    return ar_err (err, errno, "linux.sysctl: open the container's /proc/sys");
+  return fd;
+}
+
+int
+ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, bool skip_ipc, ar_error **err)
+{
+  if (!spec->linux_ || !spec->linux_->n_sysctl)
+    return 0;
+  cleanup_close int procfd = open_container_proc (rootfs_fd, err);
+  if (procfd < 0)
+    return -1;
+  return write_sysctls (procfd, spec, skip_ipc ? SYSCTL_NOT_IPC : SYSCTL_ALL, err);
+}
+
+int
+ar_process_setup_sysctl_outer (const struct ar_spec *spec, int sysfd, ar_error **err)
+{
+  return write_sysctls (sysfd, spec, SYSCTL_OUTER, err);
+}
+
+int
+ar_process_setup_sysctl_nested (const struct ar_spec *spec, int sysfd, ar_error **err)
+{
+  return write_sysctls (sysfd, spec, SYSCTL_NESTED, err);
 }
 
 int

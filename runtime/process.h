@@ -16,6 +16,16 @@ int ar_process_setup_ns (const struct ar_spec *spec, ar_error **err);
  * rootfs fd (before pivot: readonlyPaths make /proc/sys read-only after);
  * skip_ipc: but the IPC namespace's, written already. */
 int ar_process_setup_sysctl (const struct ar_spec *spec, int rootfs_fd, bool skip_ipc, ar_error **err);
+/* With a nested user namespace (namespaces.h): an O_PATH fd of the
+ * container's /proc/sys reached from the rootfs fd, kept past the pivot
+ * (the read-only mask is a mount over it, which the fd is under) and
+ * closed once the nested namespace's sysctls are written; the outer
+ * namespace's sysctls through it, user.max_user_namespaces 1 there (the
+ * nested one alone); and, from the nested namespace, its user.* keys,
+ * user.max_user_namespaces 0 whatever the spec says. */
+int ar_process_open_sysctl (int rootfs_fd, ar_error **err);
+int ar_process_setup_sysctl_outer (const struct ar_spec *spec, int sysfd, ar_error **err);
+int ar_process_setup_sysctl_nested (const struct ar_spec *spec, int sysfd, ar_error **err);
 /* The IPC namespace's sysctls (kernel.shm*, kernel.msg*, kernel.sem,
  * fs.mqueue.*): which keys, whether the spec has any, and writing them
  * alone through /proc (they are the writer's IPC namespace's). */

@@ -248,8 +248,9 @@ g_strv (struct ar_gen *G, const char *k, const char *const *v, size_t n)
   ar_gen_array_close (G);
 }
 
-/* Run by a plain user, the sandbox's IPC namespace has no limits (its
- * sysctls are the host root's), so unless the person lifts it on purpose,
+/* Where the sandbox's IPC namespace can have no limits (a plain user
+ * without room for the nested user namespace: its sysctls are then the
+ * host root's, budgets.c), unless the person lifts it on purpose,
  * making a SysV object is refused: the profile's allow rules lose those
  * names (and the old ipc multiplexer) and one rule answers ENOSPC, what
  * the kernel says when a namespace's limit is reached, which programs
@@ -447,8 +448,10 @@ static void
 g_mounts (struct ar_gen *G, const struct ar_agent_opts *o)
 {
   char uidopt[32], gidopt[32], tmpsz[48], tmpino[48], homesz[48], homeino[48];
-  snprintf (uidopt, sizeof uidopt, "uid=%u", (unsigned) o->uid);
-  snprintf (gidopt, sizeof gidopt, "gid=%u", (unsigned) o->gid);
+  /* ids as the runtime's init reads them when it mounts: the agent's are
+   * the root's of the outer user namespace when it has a nested one */
+  snprintf (uidopt, sizeof uidopt, "uid=%u", o->nested_userns ? 0U : (unsigned) o->uid);
+  snprintf (gidopt, sizeof gidopt, "gid=%u", o->nested_userns ? 0U : (unsigned) o->gid);
   /* tmpfs pages are not reclaimed under pressure: every tmpfs has a size,
    * and inodes (kernel memory the size does not count) one per 4 KiB */
   snprintf (tmpsz, sizeof tmpsz, "size=%lld", (long long) o->tmp_size);
@@ -602,14 +605,15 @@ g_resources (struct ar_gen *G, const struct ar_agent_opts *o)
   ar_gen_map_close (G);
 }
 
-/* Written by the container's init in the sandbox's own namespaces. The
- * user.* budgets are its user namespace's (ucounts: each is counted at every
- * level up to the host's, so these cap the sandbox's part of its user's);
- * namespaces of its own it may not make anyway (seccomp). Mount namespaces
- * a few: each detached mount of the runtime (masks, after this) takes one
- * while it is made. The TCP buffer sizes are its network namespace's: its
- * sockets are loopback ones, whose buffers still count against the
- * host-wide tcp_mem. */
+/* Written by the container's init in the sandbox's own namespaces (the
+ * user.* ones in the nested user namespace too, where there is one: the
+ * runtime's process.h). The user.* budgets are its user namespace's
+ * (ucounts: each is counted at every level up to the host's, so these cap
+ * the sandbox's part of its user's); namespaces of its own it may not make
+ * anyway (seccomp). Mount namespaces a few: each detached mount of the
+ * runtime (masks, after this) takes one while it is made. The TCP buffer
+ * sizes are its network namespace's: its sockets are loopback ones, whose
+ * buffers still count against the host-wide tcp_mem. */
 static void
 g_sysctl (struct ar_gen *G, const struct ar_agent_opts *o)
 {
@@ -657,13 +661,15 @@ g_sysctl (struct ar_gen *G, const struct ar_agent_opts *o)
   ar_gen_map_close (G);
 }
 
+/* The user's own id alone: as itself, or, with a nested user namespace,
+ * as the root of the outer one (the nested one maps it back). */
 static void
-g_idmap (struct ar_gen *G, const char *key, unsigned id)
+g_idmap (struct ar_gen *G, const char *key, unsigned id, bool nested)
 {
   ar_gen_str (G, key);
   ar_gen_array_open (G);
   ar_gen_map_open (G);
-  ar_gen_key_int (G, "containerID", id);
+  ar_gen_key_int (G, "containerID", nested ? 0 : id);
   ar_gen_key_int (G, "hostID", id);
   ar_gen_key_int (G, "size", 1);
   ar_gen_map_close (G);
@@ -676,8 +682,8 @@ g_linux (struct ar_gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
   static const char *const ns[] = { "pid", "ipc", "uts", "network", "mount", "cgroup", "user" };
   ar_gen_str (G, "linux");
   ar_gen_map_open (G);
-  g_idmap (G, "uidMappings", o->uid);
-  g_idmap (G, "gidMappings", o->gid);
+  g_idmap (G, "uidMappings", o->uid, o->nested_userns);
+  g_idmap (G, "gidMappings", o->gid, o->nested_userns);
   ar_gen_str (G, "namespaces");
   ar_gen_array_open (G);
   for (size_t i = 0; i < ARRAY_SIZE (ns); i++)
@@ -772,6 +778,14 @@ g_annotations (struct ar_gen *G, const struct ar_agent_opts *o)
   ar_gen_key_str (G, "run.agentrun.unixconn", uc);
   /* pid 1 is agentrun's own (runtime/pid1.h), not the agent's command */
   ar_gen_key_str (G, "run.agentrun.init", "true");
+  if (o->nested_userns)
+    {
+      /* the agent and pid 1 run in a nested user namespace (the runtime's
+       * namespaces.h), mapping its ids to the outer one's root */
+      char ids[32];
+      snprintf (ids, sizeof ids, "%u:%u", (unsigned) o->uid, (unsigned) o->gid);
+      ar_gen_key_str (G, "run.agentrun.nested-userns", ids);
+    }
   ar_gen_map_close (G);
 }
 

@@ -98,9 +98,14 @@ struct ar_agent_opts {
   long long inotify_instances, inotify_watches, fanotify_groups, fanotify_marks;
   int64_t kernel_tcp; /* cgroup v1: TCP buffers' own limit in bytes, 0: none */
   /* SysV IPC of the sandbox's IPC namespace: shared memory at most shm_size
-   * bytes, queues and semaphores a few. Only for a runtime that runs as
-   * root: without a root mapped, those sysctls are the host root's. */
+   * bytes, queues and semaphores a few. Written by a root runtime, or, run
+   * by a plain user, by the root of the outer user namespace of a nested
+   * one: without a root mapped, those sysctls are the host root's. */
   bool ipc_limits;
+  /* run by a plain user: the user namespace maps the user's ids as its root
+   * and the agent runs in a nested one mapping them back (the runtime's
+   * namespaces.h), so that the IPC limits above can be had */
+  bool nested_userns;
   int64_t shm_size;
   /* without ipc_limits, shmget/msgget/semget are refused (ENOSPC) unless
    * this is set (--allow-sysv-ipc): then SysV IPC is unbounded */

@@ -158,15 +158,19 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
   o->fanotify_groups = part_of ("max_fanotify_groups", 4);
   o->fanotify_marks = part_of ("max_fanotify_marks", 8);
   fill_memory (o);
-  /* the init writes them as root before it takes the agent's uid (the
-   * runtime's init.c); a runtime run by a user cannot */
-  o->ipc_limits = geteuid () == 0;
+  /* root's init writes them before it takes the agent's uid (the runtime's
+   * init.c); a plain user's, as root of an outer user namespace, before the
+   * agent's nested one is made, if two user namespaces can be had */
+  long long userns_room = read_ll ("/proc/sys/user/max_user_namespaces", 0);
+  o->nested_userns = geteuid () != 0 && userns_room >= 2;
+  o->ipc_limits = geteuid () == 0 || o->nested_userns;
   /* asked for, it is there or the sandbox does not run */
   if (!o->ipc_limits && o->shm_size > 0)
     return ar_err (err, 0,
-                   "--shm-size: run by a plain user, the sandbox's IPC namespace has no root of its own, and "
-                   "the kernel lets only the host's root set its limits (kernel.shm*); run agentrun as root (sudo) "
-                   "for that bound, or drop --shm-size");
+                   "--shm-size: run by a plain user, the sandbox's IPC limits need two user namespaces (one "
+                   "nested in the other), and /proc/sys/user/max_user_namespaces is %lld; raise it, run agentrun "
+                   "as root (sudo), or drop --shm-size",
+                   userns_room);
   if (o->ipc_limits && o->shm_size <= 0)
     o->shm_size = AR_AGENT_SHM_SIZE;
   return 0;

@@ -326,6 +326,53 @@ deleg_remove() {
   [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ]
 }
 
+@test "rootless: run.agentrun.nested-userns: the process in a nested user namespace, the IPC limits set, exec joins it" {
+  [ "$(cat /proc/sys/user/max_user_namespaces)" -ge 2 ] || skip "user.max_user_namespaces leaves no room for two"
+  user_bundle "$U/b" sleep 300
+  user_edit "$U/b" --arg ids "$RL_UID:$RL_GID" --argjson u "$RL_UID" --argjson g "$RL_GID" '
+    .annotations["run.agentrun.nested-userns"] = $ids | .process.user = {uid: $u, gid: $g}
+    | .process.capabilities = {} | .process.noNewPrivileges = true
+    | .linux.sysctl = {"kernel.shmmax": "1048576", "user.max_user_namespaces": "5", "user.max_ipc_namespaces": "0"}'
+  cp "$U/b/config.json" "$BATS_TEST_TMPDIR/good.json"
+  uar create -b "$U/b" nest >"$BATS_TEST_TMPDIR/create.out" 2>&1
+  run uar start nest
+  [ "$status" -eq 0 ]
+  run uar exec nest sh -c 'id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map /proc/sys/kernel/shmmax \
+    /proc/sys/user/max_user_namespaces /proc/sys/user/max_ipc_namespaces; cat /proc/1/uid_map'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$RL_UID" ]
+  [ "${lines[1]}" = "$RL_GID" ]
+  [ "$(echo ${lines[2]})" = "$RL_UID 0 1" ]
+  [ "$(echo ${lines[3]})" = "$RL_GID 0 1" ]
+  [ "${lines[4]}" = 1048576 ]
+  # none of its own in the nested namespace, whatever the spec says
+  [ "${lines[5]}" = 0 ]
+  [ "${lines[6]}" = 0 ]
+  # the container's process lives there too
+  [ "$(echo ${lines[7]})" = "$RL_UID 0 1" ]
+  run uar exec nest sh -c 'echo 1 >/proc/sys/kernel/shmmax'
+  [ "$status" -ne 0 ]
+  run uar kill nest KILL
+  [ "$status" -eq 0 ]
+  for _ in $(seq 50); do [ "$(uar state nest | jq -r .status)" = stopped ] && break; sleep 0.1; done
+  run uar delete nest
+  [ "$status" -eq 0 ]
+  # what the nested namespace cannot map is refused before anything runs
+  local bad
+  for bad in '.annotations["run.agentrun.nested-userns"] = "0:0"' \
+    '.annotations["run.agentrun.nested-userns"] = "12x:5"' \
+    '.process.user.additionalGids = [4242]' \
+    '.linux.uidMappings = [{"containerID": 1, "hostID": '"$RL_UID"', "size": 1}]'; do
+    install -m 0644 -o "$RL_USER" -g "$RL_USER" "$BATS_TEST_TMPDIR/good.json" "$U/b/config.json"
+    user_edit "$U/b" "$bad"
+    run uar run -b "$U/b" nestbad
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"run.agentrun.nested-userns"* ]]
+  done
+}
+
 @test "rootless: spec --rootless is runc's rootless spec, and the user can run it" {
   need_cmd runc
   install -d -o "$RL_USER" "$U/runc" "$U/ours"

@@ -355,57 +355,179 @@ EOF2
   [ "$took" -le $(( host_max / 4 )) ]
   [ "$tmp" -le 1073741824 ]
   runuser -u agentrun-test -- python3 -c 'import ctypes, sys; sys.exit(0 if ctypes.CDLL(None).inotify_init1(0) >= 0 else 1)'
-  # the IPC namespace's limits are the host root's to set: a bound asked
-  # for that cannot be had is refused, not dropped
-  run runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
-    sh -c "cd '$WS' && exec '$bin/agentrun' sandbox --shm-size 8m -- echo ran"
-  [ "$status" -ne 0 ]
-  [ "${#lines[@]}" -eq 1 ]
-  [[ "$output" == *"--shm-size: run by a plain user"* ]]
 }
 
-@test "budgets: as agentrun-test, making SysV IPC objects is refused (ENOSPC: no limit can be set) unless --allow-sysv-ipc or its profile key" {
-  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
-  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
-  local bin
-  bin=$(public_bin)
-  chown agentrun-test "$WS" "$FHOME"
-  install -d -m 0700 -o agentrun-test -g agentrun-test "$T/xdg"
+# The agent's SysV IPC checks: "SIZE-of-16MiB SIZE-of-8MiB msgget semget
+# shmctl-on-nothing", each "ok" or the errno's name.
+ipc_probe() {
   cat >"$WS/ipc.py" <<'EOF2'
 import ctypes, errno
 libc = ctypes.CDLL(None, use_errno=True)
 def res(r):
     return "ok" if r >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
-out = [res(libc.shmget(0, ctypes.c_size_t(1 << 20), 0o1600)), res(libc.msgget(0, 0o1600)),
-       res(libc.semget(0, 1, 0o1600))]
+out = [res(libc.shmget(0, ctypes.c_size_t(16 << 20), 0o1600)), res(libc.shmget(0, ctypes.c_size_t(8 << 20), 0o1600)),
+       res(libc.msgget(0, 0o1600)), res(libc.semget(0, 1, 0o1600))]
 # a call on an object that does not exist still gets the kernel's answer
 out.append(res(libc.shmctl(12345, 0, None)))
 print(" ".join(out))
 EOF2
   chmod 644 "$WS/ipc.py"
-  as_test() {
-    runuser -u agentrun-test -- env XDG_RUNTIME_DIR="$T/xdg" HOME="$FHOME" \
-      sh -c "cd '$WS' && exec '$bin/agentrun' sandbox $* -- python3 ipc.py"
-  }
-  run as_test
+}
+
+# as_test [PREFIX...] -- OPTIONS...: the sandbox as agentrun-test, without
+# XDG_RUNTIME_DIR, running python3 ipc.py (or SB_CMD), after PREFIX (run as
+# root: it may enter a namespace and take the user's ids itself).
+as_test() {
+  local pre=()
+  while [ "$1" != -- ]; do pre+=("$1"); shift; done
+  shift
+  "${pre[@]}" runuser -u agentrun-test -- env -u XDG_RUNTIME_DIR HOME="$FHOME" \
+    sh -c "cd '$WS' && exec '$BIN/agentrun' sandbox $* -- ${SB_CMD:-python3 ipc.py}"
+}
+
+ipc_user_setup() {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  BIN=$(public_bin)
+  TUID=$(id -u agentrun-test) TGID=$(id -g agentrun-test)
+  chown agentrun-test "$WS" "$FHOME"
+  ipc_probe
+}
+
+@test "budgets: as agentrun-test, SysV IPC is bounded (--shm-size) in a nested user namespace the agent cannot leave" {
+  ipc_user_setup
+  [ "$(cat /proc/sys/user/max_user_namespaces)" -ge 2 ] || skip "user.max_user_namespaces leaves no room for two"
+  run as_test -- --shm-size 8m
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "${lines[-1]}" = "ENOSPC ENOSPC ENOSPC EINVAL" ]
-  run as_test --allow-sysv-ipc
+  [ "${lines[-1]}" = "EINVAL ok ok ok EINVAL" ]
+  # the default bound lets a PostgreSQL-sized segment be made
+  run as_test --
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ok ok ok ok EINVAL" ]
+  cat >"$WS/escape.sh" <<'EOF2'
+id -u; id -g
+cat /proc/self/uid_map /proc/self/gid_map /proc/1/uid_map /proc/sys/kernel/shmmax /proc/sys/user/max_user_namespaces
+python3 -c '
+import errno, os
+try:
+    open("/proc/sys/kernel/shmmax", "w").write("1")
+    print("shmmax written")
+except OSError as e:
+    print("shmmax", errno.errorcode[e.errno])
+for f in ("/proc/1/ns/user", "/proc/1/ns/ipc", "/proc/1/mem"):
+    try:
+        os.close(os.open(f, os.O_RDONLY))
+        print(f, "opened")
+    except OSError as e:
+        print(f, errno.errorcode[e.errno])
+print([l for l in open("/proc/self/status") if l.startswith("CapEff")][0].split()[1])
+'
+mount -t proc proc /tmp 2>/dev/null && echo "proc mounted"
+unshare -U true 2>/dev/null && echo "userns made"
+unshare -i true 2>/dev/null && echo "ipcns made"
+nsenter -t 1 -U true 2>/dev/null && echo "pid 1's userns entered"
+echo end
+EOF2
+  chmod 644 "$WS/escape.sh"
+  SB_CMD="sh escape.sh" run as_test --
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "${lines[-1]}" = "ok ok ok EINVAL" ]
+  [ "${lines[0]}" = "$TUID" ]
+  [ "${lines[1]}" = "$TGID" ]
+  # the agent's map, and pid 1's: the user's ids over the outer root
+  [ "$(echo ${lines[2]})" = "$TUID 0 1" ]
+  [ "$(echo ${lines[3]})" = "$TGID 0 1" ]
+  [ "$(echo ${lines[4]})" = "$TUID 0 1" ]
+  [ "${lines[5]}" = 268435456 ]
+  [ "${lines[6]}" = 0 ]
+  [ "${lines[7]}" = "shmmax EROFS" ]
+  [ "${lines[8]}" = "/proc/1/ns/user EACCES" ]
+  [ "${lines[9]}" = "/proc/1/ns/ipc EACCES" ]
+  [ "${lines[10]}" = "/proc/1/mem EACCES" ]
+  [ "${lines[11]}" = 0000000000000000 ]
+  [ "${lines[12]}" = end ]
+  # through sudo, root writes the limits and the map stays the user's own
+  run env SUDO_UID="$TUID" SUDO_GID="$TGID" \
+    HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --shm-size 8m -- \
+    sh -c 'cat /proc/self/uid_map /proc/sys/kernel/shmmax'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(echo ${lines[0]})" = "$TUID $TUID 1" ]
+  [ "${lines[1]}" = 8388608 ]
+}
+
+@test "budgets: as agentrun-test with no room for a nested user namespace, making SysV IPC objects is refused (ENOSPC) unless --allow-sysv-ipc or its profile key" {
+  ipc_user_setup
+  # userns-max.py N UID GID CMD...: CMD in a user namespace of root's,
+  # mapping root and the user, where the user may have N user namespaces
+  cat >"$T/userns-max.py" <<'EOF2'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+most, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(w)
+    if libc.unshare(0x10000000) != 0:
+        sys.exit("unshare: %s" % os.strerror(ctypes.get_errno()))
+    os.read(r, 1)
+    open("/proc/sys/user/max_user_namespaces", "w").write(most)
+    os.execvp(sys.argv[4], sys.argv[4:])
+os.close(r)
+import time
+for _ in range(100):
+    if os.readlink("/proc/%d/ns/user" % pid) != os.readlink("/proc/self/ns/user"):
+        break
+    time.sleep(0.01)
+for f, i in (("uid_map", uid), ("gid_map", gid)):
+    open("/proc/%d/%s" % (pid, f), "w").write("0 0 1\n%d %d 1\n" % (i, i))
+os.write(w, b"g")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(st))
+EOF2
+  # room for one: the sandbox's own, no nested one
+  local one=(python3 "$T/userns-max.py" 1 "$TUID" "$TGID")
+  run as_test "${one[@]}" --
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ENOSPC ENOSPC ENOSPC ENOSPC EINVAL" ]
+  run as_test "${one[@]}" -- --allow-sysv-ipc
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ok ok ok ok EINVAL" ]
   # the profile key, from a file outside anything the sandbox binds
   echo '{"allow_sysv_ipc": true}' >"$T/ipc-on.json"
   echo '{"allow_sysv_ipc": false}' >"$T/ipc-off.json"
   chmod 644 "$T/ipc-on.json" "$T/ipc-off.json"
-  run as_test --profile "$T/ipc-on.json"
+  run as_test "${one[@]}" -- --profile "$T/ipc-on.json"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ok ok ok ok EINVAL" ]
+  run as_test "${one[@]}" -- --profile "$T/ipc-off.json"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "ENOSPC ENOSPC ENOSPC ENOSPC EINVAL" ]
+  # a bound asked for that cannot be had is refused, not dropped
+  run as_test "${one[@]}" -- --shm-size 8m
   echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"--shm-size: "*"max_user_namespaces is 1"* ]]
+  # room for two, but one taken when the run makes its nested one: it
+  # fails with the reason, it does not run unbounded
+  local taken=(python3 "$T/userns-max.py" 2 "$TUID" "$TGID" sh -c \
+    'setpriv --reuid "$0" --regid "$1" --clear-groups unshare -U sleep 60 & h=$!
+     for _ in $(seq 100); do [ "$(readlink /proc/$h/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break; sleep 0.05; done
+     shift; "$@"; r=$?; kill $h; exit $r' "$TUID" "$TGID")
+  SB_CMD="echo ran" run as_test "${taken[@]}" -- --shm-size 8m
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"unshare the nested user namespace (the user namespaces of this user on the host"* ]]
+  [[ "$output" != *ran* ]]
+  # with room for two, the flag changes nothing: the limits hold
+  [ "$(cat /proc/sys/user/max_user_namespaces)" -ge 2 ] || return 0
+  run as_test -- --allow-sysv-ipc --shm-size 8m
   [ "$status" -eq 0 ]
-  [ "${lines[-1]}" = "ok ok ok EINVAL" ]
-  run as_test --profile "$T/ipc-off.json"
-  [ "$status" -eq 0 ]
-  [ "${lines[-1]}" = "ENOSPC ENOSPC ENOSPC EINVAL" ]
+  [ "${lines[-1]}" = "EINVAL ok ok ok EINVAL" ]
 }
 
 @test "budgets: the sandbox's user namespace may make no namespace of its own, and a few mount namespaces for the runtime" {

@@ -88,6 +88,61 @@ own_init() {
   own_init
 }
 
+@test "as agentrun-test (a nested user namespace): pid 1 out of reach, the pty the user's, Ctrl-C reaches the command" {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" -ge 2 ] || skip "user.max_user_namespaces leaves no room for two"
+  local bin tuid
+  bin=$(public_bin)
+  tuid=$(id -u agentrun-test)
+  chown agentrun-test "$WS" "$FHOME"
+  asuser() { runuser -u agentrun-test -- env -u XDG_RUNTIME_DIR HOME="$FHOME" sh -c 'cd "$0" && exec "$@"' "$WS" "$@"; }
+  run asuser "$bin/agentrun" sandbox -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status
+    cat /proc/1/uid_map; python3 probe.py'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx 'Name:[[:space:]]*agentrun-init'
+  for c in CapPrm CapEff CapBnd; do echo "$output" | grep -qx "$c:[[:space:]]*0000000000000000"; done
+  echo "$output" | grep -qx 'NoNewPrivs:[[:space:]]*1'
+  # pid 1 lives in the nested user namespace, as the command does
+  echo "$output" | grep -Eqx "[[:space:]]*$tuid[[:space:]]+0[[:space:]]+1"
+  echo "$output" | grep -qx 'ptrace: Operation not permitted'
+  echo "$output" | grep -qx 'environ: Permission denied'
+  echo "$output" | grep -qx 'mem: Permission denied'
+  # a terminal: the pty is the user's inside, and ^C is the command's SIGINT
+  cat >"$T/ctrlc.py" <<'EOF2'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+seen = b""
+def read_until(want, t):
+    global seen
+    end = time.time() + t
+    while want not in seen and time.time() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                d = os.read(fd, 1024)
+            except OSError:
+                return
+            if not d:
+                return
+            seen += d
+read_until(b"ready", 20)
+os.write(fd, b"\x03")
+read_until(b"got-INT", 10)
+_, st = os.waitpid(pid, 0)
+print(seen.decode(errors="replace").replace("\r", ""))
+print("exit", os.waitstatus_to_exitcode(st))
+EOF2
+  chmod 644 "$T/ctrlc.py"
+  run asuser python3 "$T/ctrlc.py" "$bin/agentrun" sandbox -- sh -c \
+    'stat -c "tty-owner=%u" "$(tty)"; trap "echo got-INT; exit 7" INT; echo ready; while :; do sleep 0.1; done'
+  echo "$output"
+  echo "$output" | grep -qx "tty-owner=$tuid"
+  echo "$output" | grep -q "got-INT\$"
+  [ "${lines[-1]}" = "exit 7" ]
+}
+
 sigkill_takes_all() {
   need_cmd socat
   start_cmd sleep --allow "echo.test:443=127.0.0.1:9" -- sleep 1000

@@ -2,13 +2,14 @@
  * conversions, the blkio and memory writers of v1 and v2 (recorded as a
  * plan of writes, so no cgroup is touched), the device rules a container
  * gets, the key of the compiled seccomp filter cache, the exit status of a
- * command that could not start, and which configs run one unprivileged uid
- * (the sealed re-exec). */
+ * command that could not start, which configs run one unprivileged uid
+ * (the sealed re-exec), and which ask a nested user namespace rightly. */
 #include "config.h"
 #include "tap.h"
 #include "cgroups_internal.h"
 #include "container.h"
 #include "error.h"
+#include "namespaces.h"
 #include "process.h"
 #include "seccomp_cache.h"
 #include "sha256.h"
@@ -436,6 +437,57 @@ test_confined (void)
             1000, false, "a user namespace joined, not its own");
 }
 
+/* run.agentrun.nested-userns VALUE on a config whose process is 1000:1000
+ * (plus PROCESS_EXTRA): accepted (want) or refused with a message naming
+ * the annotation. */
+static void
+nested (const char *value, const char *process_extra, const char *linux_json, bool want, const char *what)
+{
+  char buf[4096];
+  ar_error *err = NULL;
+  struct ar_spec *s = NULL;
+  struct ar_nested_userns n;
+  snprintf (buf, sizeof buf,
+            "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"},"
+            " \"annotations\": {\"" AR_NESTED_USERNS_ANNOTATION "\": \"%s\"},"
+            " \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", \"user\": {\"uid\": 1000, \"gid\": 1000%s}},"
+            " \"linux\": %s}",
+            value, process_extra, linux_json);
+  if (ar_spec_parse (buf, strlen (buf), "config.json", &s, &err) < 0)
+    {
+      printf ("Bail out! %s\n", err->msg);
+      exit (1);
+    }
+  int r = ar_ns_nested_read (s, &n, &err);
+  if (want)
+    ok (r == 0 && n.on && n.uid == 1000 && n.gid == 1000, "nested user namespace: %s", what);
+  else
+    ok (r < 0 && !n.on && strstr (err->msg, AR_NESTED_USERNS_ANNOTATION), "nested user namespace refused: %s", what);
+  ar_error_free (err);
+  ar_spec_free (s);
+}
+
+static void
+test_nested (void)
+{
+  const char *root_alone = USERNS (MAP (0, 1000, 1), MAP (0, 1000, 1));
+  nested ("1000:1000", "", root_alone, true, "the sandbox's config");
+  nested ("1000", "", root_alone, false, "no gid");
+  nested ("1000:", "", root_alone, false, "an empty gid");
+  nested ("+1000:1000", "", root_alone, false, "a sign");
+  nested ("1000:1000 ", "", root_alone, false, "a trailing space");
+  nested ("4294967295:1000", "", root_alone, false, "the kernel's invalid id");
+  nested ("99999999999:1000", "", root_alone, false, "an id beyond 32 bits");
+  nested ("0:0", "", root_alone, false, "the outer root itself");
+  nested ("1001:1000", "", root_alone, false, "not the process's uid");
+  nested ("1000:1000", ", \"additionalGids\": [27]", root_alone, false, "an additional gid it cannot map");
+  nested ("1000:1000", "", USERNS (MAP (1000, 1000, 1), MAP (0, 1000, 1)), false, "the outer map is not root's");
+  nested ("1000:1000", "", USERNS (MAP (0, 1000, 2), MAP (0, 1000, 1)), false, "two ids in the outer map");
+  nested ("1000:1000", "", "{\"namespaces\": [{\"type\": \"mount\"}]}", false, "no user namespace");
+  nested ("1000:1000", "", "{\"namespaces\": [{\"type\": \"user\", \"path\": \"/proc/1/ns/user\"}]}", false,
+          "a user namespace joined");
+}
+
 int
 main (void)
 {
@@ -454,5 +506,6 @@ main (void)
   test_seccomp_key ();
   test_exit_status ();
   test_confined ();
+  test_nested ();
   return done_testing ();
 }
