@@ -32,12 +32,13 @@
 #define PIDFD_THREAD O_EXCL /* Linux 6.9 */
 #endif
 #define X32_BIT 0x40000000U
+#define SOCKETCALL_SOCKET 1
 #define SOCKETCALL_CONNECT 3
 #define SOCKETCALL_SENDTO 11
 /* sendmmsg: at most this many messages a call (the caller gets the count) */
 #define MMSG_MAX 64
 
-enum op { OP_CONNECT, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG };
+enum op { OP_CONNECT, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG, OP_SOCKET };
 
 struct job {
   int listener;
@@ -80,7 +81,8 @@ still_valid (int listener, uint64_t id)
 
 /* The call's arguments: connect(fd, addr, len), sendto(fd, buf, blen,
  * flags, addr, len), sendmsg(fd, msg, flags), sendmmsg(fd, msg, vlen,
- * flags); socketcall's live in memory. */
+ * flags), socket(domain, type, protocol) (in fd, len, flags); socketcall's
+ * live in memory. */
 struct call {
   enum op op;
   int fd, len, flags;
@@ -88,8 +90,8 @@ struct call {
 };
 
 #if defined(__x86_64__)
-/* 32-bit x86: socketcall(2) or the direct calls (connect and sendto only:
- * a compat msghdr is refused, ENOSYS, never let through) */
+/* 32-bit x86: socketcall(2) or the direct calls (connect, sendto and
+ * socket only: a compat msghdr is refused, ENOSYS, never let through) */
 static int
 compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
 {
@@ -97,9 +99,12 @@ compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
   if (d->nr == 102)
     {
       uint32_t m[6];
-      if (d->args[0] != SOCKETCALL_CONNECT && d->args[0] != SOCKETCALL_SENDTO)
+      if (d->args[0] == SOCKETCALL_SOCKET)
+        c->op = OP_SOCKET;
+      else if (d->args[0] == SOCKETCALL_CONNECT || d->args[0] == SOCKETCALL_SENDTO)
+        c->op = d->args[0] == SOCKETCALL_SENDTO ? OP_SENDTO : OP_CONNECT;
+      else
         return -ENOSYS;
-      c->op = d->args[0] == SOCKETCALL_SENDTO ? OP_SENDTO : OP_CONNECT;
       int r = read_mem ((pid_t) req->pid, d->args[1], m, (c->op == OP_SENDTO ? 6 : 3) * sizeof *m);
       if (r < 0)
         return r;
@@ -107,9 +112,9 @@ compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
         a[i] = c->op == OP_SENDTO || i < 3 ? m[i] : 0;
       return 0;
     }
-  if (d->nr != 362 && d->nr != 369) /* connect, sendto */
+  if (d->nr != 362 && d->nr != 369 && d->nr != 359) /* connect, sendto, socket */
     return -ENOSYS;
-  c->op = d->nr == 369 ? OP_SENDTO : OP_CONNECT;
+  c->op = d->nr == 369 ? OP_SENDTO : d->nr == 359 ? OP_SOCKET : OP_CONNECT;
   for (int i = 0; i < 6; i++)
     a[i] = (uint32_t) d->args[i];
   return 0;
@@ -132,13 +137,20 @@ call_args (const struct seccomp_notif *req, struct call *c)
     }
   else if (d->arch != AUDIT_ARCH_X86_64 || (nr & X32_BIT))
     {
-      /* x32: connect and sendto are the native calls; its msghdr is compat */
-      if (d->arch != AUDIT_ARCH_X86_64 || ((nr & ~X32_BIT) != SYS_connect && (nr & ~X32_BIT) != SYS_sendto))
+      /* x32: connect, sendto and socket are the native calls; its msghdr is compat */
+      long x = nr & ~X32_BIT;
+      if (d->arch != AUDIT_ARCH_X86_64 || (x != SYS_connect && x != SYS_sendto && x != SYS_socket))
         return -ENOSYS;
       nr &= ~X32_BIT;
     }
   if (d->arch != AUDIT_ARCH_I386)
 #elif defined(__aarch64__)
+  if (d->arch == AUDIT_ARCH_ARM && nr == 281) /* 32-bit ARM's socket(2), arguments in registers */
+    {
+      c->op = OP_SOCKET;
+      c->fd = (int) d->args[0], c->len = (int) d->args[1], c->flags = (int) d->args[2];
+      return 0;
+    }
   if (d->arch != AUDIT_ARCH_AARCH64)
     return -ENOSYS; /* 32-bit ARM: other numbers, a compat msghdr */
 #endif
@@ -151,6 +163,8 @@ call_args (const struct seccomp_notif *req, struct call *c)
         c->op = OP_SENDMSG;
       else if (nr == SYS_sendmmsg)
         c->op = OP_SENDMMSG;
+      else if (nr == SYS_socket)
+        c->op = OP_SOCKET;
       else
         return -ENOSYS;
       for (int i = 0; i < 6; i++)
@@ -163,6 +177,8 @@ call_args (const struct seccomp_notif *req, struct call *c)
     c->buf = a[1], c->flags = (int) a[2];
   else if (c->op == OP_SENDMMSG)
     c->buf = a[1], c->blen = (uint32_t) a[2], c->flags = (int) a[3];
+  else if (c->op == OP_SOCKET)
+    c->len = (int) a[1], c->flags = (int) a[2];
   else
     c->addr = a[1], c->len = (int) (uint32_t) a[2];
   return 0;
@@ -541,7 +557,9 @@ handle (int listener, const struct seccomp_notif *req)
   int e = tid <= 0 ? EACCES : 0; /* a caller outside our pid namespace: cannot be resolved */
   if (e == 0 && (e = -call_args (req, &c)) == 0 && c.op == OP_SENDMMSG && c.blen == 0)
     e = -1, reply_val (listener, req->id, 0);
-  if (e)
+  if (e == 0 && c.op == OP_SOCKET)
+    e = ar_unixconn_socket (listener, req->id, c.fd, c.len, c.flags);
+  if (e || c.op == OP_SOCKET)
     {
       if (e > 0)
         reply (listener, req->id, e);
