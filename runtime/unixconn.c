@@ -137,7 +137,9 @@ ar_unixconn_own_netns (const struct ar_spec *spec)
 /* socket(2) of an inet family -> user notification. 32-bit x86's
  * socketcall(2) holds its arguments in memory, where a filter cannot look:
  * libseccomp then notifies every socketcall socket(2) (the supervisor
- * makes each itself, whatever the family). */
+ * makes each itself, whatever the family). accept(2) and accept4(2) of
+ * every family (the listener's is not an argument): the supervisor
+ * accepts, so that the socket is counted while it lives. */
 static int
 add_socket_rules (scmp_filter_ctx ctx, ar_error **err)
 {
@@ -153,6 +155,10 @@ add_socket_rules (scmp_filter_ctx ctx, ar_error **err)
       if (r < 0)
         return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add socket");
     }
+  int r;
+  if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (accept), 0)) < 0
+      || (r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (accept4), 0)) < 0)
+    return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add accept");
   return 0;
 }
 

@@ -147,5 +147,11 @@ int ar_unixconn_sockets_init (long max, int proc);
  * installed in the caller (answered), else the errno to answer (0: none,
  * the caller is gone). */
 int ar_unixconn_socket (int listener, uint64_t id, int domain, int type, int protocol);
+/* An inet socket made here (an accepted one) is counted from now on, as
+ * long as it lives: 0, or -ENOBUFS. Other families, or no cap: 0. */
+int ar_unixconn_sockets_track (int fd);
+/* Our fd becomes the caller's (O_CLOEXEC with cloexec), and the answer to
+ * notification id: 0, or the errno to answer. */
+int ar_unixconn_install (int listener, uint64_t id, int fd, bool cloexec);
 
 #endif

@@ -48,13 +48,15 @@
 static long max_sockets;
 static int watches = -1, diag = -1, proc = -1;
 static uint32_t *ours; /* inode numbers of our sockets still alive, sorted */
+static size_t ours_room;
 
 int
 ar_unixconn_sockets_init (long max, int proc_fd)
 {
   max_sockets = max;
   proc = proc_fd;
-  if (!(ours = calloc ((size_t) max + 1, sizeof *ours)))
+  ours_room = (size_t) max;
+  if (!(ours = calloc (ours_room, sizeof *ours)))
     return -ENOMEM;
   if ((watches = epoll_create1 (EPOLL_CLOEXEC)) < 0)
     return -errno;
@@ -86,23 +88,26 @@ count_ours (void)
         close (fd);
       return -e;
     }
-  long n = 0;
+  size_t n = 0;
   while (fgets (line, sizeof line, f))
     {
       if (strncmp (line, "tfd:", 4) != 0)
         continue;
       const char *ino = strstr (line, " ino:");
-      /* never more than the cap: one is added only below it */
-      if (!ino || n > max_sockets)
+      /* accepted ones may take the count past the cap (twice it at most) */
+      uint32_t *more = n < ours_room ? ours : reallocarray (ours, ours_room * 2, sizeof *ours);
+      if (!ino || !more)
         {
           fclose (f);
-          return -EPROTO;
+          return ino ? -ENOMEM : -EPROTO;
         }
+      if (n == ours_room)
+        ours = more, ours_room *= 2;
       ours[n++] = (uint32_t) strtoul (ino + 5, NULL, 16);
     }
   fclose (f);
-  qsort (ours, (size_t) n, sizeof *ours, cmp_u32);
-  return n;
+  qsort (ours, n, sizeof *ours, cmp_u32);
+  return (long) n;
 }
 
 /* One reply's TCP socket: counted unless TIME_WAIT (a small minisock with
@@ -209,21 +214,34 @@ ar_unixconn_socket (int listener, uint64_t id, int domain, int type, int protoco
   int fd = socket (domain, base | SOCK_CLOEXEC | (flags & SOCK_NONBLOCK), protocol);
   if (fd < 0)
     return errno;
-  /* no event is ever read: the watch is there to vanish with the file */
-  struct epoll_event ev = { .events = 0 };
-  if (inet && epoll_ctl (watches, EPOLL_CTL_ADD, fd, &ev) < 0)
-    {
-      close (fd);
-      return ENOBUFS;
-    }
-  struct seccomp_notif_addfd a = { .id = id,
-                                   .flags = SECCOMP_ADDFD_FLAG_SEND,
-                                   .srcfd = (uint32_t) fd,
-                                   .newfd_flags = (flags & SOCK_CLOEXEC) ? O_CLOEXEC : 0 };
-  int r = ioctl (listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a), e = errno;
+  int e = inet ? -ar_unixconn_sockets_track (fd) : 0;
+  if (e == 0)
+    e = ar_unixconn_install (listener, id, fd, flags & SOCK_CLOEXEC);
   /* ours goes; failed, the socket goes with it, and its watch */
   close (fd);
-  if (r >= 0 || e == ENOENT)
+  return e;
+}
+
+int
+ar_unixconn_sockets_track (int fd)
+{
+  int domain = 0;
+  socklen_t dl = sizeof domain;
+  if (watches < 0 || getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0
+      || (domain != AF_INET && domain != AF_INET6))
+    return 0;
+  /* no event is ever read: the watch is there to vanish with the file */
+  struct epoll_event ev = { .events = 0 };
+  return epoll_ctl (watches, EPOLL_CTL_ADD, fd, &ev) < 0 ? -ENOBUFS : 0;
+}
+
+int
+ar_unixconn_install (int listener, uint64_t id, int fd, bool cloexec)
+{
+  struct seccomp_notif_addfd a = {
+    .id = id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd, .newfd_flags = cloexec ? O_CLOEXEC : 0
+  };
+  if (ioctl (listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) >= 0 || errno == ENOENT)
     return 0; /* answered with the caller's fd number, or the caller is gone */
-  return e; /* e.g. EMFILE: the caller's own open-file limit */
+  return errno; /* e.g. EMFILE: the caller's own open-file limit */
 }
