@@ -413,3 +413,173 @@ EOF2
   [ "$status" -eq 0 ]
   [ "$output" = "user=0 pid=0 net=0 ipc=0 uts=0 cgroup=0 time=0 mnt=64 " ]
 }
+
+# The socket cap (--max-sockets): TCP and UDP sockets of the sandbox alive
+# at once. open_sockets.py N [6]: N stream sockets, then after closing five,
+# up to ten datagram ones; the errno of the first refusal each time.
+write_open_sockets() {
+  cat >"$WS/open_sockets.py" <<'EOF2'
+import errno, socket, sys
+n = int(sys.argv[1])
+fam = socket.AF_INET6 if sys.argv[2:] == ["6"] else socket.AF_INET
+def name(e): return errno.errorcode.get(e.errno, str(e.errno))
+socks, first = [], "none"
+try:
+    while len(socks) < n:
+        socks.append(socket.socket(fam, socket.SOCK_STREAM))
+except OSError as e:
+    first = name(e)
+print("stream", len(socks), first)
+for s in socks[:5]:
+    s.close()
+more, then = 0, "none"
+try:
+    while more < 10:
+        socks.append(socket.socket(fam, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK))
+        more += 1
+except OSError as e:
+    then = name(e)
+print("dgram", more, then, "cloexec", not socks[-1].get_inheritable(), "nonblock", not socks[-1].getblocking())
+EOF2
+  chmod 644 "$WS/open_sockets.py"
+}
+
+# pairs.py: a loopback listener, clients made until refused, each then
+# connected, accepted and sent data it never reads; the clients close
+# (a reset each: the accepted ends stay, made without socket(2)), then the
+# accepted ones and the listener.
+write_pairs() {
+  cat >"$WS/pairs.py" <<'EOF2'
+import errno, socket, time
+def name(e): return errno.errorcode.get(e.errno, str(e.errno))
+def try_one():
+    try:
+        socket.socket().close()
+        return "made"
+    except OSError as e:
+        return name(e)
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(4096)
+clients, first = [], "none"
+try:
+    while len(clients) < 100000:
+        clients.append(socket.socket())
+except OSError as e:
+    first = name(e)
+accepted = []
+for c in clients:
+    c.connect(srv.getsockname())
+    a, _ = srv.accept()
+    a.sendall(b"x" * 4096)
+    accepted.append(a)
+print("clients", len(clients), first, "held", 1 + len(clients) + len(accepted), "more", try_one())
+for c in clients:
+    c.close()
+print("clients closed", try_one())
+for a in accepted:
+    a.close()
+srv.close()
+for _ in range(100):
+    r = try_one()
+    if r == "made":
+        break
+    time.sleep(0.05)
+print("all closed", r)
+EOF2
+  chmod 644 "$WS/pairs.py"
+}
+
+# as_agentrun_test ARGS...: `agentrun sandbox ARGS` as agentrun-test, with
+# no XDG_RUNTIME_DIR (no systemd session, no writable cgroup), in $WS.
+as_agentrun_test() {
+  local bin
+  bin=$(public_bin)
+  runuser -u agentrun-test -- env -u XDG_RUNTIME_DIR HOME="$FHOME" \
+    sh -c "cd '$WS' && exec '$bin/agentrun' sandbox $*"
+}
+
+need_agentrun_test() {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown agentrun-test "$WS" "$FHOME"
+}
+
+@test "budgets: --max-sockets caps the sandbox's sockets alive at once (ENOBUFS), and a closed one frees its place" {
+  write_open_sockets
+  run sb --max-sockets 32 -- python3 open_sockets.py 40
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "stream 32 ENOBUFS" ]
+  [ "${lines[1]}" = "dgram 5 ENOBUFS cloexec True nonblock True" ]
+  # the same as a plain user with no cgroup at all, over IPv6
+  need_agentrun_test
+  run as_agentrun_test --max-sockets 32 -- python3 open_sockets.py 40 6
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-2]}" = "stream 32 ENOBUFS" ]
+  [ "${lines[-1]}" = "dgram 5 ENOBUFS cloexec True nonblock True" ]
+}
+
+@test "budgets: with --max-sockets, a loopback server and its clients stay within twice the cap, accepted ones counted" {
+  write_pairs
+  local who
+  for who in root agentrun-test; do
+    if [ $who = root ]; then
+      run sb --max-sockets 32 -- python3 pairs.py
+    else
+      need_agentrun_test
+      run as_agentrun_test --max-sockets 32 -- python3 pairs.py
+    fi
+    echo "$who: $output"
+    [ "$status" -eq 0 ]
+    # 31 clients and the listener; each client's accepted end is one more
+    [ "${lines[-3]}" = "clients 31 ENOBUFS held 63 more ENOBUFS" ]
+    # the accepted ends outlive their clients, and still count
+    [ "${lines[-2]}" = "clients closed ENOBUFS" ]
+    [ "${lines[-1]}" = "all closed made" ]
+  done
+}
+
+@test "budgets: the socket cap by default keeps twice it at full buffers within a quarter of tcp_mem, at least 128" {
+  local want
+  want=$(( $(tcp_quarter) / 2 / (2 << 20) ))
+  want=$(( want < 128 ? 128 : want > 65536 ? 65536 : want ))
+  run sb --bundle "$T/b" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["run.agentrun.max-sockets"]' "$T/b/config.json")" = "$want" ]
+  # and it is what a run gets
+  write_open_sockets
+  [ "$want" -le 900 ] || skip "default cap $want is above the sandbox's open-file limit"
+  run sb -- python3 open_sockets.py 100000
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "stream $want ENOBUFS" ]
+  # unlimited: no cap at all; the profile key sets it
+  run sb --max-sockets unlimited --bundle "$T/u" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["run.agentrun.max-sockets"]' "$T/u/config.json")" = null ]
+  echo '{ "max_sockets": 48 }' >"$T/p.json"
+  run sb --profile "$T/p.json" --bundle "$T/p" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["run.agentrun.max-sockets"]' "$T/p/config.json")" = 48 ]
+}
+
+@test "budgets: a bad --max-sockets or max_sockets is refused with one line" {
+  run sb --max-sockets 65536 -- true
+  [ "$status" -eq 0 ]
+  local v
+  for v in 0 -1 abc 65537 '' 1.5; do
+    run sb --max-sockets "$v" -- true
+    echo "$v: $output"
+    [ "$status" -ne 0 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "$output" == *"--max-sockets"*"$v"* && "$output" != *unknown* ]]
+  done
+  echo '{ "max_sockets": "many" }' >"$T/p.json"
+  run sb --profile "$T/p.json" -- true
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"max_sockets: --max-sockets"*many* ]]
+}
