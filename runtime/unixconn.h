@@ -46,8 +46,9 @@
  * supervisor serves it): socket(2) with AF_INET or AF_INET6 is a user
  * notification too, and the supervisor makes the socket itself, in the
  * container's network namespace, and installs it in the caller
- * (SECCOMP_IOCTL_NOTIF_ADDFD), or answers ENOBUFS at the cap
- * (unixconn_sockets.c says what is counted, and the bound it gives). */
+ * (SECCOMP_IOCTL_NOTIF_ADDFD), or answers ENOBUFS at the cap; accept(2)
+ * and accept4(2) likewise, never refused (unixconn_sockets.c says what is
+ * counted, and the bound it gives: twice the cap). */
 #define AR_SOCKCAP_ANNOTATION "run.agentrun.max-sockets"
 #define AR_SOCKCAP_MAX 65536
 

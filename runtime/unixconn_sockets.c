@@ -4,28 +4,32 @@
  * limits (its tcp_rmem and tcp_wmem) times processes times open files is
  * no bound on the total, and without a memory cgroup nothing else is.
  *
- * What is counted, exactly at each socket(2): the sockets this supervisor
- * made (it makes every AF_INET and AF_INET6 socket of the container and
- * installs it in the caller), alive as long as any process holds the file
- * (an epoll of ours watches each: the kernel drops a watch when the last
- * reference to its file goes, and the epoll's fdinfo lists the watches
- * left), plus every TCP socket of the network namespace but TIME_WAIT ones
- * that is not one of those (sock_diag): accepted ones, connections
- * waiting in a listener's queue, closed ones still sending (orphans), and
- * those made outside the filter (the netproxy's listeners inside and what
- * they accept). socket(2) is refused with ENOBUFS when that count is at the
- * cap. Notifications are served one at a time, so two callers cannot both
- * take the last place.
+ * What is counted, exactly, at each socket(2): every inet socket file of
+ * the container, for as long as any process holds it. The supervisor makes
+ * each one (socket(2)) or accepts it (accept(2), accept4(2)) itself and
+ * installs it in the caller; an epoll of ours watches it, and the kernel
+ * drops a watch when the last reference to its file goes, so the epoll's
+ * fdinfo lists the ones alive, bound or not, connected or reset. Added to
+ * that, the network namespace's TCP connections with no such file but
+ * TIME_WAIT ones (sock_diag): closed ones still sending (orphans),
+ * connections waiting in a listener's queue, and those the netproxy hook
+ * accepts inside. socket(2) is refused with ENOBUFS when that count is at
+ * the cap (below_cap: a dump only when an upper bound of it reaches the
+ * cap).
+ * Notifications are served one at a time, so two callers cannot both take
+ * the last place.
  *
- * The bound: accept(2) makes sockets without socket(2), so the count can
- * pass the cap, but each accepted connection needs a client socket that
- * connects: once the count is at the cap no new client can be made, and
- * the clients made before can each connect once. At most twice the cap
- * are alive at once (UDP's are all made by socket(2): within the cap). */
+ * The bound: accepting is never refused (a server would lose the
+ * connection, or spin on it), so the count can pass the cap, but each
+ * accepted connection needs a client socket that connected once: once the
+ * count is at the cap no new client can be made, and those made before
+ * can each connect once. At most twice the cap are alive at once; UDP
+ * sockets, all made by socket(2), within the cap. */
 #include "config.h"
 #include "unixconn.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -72,41 +76,76 @@ cmp_u32 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Our sockets alive: the epoll's watches, one fdinfo line each
- * ("tfd: ... ino:HEX sdev:..."); their inode numbers into ours. */
-static long
-count_ours (void)
+/* The epoll's fdinfo, whole, in buf (grown as needed): one line per
+ * watch, "tfd: ... ino:HEX sdev:...". Its length, or -errno. */
+static char *fdinfo;
+static size_t fdinfo_room = 16384;
+
+static ssize_t
+read_fdinfo (void)
 {
-  char path[64], line[256];
+  char path[64];
   snprintf (path, sizeof path, "self/fdinfo/%d", watches);
   int fd = openat (proc, path, O_RDONLY | O_CLOEXEC);
-  FILE *f = fd < 0 ? NULL : fdopen (fd, "re");
-  if (!f)
+  if (fd < 0)
+    return -errno;
+  size_t len = 0;
+  for (;;)
     {
-      int e = errno;
-      if (fd >= 0)
-        close (fd);
-      return -e;
-    }
-  size_t n = 0;
-  while (fgets (line, sizeof line, f))
-    {
-      if (strncmp (line, "tfd:", 4) != 0)
+      if (!fdinfo || len + 4096 > fdinfo_room)
+        {
+          char *more = realloc (fdinfo, fdinfo ? fdinfo_room * 2 : fdinfo_room);
+          if (!more)
+            {
+              close (fd);
+              return -ENOMEM;
+            }
+          fdinfo_room = fdinfo ? fdinfo_room * 2 : fdinfo_room;
+          fdinfo = more;
+        }
+      ssize_t n = read (fd, fdinfo + len, fdinfo_room - len - 1);
+      if (n < 0 && errno == EINTR)
         continue;
-      const char *ino = strstr (line, " ino:");
+      if (n <= 0)
+        {
+          int e = errno;
+          close (fd);
+          if (n < 0)
+            return -e;
+          fdinfo[len] = '\0';
+          return (ssize_t) len;
+        }
+      len += (size_t) n;
+    }
+}
+
+/* Our sockets alive: the epoll's watches. With inodes, their inode
+ * numbers into ours, sorted (for the dump's lookups). */
+static long
+count_ours (bool inodes)
+{
+  ssize_t len = read_fdinfo ();
+  if (len < 0)
+    return (long) len;
+  size_t n = 0;
+  for (const char *p = fdinfo; (p = strstr (p, "tfd:")) != NULL; p += 4)
+    {
+      if (!inodes)
+        {
+          n++;
+          continue;
+        }
+      const char *ino = strstr (p, " ino:");
       /* accepted ones may take the count past the cap (twice it at most) */
       uint32_t *more = n < ours_room ? ours : reallocarray (ours, ours_room * 2, sizeof *ours);
       if (!ino || !more)
-        {
-          fclose (f);
-          return ino ? -ENOMEM : -EPROTO;
-        }
+        return ino ? -ENOMEM : -EPROTO;
       if (n == ours_room)
         ours = more, ours_room *= 2;
       ours[n++] = (uint32_t) strtoul (ino + 5, NULL, 16);
     }
-  fclose (f);
-  qsort (ours, n, sizeof *ours, cmp_u32);
+  if (inodes)
+    qsort (ours, n, sizeof *ours, cmp_u32);
   return (long) n;
 }
 
@@ -124,17 +163,29 @@ counts (const struct nlmsghdr *h, size_t n_ours)
   return !ino || !bsearch (&ino, ours, n_ours, sizeof *ours, cmp_u32);
 }
 
-/* The family's TCP sockets of the network namespace that count. */
+/* Every state of a connection (the kernel's established table) but
+ * TIME_WAIT, a small minisock with no buffer. Not LISTEN: a listener's own
+ * queues hold nothing, its waiting connections are listed apart, and
+ * those of the container are sockets of ours already (the netproxy
+ * hook's, a few made before the container's command, stay out of the
+ * count); nor bound ones not listening, all ours. 12 is the kernel's
+ * TCP_NEW_SYN_RECV, a connection not yet made (netinet/tcp.h lacks it). */
+#define CONNECTION_STATES                                                                                                \
+  ((1U << TCP_ESTABLISHED) | (1U << TCP_SYN_SENT) | (1U << TCP_SYN_RECV) | (1U << TCP_FIN_WAIT1) | (1U << TCP_FIN_WAIT2) \
+   | (1U << TCP_CLOSE) | (1U << TCP_CLOSE_WAIT) | (1U << TCP_LAST_ACK) | (1U << TCP_CLOSING) | (1U << 12))
+
+/* The TCP sockets of the network namespace that count, IPv4 and IPv6 in
+ * one walk of the host's table: the older request (TCPDIAG_GETSOCK, an
+ * inet_diag_req) asks for every family, where SOCK_DIAG_BY_FAMILY takes
+ * one family a walk. */
 static long
-count_tcp (int family, size_t n_ours)
+count_tcp (size_t n_ours)
 {
   struct {
     struct nlmsghdr h;
-    struct inet_diag_req_v2 r;
-  } req = {
-    .h = { .nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-    .r = { .sdiag_family = (uint8_t) family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~(1U << TCP_TIME_WAIT) }
-  };
+    struct inet_diag_req r;
+  } req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = TCPDIAG_GETSOCK, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+            .r = { .idiag_family = AF_INET, .idiag_states = CONNECTION_STATES } };
   static uint32_t buf[8192];
   long n = 0;
   if (send (diag, &req, sizeof req, MSG_NOSIGNAL) != (ssize_t) sizeof req)
@@ -155,24 +206,57 @@ count_tcp (int family, size_t n_ours)
               const struct nlmsgerr *e = NLMSG_DATA (h);
               return e->error < 0 ? e->error : -EPROTO;
             }
-          if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && counts (h, (size_t) n_ours))
+          if (h->nlmsg_type == TCPDIAG_GETSOCK && counts (h, n_ours))
             n++;
         }
     }
 }
 
-/* The count the cap applies to, or -errno. */
+/* The last full count, and what was made since: each socket of ours
+ * alive then or made since can add at most two sockets sock_diag counts
+ * (its own orphan once closed, and the connection it made waiting in a
+ * listener's queue, or the netproxy's end of it), so
+ *     ours now + others then + 2 * (ours then + made since)
+ * bounds the count from above without a dump, which walks the host's
+ * whole TCP table (a millisecond here); and ours now is at most
+ * ours when the epoll was last read plus those made since, which spares
+ * that read too (its cost grows with our sockets). Below the cap on a
+ * bound, a socket is made; at or above it, the exact count says. */
+static struct {
+  long ours, others; /* at the last dump */
+  long read; /* ours at the last read of the epoll */
+} last;
+/* sockets of ours made or accepted (threads accept) since the last dump,
+ * and since the last read */
+static atomic_long made_since_dump, made_since_read;
+
 static long
-count_alive (void)
+bound (long ours_now)
 {
-  long mine = count_ours (), v4, v6;
+  return ours_now + last.others + 2 * (last.ours + atomic_load (&made_since_dump));
+}
+
+/* Below the cap? 1 or 0, -errno when no count can be had. */
+static int
+below_cap (void)
+{
+  if (bound (last.read + atomic_load (&made_since_read)) < max_sockets)
+    return 1;
+  atomic_store (&made_since_read, 0);
+  long mine = count_ours (false), others;
   if (mine < 0)
-    return mine;
-  if ((v4 = count_tcp (AF_INET, (size_t) mine)) < 0)
-    return v4;
-  if ((v6 = count_tcp (AF_INET6, (size_t) mine)) < 0)
-    return v6;
-  return mine + v4 + v6;
+    return (int) mine;
+  last.read = mine;
+  if (bound (mine) < max_sockets)
+    return 1;
+  atomic_store (&made_since_dump, 0);
+  if ((mine = count_ours (true)) < 0)
+    return (int) mine;
+  if ((others = count_tcp ((size_t) mine)) < 0)
+    return (int) others;
+  last.ours = last.read = mine;
+  last.others = others;
+  return mine + others < max_sockets;
 }
 
 /* The kinds made here: TCP (and MPTCP, whose subflows are TCP sockets
@@ -207,8 +291,7 @@ ar_unixconn_socket (int listener, uint64_t id, int domain, int type, int protoco
       int e = kind_allowed (domain, base, protocol);
       if (e)
         return e;
-      long alive = count_alive ();
-      if (alive < 0 || alive >= max_sockets)
+      if (below_cap () != 1)
         return ENOBUFS; /* a count that cannot be had refuses too */
     }
   int fd = socket (domain, base | SOCK_CLOEXEC | (flags & SOCK_NONBLOCK), protocol);
@@ -232,7 +315,11 @@ ar_unixconn_sockets_track (int fd)
     return 0;
   /* no event is ever read: the watch is there to vanish with the file */
   struct epoll_event ev = { .events = 0 };
-  return epoll_ctl (watches, EPOLL_CTL_ADD, fd, &ev) < 0 ? -ENOBUFS : 0;
+  if (epoll_ctl (watches, EPOLL_CTL_ADD, fd, &ev) < 0)
+    return -ENOBUFS;
+  atomic_fetch_add (&made_since_dump, 1);
+  atomic_fetch_add (&made_since_read, 1);
+  return 0;
 }
 
 int

@@ -488,6 +488,29 @@ for _ in range(100):
 print("all closed", r)
 EOF2
   chmod 644 "$WS/pairs.py"
+  # queue.py: clients that connect, send and close, never accepted: what
+  # stays is kernel-held (the connection in the listener's queue, the
+  # client's closed end), counted all the same
+  cat >"$WS/queue.py" <<'EOF2'
+import errno, socket, sys
+v6 = sys.argv[1:] == ["6"]
+fam = socket.AF_INET6 if v6 else socket.AF_INET
+srv = socket.socket(fam)
+srv.bind(("::1" if v6 else "127.0.0.1", 0))
+srv.listen(4096)
+n = 0
+try:
+    while n < 100000:
+        c = socket.socket(fam)
+        c.connect(srv.getsockname()[:2])
+        c.sendall(b"x" * 4096)
+        c.close()
+        n += 1
+    print("never refused", n)
+except OSError as e:
+    print("queued", n, errno.errorcode.get(e.errno, str(e.errno)))
+EOF2
+  chmod 644 "$WS/queue.py"
 }
 
 # as_agentrun_test ARGS...: `agentrun sandbox ARGS` as agentrun-test, with
@@ -538,6 +561,14 @@ need_agentrun_test() {
     # the accepted ends outlive their clients, and still count
     [ "${lines[-2]}" = "clients closed ENOBUFS" ]
     [ "${lines[-1]}" = "all closed made" ]
+  done
+  # the listener, and two per round: (32 - 1) / 2 rounds fit, one more passes the cap
+  local v
+  for v in 4 6; do
+    run sb --max-sockets 32 -- python3 queue.py $v
+    echo "IPv$v: $output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "queued 16 ENOBUFS" ]
   done
 }
 
