@@ -151,6 +151,12 @@ int ar_unixconn_socket (int listener, uint64_t id, int domain, int type, int pro
 /* An inet socket made here (an accepted one) is counted from now on, as
  * long as it lives: 0, or -ENOBUFS. Other families, or no cap: 0. */
 int ar_unixconn_sockets_track (int fd);
+/* Before a connect (or a send that connects: MSG_FASTOPEN) on fd: 1 when
+ * it makes a new TCP connection, counted (call
+ * ar_unixconn_sockets_connected once it is done); 0 when it makes none;
+ * -ENOBUFS at the cap. */
+int ar_unixconn_sockets_connect (int fd);
+void ar_unixconn_sockets_connected (void);
 /* Our fd becomes the caller's (O_CLOEXEC with cloexec), and the answer to
  * notification id: 0, or the errno to answer. */
 int ar_unixconn_install (int listener, uint64_t id, int fd, bool cloexec);

@@ -51,6 +51,7 @@ struct job {
   int flags;
   uint64_t peer_at, peer_len_at; /* accept: where the peer's address goes, and its length */
   socklen_t peer_room; /* accept: the caller's room for it */
+  bool counted; /* a new TCP connection, counted under the socket cap */
   size_t n; /* messages (connect: the address in m[0]) */
   struct ar_unixconn_msg m[];
 };
@@ -320,6 +321,8 @@ job_new (int listener, uint64_t id, pid_t tid, size_t n)
 static void
 job_free (struct job *j)
 {
+  if (j->counted)
+    ar_unixconn_sockets_connected ();
   if (j->sock >= 0)
     close (j->sock);
   for (size_t i = 0; i < j->n; i++)
@@ -630,6 +633,21 @@ prepare (int listener, const struct seccomp_notif *req, struct call *c, struct j
   return still_valid (listener, req->id) ? 0 : -1;
 }
 
+/* Under the socket cap, a call that makes a TCP connection counts it
+ * before it is made, or is refused at the cap: the connection's other end
+ * (or its place in a listener's queue) is one socket more. */
+static int
+count_connection (struct job *j)
+{
+  if (!C->max_sockets || (j->op != OP_CONNECT && !(j->op != OP_ACCEPT && (j->flags & MSG_FASTOPEN))))
+    return 0;
+  int r = ar_unixconn_sockets_connect (j->sock);
+  if (r < 0)
+    return -r;
+  j->counted = r == 1;
+  return 0;
+}
+
 static void
 handle (int listener, const struct seccomp_notif *req)
 {
@@ -654,6 +672,8 @@ handle (int listener, const struct seccomp_notif *req)
       return;
     }
   e = prepare (listener, req, &c, j);
+  if (e == 0)
+    e = count_connection (j);
   if (e == 0)
     {
       dispatch (j);

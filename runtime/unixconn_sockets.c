@@ -4,27 +4,27 @@
  * limits (its tcp_rmem and tcp_wmem) times processes times open files is
  * no bound on the total, and without a memory cgroup nothing else is.
  *
- * What is counted, exactly, at each socket(2): every inet socket file of
- * the container, for as long as any process holds it. The supervisor makes
- * each one (socket(2)) or accepts it (accept(2), accept4(2)) itself and
- * installs it in the caller; an epoll of ours watches it, and the kernel
- * drops a watch when the last reference to its file goes, so the epoll's
- * fdinfo lists the ones alive, bound or not, connected or reset. Added to
- * that, the network namespace's TCP connections with no such file but
- * TIME_WAIT ones (sock_diag): closed ones still sending (orphans),
- * connections waiting in a listener's queue, and those the netproxy hook
- * accepts inside. socket(2) is refused with ENOBUFS when that count is at
- * the cap (below_cap: a dump only when an upper bound of it reaches the
- * cap).
- * Notifications are served one at a time, so two callers cannot both take
- * the last place.
+ * What is counted: every inet socket file of the container, for as long
+ * as any process holds it. The supervisor makes each one (socket(2)) or
+ * accepts it (accept(2), accept4(2)) itself and installs it in the
+ * caller; an epoll of ours watches it, and the kernel drops a watch when
+ * the last reference to its file goes, so the epoll's fdinfo lists the
+ * ones alive, bound or not, connected or reset. Added to that, the TCP
+ * sockets of the network namespace with no such file (sock_diag): closed
+ * ones still sending (orphans), connections waiting in a listener's queue
+ * (its queue's length: a queued connection reset by its client leaves the
+ * table but keeps what it received), connections not yet made, and those
+ * the netproxy hook accepts inside. Not TIME_WAIT ones (no buffers), nor
+ * listeners themselves.
  *
- * The bound: accepting is never refused (a server would lose the
- * connection, or spin on it), so the count can pass the cap, but each
- * accepted connection needs a client socket that connected once: once the
- * count is at the cap no new client can be made, and those made before
- * can each connect once. At most twice the cap are alive at once; UDP
- * sockets, all made by socket(2), within the cap. */
+ * The count grows only by a socket made or accepted, or by a connection
+ * made (its other end). socket(2) and every connect(2) that makes a TCP
+ * connection (the supervisor performs them all; a send with MSG_FASTOPEN
+ * too) are refused with ENOBUFS when the count is at the cap; an accept
+ * turns a counted queued connection into a counted socket, a close a
+ * socket into an orphan at most. So the count never passes the cap.
+ * Notifications are served one at a time, and connects under way are
+ * counted until done, so two callers cannot both take the last place. */
 #include "config.h"
 #include "unixconn.h"
 
@@ -44,10 +44,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#ifndef IPPROTO_MPTCP
-#define IPPROTO_MPTCP 262
-#endif
 
 static long max_sockets;
 static int watches = -1, diag = -1, proc = -1;
@@ -149,30 +145,43 @@ count_ours (bool inodes)
   return (long) n;
 }
 
-/* One reply's TCP socket: counted unless TIME_WAIT (a small minisock with
- * no buffer) or one of ours (counted already). */
-static bool
+/* What one reply's TCP socket adds to the count. A listener: the
+ * connections in its queue (idiag_rqueue), whether still in the table or
+ * reset meanwhile (then out of it, but holding what they received); not
+ * itself (no buffer; those of the container are ours). A connection with
+ * no file: a queued one (counted with its listener) unless it is closing
+ * (an orphan still sending), or not yet made (a request). One of ours:
+ * counted already. Another's (the netproxy hook's): counted. */
+static long
 counts (const struct nlmsghdr *h, size_t n_ours)
 {
   if (h->nlmsg_len < NLMSG_LENGTH (sizeof (struct inet_diag_msg)))
-    return false;
+    return 0;
   const struct inet_diag_msg *m = NLMSG_DATA (h);
-  if (m->idiag_state == TCP_TIME_WAIT)
-    return false;
   uint32_t ino = m->idiag_inode;
+  switch (m->idiag_state)
+    {
+    case TCP_LISTEN: return m->idiag_rqueue;
+    case TCP_TIME_WAIT: return 0;
+    case TCP_ESTABLISHED:
+    case TCP_CLOSE_WAIT:
+    case TCP_SYN_RECV:
+      if (!ino)
+        return 0;
+      break;
+    default: break;
+    }
   return !ino || !bsearch (&ino, ours, n_ours, sizeof *ours, cmp_u32);
 }
 
-/* Every state of a connection (the kernel's established table) but
- * TIME_WAIT, a small minisock with no buffer. Not LISTEN: a listener's own
- * queues hold nothing, its waiting connections are listed apart, and
- * those of the container are sockets of ours already (the netproxy
- * hook's, a few made before the container's command, stay out of the
- * count); nor bound ones not listening, all ours. 12 is the kernel's
- * TCP_NEW_SYN_RECV, a connection not yet made (netinet/tcp.h lacks it). */
-#define CONNECTION_STATES                                                                                                \
-  ((1U << TCP_ESTABLISHED) | (1U << TCP_SYN_SENT) | (1U << TCP_SYN_RECV) | (1U << TCP_FIN_WAIT1) | (1U << TCP_FIN_WAIT2) \
-   | (1U << TCP_CLOSE) | (1U << TCP_CLOSE_WAIT) | (1U << TCP_LAST_ACK) | (1U << TCP_CLOSING) | (1U << 12))
+/* Every state but TIME_WAIT, a small minisock with no buffer, and bound
+ * sockets not listening, all ours: listeners, for their queues, and every
+ * state of a connection. 12 is the kernel's TCP_NEW_SYN_RECV, a connection
+ * not yet made (netinet/tcp.h lacks it). */
+#define DUMP_STATES                                                                                                    \
+  ((1U << TCP_ESTABLISHED) | (1U << TCP_SYN_SENT) | (1U << TCP_SYN_RECV) | (1U << TCP_FIN_WAIT1)                       \
+   | (1U << TCP_FIN_WAIT2) | (1U << TCP_CLOSE) | (1U << TCP_CLOSE_WAIT) | (1U << TCP_LAST_ACK) | (1U << TCP_LISTEN)    \
+   | (1U << TCP_CLOSING) | (1U << 12))
 
 /* The TCP sockets of the network namespace that count, IPv4 and IPv6 in
  * one walk of the host's table: the older request (TCPDIAG_GETSOCK, an
@@ -185,7 +194,7 @@ count_tcp (size_t n_ours)
     struct nlmsghdr h;
     struct inet_diag_req r;
   } req = { .h = { .nlmsg_len = sizeof req, .nlmsg_type = TCPDIAG_GETSOCK, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
-            .r = { .idiag_family = AF_INET, .idiag_states = CONNECTION_STATES } };
+            .r = { .idiag_family = AF_INET, .idiag_states = DUMP_STATES } };
   static uint32_t buf[8192];
   long n = 0;
   if (send (diag, &req, sizeof req, MSG_NOSIGNAL) != (ssize_t) sizeof req)
@@ -206,67 +215,82 @@ count_tcp (size_t n_ours)
               const struct nlmsgerr *e = NLMSG_DATA (h);
               return e->error < 0 ? e->error : -EPROTO;
             }
-          if (h->nlmsg_type == TCPDIAG_GETSOCK && counts (h, n_ours))
-            n++;
+          if (h->nlmsg_type == TCPDIAG_GETSOCK)
+            n += counts (h, n_ours);
         }
     }
 }
 
-/* The last full count, and what was made since: each socket of ours
- * alive then or made since can add at most two sockets sock_diag counts
- * (its own orphan once closed, and the connection it made waiting in a
- * listener's queue, or the netproxy's end of it), so
- *     ours now + others then + 2 * (ours then + made since)
+/* The count moves up only by a socket made or accepted here, or by a
+ * connection made (its other end, or its place in a queue): the
+ * supervisor performs every connect(2), and one on an unconnected TCP
+ * socket is a new connection, counted and refused at the cap like
+ * socket(2). A close turns a socket of ours into an orphan at most. So
+ *     ours then + others then + made since + connections since
  * bounds the count from above without a dump, which walks the host's
- * whole TCP table (a millisecond here); and ours now is at most
- * ours when the epoll was last read plus those made since, which spares
- * that read too (its cost grows with our sockets). Below the cap on a
- * bound, a socket is made; at or above it, the exact count says. */
+ * whole TCP table (a millisecond here): below the cap on that bound, go
+ * on; at or above it, the exact count (the epoll's watches, the dump, and
+ * the connects under way) says. */
 static struct {
-  long ours, others; /* at the last dump */
-  long read; /* ours at the last read of the epoll */
+  long ours, others;
 } last;
-/* sockets of ours made or accepted (threads accept) since the last dump,
- * and since the last read */
-static atomic_long made_since_dump, made_since_read;
-
-static long
-bound (long ours_now)
-{
-  return ours_now + last.others + 2 * (last.ours + atomic_load (&made_since_dump));
-}
+/* since the last dump: sockets made or accepted (threads accept),
+ * connections begun; and the connects under way (their other end may not
+ * be in the table yet) */
+static atomic_long made_since, connects_since, connecting;
 
 /* Below the cap? 1 or 0, -errno when no count can be had. */
 static int
 below_cap (void)
 {
-  if (bound (last.read + atomic_load (&made_since_read)) < max_sockets)
+  if (last.ours + last.others + atomic_load (&made_since) + atomic_load (&connects_since) < max_sockets)
     return 1;
-  atomic_store (&made_since_read, 0);
-  long mine = count_ours (false), others;
+  /* reset first: what happens meanwhile is in the next bound, if not in this count */
+  atomic_store (&made_since, 0);
+  atomic_store (&connects_since, 0);
+  long mine = count_ours (true), others;
   if (mine < 0)
-    return (int) mine;
-  last.read = mine;
-  if (bound (mine) < max_sockets)
-    return 1;
-  atomic_store (&made_since_dump, 0);
-  if ((mine = count_ours (true)) < 0)
     return (int) mine;
   if ((others = count_tcp ((size_t) mine)) < 0)
     return (int) others;
-  last.ours = last.read = mine;
-  last.others = others;
-  return mine + others < max_sockets;
+  last.ours = mine;
+  last.others = others + atomic_load (&connecting);
+  return last.ours + last.others < max_sockets;
 }
 
-/* The kinds made here: TCP (and MPTCP, whose subflows are TCP sockets
- * sock_diag counts), UDP and ICMP echo. Others are refused: a raw socket
- * as for a caller without CAP_NET_RAW, and the rest (SCTP, whose
- * peeloff makes sockets without socket(2), L2TP, ...) as unsupported. */
+int
+ar_unixconn_sockets_connect (int fd)
+{
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  int domain = 0, type = 0;
+  socklen_t dl = sizeof domain, tl = sizeof type;
+  if (watches < 0 || getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0
+      || (domain != AF_INET && domain != AF_INET6) || getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0
+      || type != SOCK_STREAM || getsockopt (fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 || ti.tcpi_state != TCP_CLOSE)
+    return 0; /* no new connection: not ours to count */
+  if (below_cap () != 1)
+    return -ENOBUFS;
+  atomic_fetch_add (&connects_since, 1);
+  atomic_fetch_add (&connecting, 1);
+  return 1;
+}
+
+void
+ar_unixconn_sockets_connected (void)
+{
+  atomic_fetch_sub (&connecting, 1);
+}
+
+/* The kinds made here: TCP, UDP and ICMP echo. Others are refused: a raw
+ * socket as for a caller without CAP_NET_RAW, and the rest as unsupported
+ * (SCTP, whose peeloff makes sockets without socket(2); MPTCP, whose
+ * subflows are kernel sockets, and whose callers fall back to TCP; L2TP,
+ * ...). */
 static int
 kind_allowed (int domain, int type, int protocol)
 {
-  if (type == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP))
+  if (type == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP))
     return 0;
   if (type == SOCK_DGRAM
       && (protocol == 0 || protocol == IPPROTO_UDP || (domain == AF_INET && protocol == IPPROTO_ICMP)
@@ -317,8 +341,7 @@ ar_unixconn_sockets_track (int fd)
   struct epoll_event ev = { .events = 0 };
   if (epoll_ctl (watches, EPOLL_CTL_ADD, fd, &ev) < 0)
     return -ENOBUFS;
-  atomic_fetch_add (&made_since_dump, 1);
-  atomic_fetch_add (&made_since_read, 1);
+  atomic_fetch_add (&made_since, 1);
   return 0;
 }
 

@@ -130,19 +130,19 @@ triple_max (const char *v)
   return strtoll (last ? last + 1 : v, NULL, 10);
 }
 
-/* The socket cap by default: a connection is two sockets of the sandbox's
- * network namespace, each with up to tcp_rmem's and tcp_wmem's largest
- * buffers, and the cap bounds the sockets alive to twice it (accepted
- * ones are made without socket(2): runtime/unixconn_sockets.c). Twice the
- * cap at full buffers stays within the quarter of the host's tcp_mem the
- * cgroup's TCP limit takes, and a few dozen connections are always had. */
+/* The socket cap by default: every socket of the sandbox's network
+ * namespace is counted (both ends of a loopback connection, those queued
+ * and closing: runtime/unixconn_sockets.c), each with up to tcp_rmem's and
+ * tcp_wmem's largest buffers. The cap at full buffers stays within the
+ * quarter of the host's tcp_mem the cgroup's TCP limit takes, and a few
+ * dozen connections are always had. */
 static void
 fill_sockets (struct ar_agent_opts *o)
 {
   if (o->max_sockets > 0 || o->max_sockets_unlimited)
     return;
   int64_t per = triple_max (AR_AGENT_TCP_RMEM) + triple_max (AR_AGENT_TCP_WMEM);
-  int64_t v = tcp_share () / 2 / per;
+  int64_t v = tcp_share () / per;
   o->max_sockets = v < AR_BUDGET_SOCKETS_MIN ? AR_BUDGET_SOCKETS_MIN : v > AR_SOCKCAP_MAX ? AR_SOCKCAP_MAX : v;
 }
 

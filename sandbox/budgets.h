@@ -9,9 +9,9 @@
 #define AR_BUDGET_TMPFS_MAX (1LL << 30) /* /tmp and home: 1 GiB, or RAM/8 if less */
 #define AR_BUDGET_MEMORY_MAX (16LL << 30) /* the default memory limit: RAM/2, at most 16 GiB */
 #define AR_BUDGET_TCP_DIV 4 /* TCP buffers (cgroup v1): at most a quarter of tcp_mem's */
-/* The socket cap by default: twice it (its bound, with accepted sockets)
- * at the sandbox's largest buffers within that quarter, and at least this
- * many (a node agent, a test suite and a dev server at once). */
+/* The socket cap by default: so many sockets at the sandbox's largest
+ * buffers within that quarter, and at least this many (a node agent, a
+ * test suite and a dev server at once). */
 #define AR_BUDGET_SOCKETS_MIN 128
 /* inotify of one sandbox by default: this, or a quarter of its user's
  * instances and an eighth of its watches if less */

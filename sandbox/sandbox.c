@@ -98,7 +98,7 @@ const char
                              "  --nofile N            open files per process (default: 1024, less when --pids\n"
                              "                        times it would pass half of fs.file-max)\n"
                              "  --max-sockets N       TCP and UDP sockets of the sandbox alive at once (default:\n"
-                             "                        what keeps their buffers within an eighth of the host's\n"
+                             "                        what keeps their buffers within a quarter of the host's\n"
                              "                        tcp_mem, at least 128; unlimited: no cap)\n"
                              "  --net-max-conns N     connections through the relay at once (default 1024)\n"
                              "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"

@@ -444,47 +444,51 @@ EOF2
   chmod 644 "$WS/open_sockets.py"
 }
 
-# pairs.py: a loopback listener, clients made until refused, each then
-# connected, accepted and sent data it never reads; the clients close
-# (a reset each: the accepted ends stay, made without socket(2)), then the
-# accepted ones and the listener.
+# pairs.py: a loopback listener, then pairs (a client made, connected,
+# accepted, sent data it never reads) until refused; the clients close (a
+# reset each: the accepted ends stay, made without socket(2), out of the
+# kernel's table), pairs again until refused; all closed at last. Prints
+# the refused step and the sockets held then.
 write_pairs() {
   cat >"$WS/pairs.py" <<'EOF2'
 import errno, socket, time
 def name(e): return errno.errorcode.get(e.errno, str(e.errno))
-def try_one():
-    try:
-        socket.socket().close()
-        return "made"
-    except OSError as e:
-        return name(e)
 srv = socket.socket()
 srv.bind(("127.0.0.1", 0))
 srv.listen(4096)
-clients, first = [], "none"
-try:
-    while len(clients) < 100000:
-        clients.append(socket.socket())
-except OSError as e:
-    first = name(e)
-accepted = []
-for c in clients:
-    c.connect(srv.getsockname())
-    a, _ = srv.accept()
-    a.sendall(b"x" * 4096)
-    accepted.append(a)
-print("clients", len(clients), first, "held", 1 + len(clients) + len(accepted), "more", try_one())
+held, clients = [srv], []
+def pairs():
+    step = "socket"
+    try:
+        while len(held) < 100000:
+            step = "socket"
+            c = socket.socket()
+            held.append(c)
+            clients.append(c)
+            step = "connect"
+            c.connect(srv.getsockname())
+            a, _ = srv.accept()
+            held.append(a)
+            a.sendall(b"x" * 4096)
+        return "never refused"
+    except OSError as e:
+        return "refused %s %s held %d" % (step, name(e), len(held))
+print(pairs())
 for c in clients:
     c.close()
-print("clients closed", try_one())
-for a in accepted:
-    a.close()
-srv.close()
+    held.remove(c)
+clients = []
+print("after resets:", pairs())
+for s in held:
+    s.close()
 for _ in range(100):
-    r = try_one()
-    if r == "made":
+    try:
+        socket.socket().close()
+        r = "made"
         break
-    time.sleep(0.05)
+    except OSError as e:
+        r = name(e)
+        time.sleep(0.05)
 print("all closed", r)
 EOF2
   chmod 644 "$WS/pairs.py"
@@ -492,8 +496,9 @@ EOF2
   # stays is kernel-held (the connection in the listener's queue, the
   # client's closed end), counted all the same
   cat >"$WS/queue.py" <<'EOF2'
-import errno, socket, sys
-v6 = sys.argv[1:] == ["6"]
+import errno, socket, struct, sys
+v6 = "6" in sys.argv[1:]
+rst = "rst" in sys.argv[1:]
 fam = socket.AF_INET6 if v6 else socket.AF_INET
 srv = socket.socket(fam)
 srv.bind(("::1" if v6 else "127.0.0.1", 0))
@@ -502,6 +507,8 @@ n = 0
 try:
     while n < 100000:
         c = socket.socket(fam)
+        if rst:  # close with a reset: the queued connection leaves the table, keeps its data
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         c.connect(srv.getsockname()[:2])
         c.sendall(b"x" * 4096)
         c.close()
@@ -544,7 +551,7 @@ need_agentrun_test() {
   [ "${lines[-1]}" = "dgram 5 ENOBUFS cloexec True nonblock True" ]
 }
 
-@test "budgets: with --max-sockets, a loopback server and its clients stay within twice the cap, accepted ones counted" {
+@test "budgets: with --max-sockets, a loopback server and its clients stay within the cap, accepted and queued ones counted" {
   write_pairs
   local who
   for who in root agentrun-test; do
@@ -556,25 +563,33 @@ need_agentrun_test() {
     fi
     echo "$who: $output"
     [ "$status" -eq 0 ]
-    # 31 clients and the listener; each client's accepted end is one more
-    [ "${lines[-3]}" = "clients 31 ENOBUFS held 63 more ENOBUFS" ]
+    # the listener and 15 pairs; a 16th client is made, its connection
+    # (one socket more) is not
+    [ "${lines[-3]}" = "refused connect ENOBUFS held 32" ]
     # the accepted ends outlive their clients, and still count
-    [ "${lines[-2]}" = "clients closed ENOBUFS" ]
+    [ "${lines[-2]}" = "after resets: refused socket ENOBUFS held 32" ]
     [ "${lines[-1]}" = "all closed made" ]
   done
-  # the listener, and two per round: (32 - 1) / 2 rounds fit, one more passes the cap
+  # the listener, and per round a client's closed end and its connection
+  # in the queue: 15 rounds fit, the 16th client's connection does not
   local v
   for v in 4 6; do
     run sb --max-sockets 32 -- python3 queue.py $v
     echo "IPv$v: $output"
     [ "$status" -eq 0 ]
-    [ "${lines[-1]}" = "queued 16 ENOBUFS" ]
+    [ "${lines[-1]}" = "queued 15 ENOBUFS" ]
   done
+  # reset at once, a client leaves no closed end: 30 rounds, then the
+  # 31st client's connection would be the 32nd socket with the listener
+  run sb --max-sockets 32 -- python3 queue.py 4 rst
+  echo "reset: $output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "queued 30 ENOBUFS" ]
 }
 
-@test "budgets: the socket cap by default keeps twice it at full buffers within a quarter of tcp_mem, at least 128" {
+@test "budgets: the socket cap by default keeps its sockets at full buffers within a quarter of tcp_mem, at least 128" {
   local want
-  want=$(( $(tcp_quarter) / 2 / (2 << 20) ))
+  want=$(( $(tcp_quarter) / (2 << 20) ))
   want=$(( want < 128 ? 128 : want > 65536 ? 65536 : want ))
   run sb --bundle "$T/b" -- true
   [ "$status" -eq 0 ]
@@ -582,7 +597,7 @@ need_agentrun_test() {
   # and it is what a run gets
   write_open_sockets
   [ "$want" -le 900 ] || skip "default cap $want is above the sandbox's open-file limit"
-  run sb -- python3 open_sockets.py 100000
+  run sb --nofile 1024 -- python3 open_sockets.py 100000
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "stream $want ENOBUFS" ]
