@@ -159,6 +159,11 @@ add_socket_rules (scmp_filter_ctx ctx, ar_error **err)
   if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (accept), 0)) < 0
       || (r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (accept4), 0)) < 0)
     return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add accept");
+  /* io_uring makes, accepts and connects sockets with no system call a
+   * filter sees (the agent's profile refuses it already; another bundle's
+   * might not) */
+  if ((r = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (io_uring_setup), 0)) < 0)
+    return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add io_uring_setup");
   return 0;
 }
 
