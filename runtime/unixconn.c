@@ -107,6 +107,10 @@ ar_unixconn_validate (const struct ar_spec *spec, ar_error **err)
     return ar_err (err, 0,
                    "annotation " AR_SOCKCAP_ANNOTATION ": needs the annotation " AR_UNIXCONN_ANNOTATION
                    " (its supervisor keeps the count)");
+  /* the count is the network namespace's: the host's, or one joined, holds
+   * others' sockets too */
+  if (max && !ar_unixconn_own_netns (spec))
+    return ar_err (err, 0, "annotation " AR_SOCKCAP_ANNOTATION ": needs a network namespace of the container's own");
   if (!text)
     return 0;
   const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
