@@ -216,9 +216,11 @@ echo "magic $(python3 -c "$MAGIC")"'
       ./probe own /tmp; ./probe connect chosen.sock; true"
   jq -e '.annotations["run.agentrun.landlock"] | fromjson | .scope | index("abstract-unix-socket")' "$T/b/config.json" \
     >/dev/null || skip "no Landlock abstract scope on this kernel"
-  # the host's network namespace: its sysctls are not the container's to set
+  # the host's network namespace: its sysctls are not the container's to
+  # set, nor its sockets the container's to count (the socket cap)
   config_edit "$T/b" '.linux.namespaces |= map(select(.type != "network"))
-    | .linux.sysctl |= with_entries(select(.key | startswith("net.") | not))'
+    | .linux.sysctl |= with_entries(select(.key | startswith("net.") | not))
+    | del(.annotations["run.agentrun.max-sockets"])'
   run ar run -b "$T/b" unixconn-hostnet
   echo "$output"
   [ "$status" -eq 0 ]
