@@ -72,7 +72,7 @@ cmp_u32 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* The epoll's fdinfo, whole, in buf (grown as needed): one line per
+/* The epoll's fdinfo, whole, in fdinfo (grown as needed): one line per
  * watch, "tfd: ... ino:HEX sdev:...". Its length, or -errno. */
 static char *fdinfo;
 static size_t fdinfo_room = 16384;
@@ -115,10 +115,10 @@ read_fdinfo (void)
     }
 }
 
-/* Our sockets alive: the epoll's watches. With inodes, their inode
- * numbers into ours, sorted (for the dump's lookups). */
+/* Our sockets alive: the epoll's watches; their inode numbers into ours,
+ * sorted (for the dump's lookups). */
 static long
-count_ours (bool inodes)
+count_ours (void)
 {
   ssize_t len = read_fdinfo ();
   if (len < 0)
@@ -126,13 +126,8 @@ count_ours (bool inodes)
   size_t n = 0;
   for (const char *p = fdinfo; (p = strstr (p, "tfd:")) != NULL; p += 4)
     {
-      if (!inodes)
-        {
-          n++;
-          continue;
-        }
       const char *ino = strstr (p, " ino:");
-      /* accepted ones may take the count past the cap (twice it at most) */
+      /* the cap counts the dump's sockets too: ours alone may be more than the first guess */
       uint32_t *more = n < ours_room ? ours : reallocarray (ours, ours_room * 2, sizeof *ours);
       if (!ino || !more)
         return ino ? -ENOMEM : -EPROTO;
@@ -140,8 +135,7 @@ count_ours (bool inodes)
         ours = more, ours_room *= 2;
       ours[n++] = (uint32_t) strtoul (ino + 5, NULL, 16);
     }
-  if (inodes)
-    qsort (ours, n, sizeof *ours, cmp_u32);
+  qsort (ours, n, sizeof *ours, cmp_u32);
   return (long) n;
 }
 
@@ -248,7 +242,7 @@ below_cap (void)
   /* reset first: what happens meanwhile is in the next bound, if not in this count */
   atomic_store (&made_since, 0);
   atomic_store (&connects_since, 0);
-  long mine = count_ours (true), others;
+  long mine = count_ours (), others;
   if (mine < 0)
     return (int) mine;
   if ((others = count_tcp ((size_t) mine)) < 0)
