@@ -13,7 +13,7 @@ libagentrun_a_SOURCES = \
 	runtime/lsm.c runtime/lsm.h runtime/passwd.c runtime/passwd.h \
 	runtime/rootless.c runtime/rootless.h \
 	runtime/landlock.c runtime/landlock.h \
-	runtime/unixconn.c runtime/unixconn.h runtime/unixconn_serve.c runtime/unixconn_supervisor.c runtime/unixconn_diag.c runtime/unixconn_msg.c \
+	runtime/unixconn.c runtime/unixconn.h runtime/unixconn_serve.c runtime/unixconn_supervisor.c runtime/unixconn_diag.c runtime/unixconn_msg.c runtime/unixconn_sockets.c \
 	runtime/fs/rootfs.c runtime/fs/rootfs_detach.c runtime/fs/rootfs.h runtime/fs/mounts.c runtime/fs/mounts.h \
 	runtime/fs/devices.c runtime/fs/devices.h runtime/fs/masks.c runtime/fs/masks.h runtime/fs/pathutil.c runtime/fs/pathutil.h \
 	runtime/fs/copyup.c runtime/fs/copyup.h \

@@ -69,6 +69,25 @@ ar_unixconn_parse (const char *text, struct ar_unixconn_allow *allow, size_t *n,
 }
 
 int
+ar_unixconn_max_sockets (const struct ar_kv *kv, size_t n, long *max, ar_error **err)
+{
+  *max = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (kv[i].key, AR_SOCKCAP_ANNOTATION) == 0)
+      {
+        const char *v = kv[i].value;
+        char *end = NULL;
+        errno = 0;
+        long m = v && *v >= '0' && *v <= '9' ? strtol (v, &end, 10) : 0;
+        if (errno || !end || *end || m < 1 || m > AR_SOCKCAP_MAX)
+          return ar_err (err, 0, "annotation " AR_SOCKCAP_ANNOTATION ": \"%s\": not a count from 1 to %d", v ? v : "",
+                         AR_SOCKCAP_MAX);
+        *max = m;
+      }
+  return 0;
+}
+
+int
 ar_unixconn_validate (const struct ar_spec *spec, ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
@@ -80,6 +99,18 @@ ar_unixconn_validate (const struct ar_spec *spec, ar_error **err)
       return ar_err (err, 0,
                      "annotation " AR_UNIXCONN_OLD_ANNOTATION ": now named " AR_UNIXCONN_ANNOTATION
                      " (make the bundle again with agentrun spec --agent)");
+  long max;
+  if (ar_unixconn_max_sockets (spec->annotations, spec->n_annotations, &max, err) < 0)
+    return -1;
+  /* the cap needs the supervisor: never a run without the cap asked */
+  if (max && !text)
+    return ar_err (err, 0,
+                   "annotation " AR_SOCKCAP_ANNOTATION ": needs the annotation " AR_UNIXCONN_ANNOTATION
+                   " (its supervisor keeps the count)");
+  /* the count is the network namespace's: the host's, or one joined, holds
+   * others' sockets too */
+  if (max && !ar_unixconn_own_netns (spec))
+    return ar_err (err, 0, "annotation " AR_SOCKCAP_ANNOTATION ": needs a network namespace of the container's own");
   if (!text)
     return 0;
   const struct ar_seccomp *sc = spec->linux_ ? spec->linux_->seccomp : NULL;
@@ -107,16 +138,49 @@ ar_unixconn_own_netns (const struct ar_spec *spec)
   return false;
 }
 
+/* socket(2) of an inet family -> user notification. 32-bit x86's
+ * socketcall(2) holds its arguments in memory, where a filter cannot look:
+ * libseccomp then notifies every socketcall socket(2) (the supervisor
+ * makes each itself, whatever the family). accept(2) and accept4(2) of
+ * every family (the listener's is not an argument): the supervisor
+ * accepts, so that the socket is counted while it lives. */
+static int
+add_socket_rules (scmp_filter_ctx ctx, ar_error **err)
+{
+  /* socket(2)'s domain is an int: the upper half of the register is not
+   * looked at by the kernel, so it must not be here either */
+  const int domains[] = { AF_INET, AF_INET6 };
+  for (size_t i = 0; i < sizeof domains / sizeof *domains; i++)
+    {
+      const struct scmp_arg_cmp d = {
+        .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffU, .datum_b = (scmp_datum_t) domains[i]
+      };
+      int r = seccomp_rule_add_array (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (socket), 1, &d);
+      if (r < 0)
+        return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add socket");
+    }
+  int r;
+  if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (accept), 0)) < 0
+      || (r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (accept4), 0)) < 0)
+    return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add accept");
+  /* io_uring makes, accepts and connects sockets with no system call a
+   * filter sees (the agent's profile refuses it already; another bundle's
+   * might not) */
+  if ((r = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (io_uring_setup), 0)) < 0)
+    return ar_err (err, -r, "annotation " AR_SOCKCAP_ANNOTATION ": seccomp_rule_add io_uring_setup");
+  return 0;
+}
+
 /* connect(2), sendto(2) with an address, sendmsg(2) and sendmmsg(2) -> user
- * notification; a new
- * listener of the caller's own is refused (its filter, loaded later, would
+ * notification, and with the socket cap, socket(2) of AF_INET and
+ * AF_INET6 (add_socket_rules); a new listener of the caller's own is refused (its filter, loaded later, would
  * answer before ours for the same action: connects it lets through). All
  * else is allowed here (the container's own profile, a separate filter,
  * still applies: the kernel takes the strictest answer of all filters, so a
  * profile that denies connect wins; one that allows it does not override
  * the notification). libseccomp also catches socketcall(2) of 32-bit x86. */
 static int
-load_filter (int *listener, ar_error **err)
+load_filter (int *listener, bool sockets, ar_error **err)
 {
   __attribute__ ((cleanup (ctx_release))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   int r;
@@ -150,6 +214,8 @@ load_filter (int *listener, ar_error **err)
   if ((r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendmsg), 0)) < 0
       || (r = seccomp_rule_add (ctx, SCMP_ACT_NOTIFY, SCMP_SYS (sendmmsg), 0)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add sendmsg");
+  if (sockets && add_socket_rules (ctx, err) < 0)
+    return -1;
   if ((r = seccomp_rule_add_array (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (seccomp), 2, new_listener)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add seccomp");
   if ((r = seccomp_load (ctx)) < 0)
@@ -170,20 +236,22 @@ send_tagged (int sock, char tag, int fd, ar_error **err)
 }
 
 static int
-send_handover (int sock, int listener, bool own_netns, int report, ar_error **err)
+send_handover (int sock, int listener, bool own_netns, bool sockets, int report, ar_error **err)
 {
   cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int userns = open ("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-  cleanup_close int diag = -1;
+  cleanup_close int diag = -1, netns = -1;
   if (root < 0)
     return ar_err (err, errno, LABEL ": open the root for the unixconn supervisor");
   if (userns < 0)
     return ar_err (err, errno, LABEL ": the unixconn supervisor needs /proc mounted in the container");
   if (own_netns && (diag = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0)
     return ar_err (err, errno, LABEL ": a sock_diag socket for the unixconn supervisor");
+  if (sockets && (netns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+    return ar_err (err, errno, "annotation " AR_SOCKCAP_ANNOTATION ": the network namespace for the unixconn supervisor");
   if (send_tagged (sock, 'L', listener, err) < 0 || send_tagged (sock, 'R', root, err) < 0
       || send_tagged (sock, 'U', userns, err) < 0 || send_tagged (sock, 'E', STDERR_FILENO, err) < 0
-      || (diag >= 0 && send_tagged (sock, 'D', diag, err) < 0)
+      || (diag >= 0 && send_tagged (sock, 'D', diag, err) < 0) || (netns >= 0 && send_tagged (sock, 'N', netns, err) < 0)
       || (report >= 0 && send_tagged (sock, 'F', report, err) < 0) || send_tagged (sock, '.', -1, err) < 0)
     return -1;
   return 0;
@@ -232,7 +300,7 @@ handover_result (int sock, int report, ar_error **sent, ar_error **err)
  * are per thread) sends them, and is gone before we go on. */
 struct handover_thread {
   int sock, listener, report, pipe[2];
-  bool own_netns;
+  bool own_netns, sockets;
   ar_error *err;
 };
 
@@ -243,7 +311,7 @@ handover_main (void *arg)
   char go;
   if (read (h->pipe[0], &go, 1) != 1 || go != 'L')
     return NULL; /* no filter, nothing to hand over */
-  send_handover (h->sock, h->listener, h->own_netns, h->report, &h->err);
+  send_handover (h->sock, h->listener, h->own_netns, h->sockets, h->report, &h->err);
   return NULL;
 }
 
@@ -254,7 +322,10 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool
     return 0;
   if (sock < 0)
     return ar_err (err, EINVAL, LABEL ": no unixconn supervisor was started");
-  struct handover_thread h = { .sock = sock, .listener = -1, .report = report, .own_netns = own_netns };
+  long max;
+  if (ar_unixconn_max_sockets (annotations, n_ann, &max, err) < 0)
+    return -1;
+  struct handover_thread h = { .sock = sock, .listener = -1, .report = report, .own_netns = own_netns, .sockets = max > 0 };
   pthread_t t;
   if (pipe2 (h.pipe, O_CLOEXEC) < 0)
     return ar_err (err, errno, LABEL ": pipe");
@@ -266,7 +337,7 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool
       return ar_err (err, r, LABEL ": start the handover thread");
     }
   cleanup_close int listener = -1;
-  int loaded = load_filter (&listener, err);
+  int loaded = load_filter (&listener, h.sockets, err);
   h.listener = listener;
   /* the listener's number is in our shared fd table; the byte says go */
   if (write (h.pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)

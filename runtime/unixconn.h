@@ -39,6 +39,19 @@
 #define AR_UNIXCONN_ANNOTATION "run.agentrun.unixconn"
 #define AR_UNIXCONN_OLD_ANNOTATION "run.agentrun.unix-connect" /* refused, never read */
 
+/* A cap on the container's inet sockets (TCP, UDP, v4 and v6) alive at
+ * once, "N" (1 to AR_SOCKCAP_MAX): their buffers count against the host's
+ * net.ipv4.tcp_mem, one pool for every network namespace, whatever its
+ * own tcp_rmem and tcp_wmem. Needs AR_UNIXCONN_ANNOTATION (the same
+ * supervisor serves it): socket(2) with AF_INET or AF_INET6 is a user
+ * notification too, and the supervisor makes the socket itself, in the
+ * container's network namespace, and installs it in the caller
+ * (SECCOMP_IOCTL_NOTIF_ADDFD), or answers ENOBUFS at the cap; accept(2)
+ * and accept4(2) likewise, never refused (unixconn_sockets.c says what is
+ * counted, and the bound it gives: twice the cap). */
+#define AR_SOCKCAP_ANNOTATION "run.agentrun.max-sockets"
+#define AR_SOCKCAP_MAX 65536
+
 /* Upper bound of allowed sockets, and of connects served at once on
  * blocking stream sockets (each in its own thread: one stalled listener
  * must not stall the others). */
@@ -62,6 +75,9 @@ int ar_unixconn_parse (const char *text, struct ar_unixconn_allow *allow, size_t
  * linux.seccomp.listenerPath (the supervisor would be under that filter). */
 int ar_unixconn_validate (const struct ar_spec *spec, ar_error **err);
 
+/* The cap in the annotation, 0 without it; -1 with a bad value. */
+int ar_unixconn_max_sockets (const struct ar_kv *annotations, size_t n, long *max, ar_error **err);
+
 /* Does the container make a network namespace of its own (whose bound
  * sockets were all made inside)? */
 bool ar_unixconn_own_netns (const struct ar_spec *spec);
@@ -78,7 +94,8 @@ int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struc
  * are still held, before process.user is taken: load the connect filter
  * into the calling process and hand the supervisor (over sock, from
  * ar_unixconn_prepare) its listener, the root, the user namespace, stderr
- * and, with own_netns, a sock_diag socket of this network namespace.
+ * and, with own_netns, a sock_diag socket of this network namespace;
+ * with AR_SOCKCAP_ANNOTATION, the network namespace too.
  * No-op without the annotation. report >= 0 (the init's exec.fifo, read by
  * `start` until EOF): the supervisor keeps it until it is ready and writes
  * AR_START_REPORT_HELPER and its failure there (sync.h), and this returns
@@ -91,6 +108,7 @@ struct ar_unixconn_ctx {
   int proc; /* the host's /proc (O_PATH): notifications name host pids */
   int diag; /* NETLINK_SOCK_DIAG in the container's own netns, or -1 */
   bool abstract_refused; /* no own netns, and Landlock scopes abstract sockets */
+  long max_sockets; /* AR_SOCKCAP_ANNOTATION's cap, or 0 */
   const struct ar_unixconn_allow *allow;
   size_t n_allow;
 };
@@ -121,5 +139,26 @@ void ar_unixconn_msg_clear (struct ar_unixconn_msg *m);
 /* unixconn_diag.c: is (dev, ino) the file of a Unix socket bound in the
  * network namespace of the sock_diag socket diag? */
 bool ar_unixconn_bound_inside (int diag, dev_t dev, ino_t ino);
+
+/* unixconn_sockets.c: the socket cap. Before serving (in the container's
+ * network namespace): the count's epoll and sock_diag socket; proc is the
+ * host's /proc (our fdinfo). -errno. */
+int ar_unixconn_sockets_init (long max, int proc);
+/* socket(domain, type, protocol) of notification id: made here and
+ * installed in the caller (answered), else the errno to answer (0: none,
+ * the caller is gone). */
+int ar_unixconn_socket (int listener, uint64_t id, int domain, int type, int protocol);
+/* An inet socket made here (an accepted one) is counted from now on, as
+ * long as it lives: 0, or -ENOBUFS. Other families, or no cap: 0. */
+int ar_unixconn_sockets_track (int fd);
+/* Before a connect (or a send that connects: MSG_FASTOPEN) on fd: 1 when
+ * it makes a new TCP connection, counted (call
+ * ar_unixconn_sockets_connected once it is done); 0 when it makes none;
+ * -ENOBUFS at the cap. */
+int ar_unixconn_sockets_connect (int fd);
+void ar_unixconn_sockets_connected (void);
+/* Our fd becomes the caller's (O_CLOEXEC with cloexec), and the answer to
+ * notification id: 0, or the errno to answer. */
+int ar_unixconn_install (int listener, uint64_t id, int fd, bool cloexec);
 
 #endif

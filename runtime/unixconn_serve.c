@@ -32,12 +32,15 @@
 #define PIDFD_THREAD O_EXCL /* Linux 6.9 */
 #endif
 #define X32_BIT 0x40000000U
+#define SOCKETCALL_SOCKET 1
 #define SOCKETCALL_CONNECT 3
+#define SOCKETCALL_ACCEPT 5
+#define SOCKETCALL_ACCEPT4 18
 #define SOCKETCALL_SENDTO 11
 /* sendmmsg: at most this many messages a call (the caller gets the count) */
 #define MMSG_MAX 64
 
-enum op { OP_CONNECT, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG };
+enum op { OP_CONNECT, OP_SENDTO, OP_SENDMSG, OP_SENDMMSG, OP_SOCKET, OP_ACCEPT };
 
 struct job {
   int listener;
@@ -46,6 +49,9 @@ struct job {
   int sock; /* the caller's socket, our duplicate */
   enum op op;
   int flags;
+  uint64_t peer_at, peer_len_at; /* accept: where the peer's address goes, and its length */
+  socklen_t peer_room; /* accept: the caller's room for it */
+  bool counted; /* a new TCP connection, counted under the socket cap */
   size_t n; /* messages (connect: the address in m[0]) */
   struct ar_unixconn_msg m[];
 };
@@ -80,7 +86,8 @@ still_valid (int listener, uint64_t id)
 
 /* The call's arguments: connect(fd, addr, len), sendto(fd, buf, blen,
  * flags, addr, len), sendmsg(fd, msg, flags), sendmmsg(fd, msg, vlen,
- * flags); socketcall's live in memory. */
+ * flags), socket(domain, type, protocol) (in fd, len, flags),
+ * accept4(fd, addr, addrlen (in buf), flags); socketcall's live in memory. */
 struct call {
   enum op op;
   int fd, len, flags;
@@ -88,8 +95,8 @@ struct call {
 };
 
 #if defined(__x86_64__)
-/* 32-bit x86: socketcall(2) or the direct calls (connect and sendto only:
- * a compat msghdr is refused, ENOSYS, never let through) */
+/* 32-bit x86: socketcall(2) or the direct calls (connect, sendto, socket
+ * and accept4 only: a compat msghdr is refused, ENOSYS, never let through) */
 static int
 compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
 {
@@ -97,19 +104,25 @@ compat_args (const struct seccomp_notif *req, struct call *c, uint64_t a[6])
   if (d->nr == 102)
     {
       uint32_t m[6];
-      if (d->args[0] != SOCKETCALL_CONNECT && d->args[0] != SOCKETCALL_SENDTO)
+      if (d->args[0] == SOCKETCALL_SOCKET)
+        c->op = OP_SOCKET;
+      else if (d->args[0] == SOCKETCALL_ACCEPT || d->args[0] == SOCKETCALL_ACCEPT4)
+        c->op = OP_ACCEPT;
+      else if (d->args[0] == SOCKETCALL_CONNECT || d->args[0] == SOCKETCALL_SENDTO)
+        c->op = d->args[0] == SOCKETCALL_SENDTO ? OP_SENDTO : OP_CONNECT;
+      else
         return -ENOSYS;
-      c->op = d->args[0] == SOCKETCALL_SENDTO ? OP_SENDTO : OP_CONNECT;
-      int r = read_mem ((pid_t) req->pid, d->args[1], m, (c->op == OP_SENDTO ? 6 : 3) * sizeof *m);
+      size_t n = c->op == OP_SENDTO ? 6 : d->args[0] == SOCKETCALL_ACCEPT4 ? 4 : 3;
+      int r = read_mem ((pid_t) req->pid, d->args[1], m, n * sizeof *m);
       if (r < 0)
         return r;
-      for (int i = 0; i < 6; i++)
-        a[i] = c->op == OP_SENDTO || i < 3 ? m[i] : 0;
+      for (size_t i = 0; i < 6; i++)
+        a[i] = i < n ? m[i] : 0;
       return 0;
     }
-  if (d->nr != 362 && d->nr != 369) /* connect, sendto */
+  if (d->nr != 362 && d->nr != 369 && d->nr != 359 && d->nr != 364) /* connect, sendto, socket, accept4 */
     return -ENOSYS;
-  c->op = d->nr == 369 ? OP_SENDTO : OP_CONNECT;
+  c->op = d->nr == 369 ? OP_SENDTO : d->nr == 359 ? OP_SOCKET : d->nr == 364 ? OP_ACCEPT : OP_CONNECT;
   for (int i = 0; i < 6; i++)
     a[i] = (uint32_t) d->args[i];
   return 0;
@@ -132,13 +145,29 @@ call_args (const struct seccomp_notif *req, struct call *c)
     }
   else if (d->arch != AUDIT_ARCH_X86_64 || (nr & X32_BIT))
     {
-      /* x32: connect and sendto are the native calls; its msghdr is compat */
-      if (d->arch != AUDIT_ARCH_X86_64 || ((nr & ~X32_BIT) != SYS_connect && (nr & ~X32_BIT) != SYS_sendto))
+      /* x32: connect, sendto, socket and the accepts are the native calls; its msghdr is compat */
+      long x = nr & ~X32_BIT;
+      if (d->arch != AUDIT_ARCH_X86_64
+          || (x != SYS_connect && x != SYS_sendto && x != SYS_socket && x != SYS_accept && x != SYS_accept4))
         return -ENOSYS;
       nr &= ~X32_BIT;
     }
   if (d->arch != AUDIT_ARCH_I386)
 #elif defined(__aarch64__)
+  /* 32-bit ARM's socket(2), accept(2) and accept4(2): arguments in registers */
+  if (d->arch == AUDIT_ARCH_ARM && nr == 281)
+    {
+      c->op = OP_SOCKET;
+      c->fd = (int) d->args[0], c->len = (int) d->args[1], c->flags = (int) d->args[2];
+      return 0;
+    }
+  if (d->arch == AUDIT_ARCH_ARM && (nr == 285 || nr == 366))
+    {
+      c->op = OP_ACCEPT;
+      c->fd = (int) d->args[0], c->addr = (uint32_t) d->args[1], c->buf = (uint32_t) d->args[2];
+      c->flags = nr == 366 ? (int) d->args[3] : 0;
+      return 0;
+    }
   if (d->arch != AUDIT_ARCH_AARCH64)
     return -ENOSYS; /* 32-bit ARM: other numbers, a compat msghdr */
 #endif
@@ -151,10 +180,16 @@ call_args (const struct seccomp_notif *req, struct call *c)
         c->op = OP_SENDMSG;
       else if (nr == SYS_sendmmsg)
         c->op = OP_SENDMMSG;
+      else if (nr == SYS_socket)
+        c->op = OP_SOCKET;
+      else if (nr == SYS_accept || nr == SYS_accept4)
+        c->op = OP_ACCEPT;
       else
         return -ENOSYS;
       for (int i = 0; i < 6; i++)
         a[i] = d->args[i];
+      if (nr == SYS_accept)
+        a[3] = 0; /* no flags: whatever the register holds */
     }
   c->fd = (int) a[0];
   if (c->op == OP_SENDTO)
@@ -163,6 +198,10 @@ call_args (const struct seccomp_notif *req, struct call *c)
     c->buf = a[1], c->flags = (int) a[2];
   else if (c->op == OP_SENDMMSG)
     c->buf = a[1], c->blen = (uint32_t) a[2], c->flags = (int) a[3];
+  else if (c->op == OP_SOCKET)
+    c->len = (int) a[1], c->flags = (int) a[2];
+  else if (c->op == OP_ACCEPT)
+    c->addr = a[1], c->buf = a[2], c->flags = (int) a[3]; /* accept(2): 0 */
   else
     c->addr = a[1], c->len = (int) (uint32_t) a[2];
   return 0;
@@ -282,6 +321,8 @@ job_new (int listener, uint64_t id, pid_t tid, size_t n)
 static void
 job_free (struct job *j)
 {
+  if (j->counted)
+    ar_unixconn_sockets_connected ();
   if (j->sock >= 0)
     close (j->sock);
   for (size_t i = 0; i < j->n; i++)
@@ -309,10 +350,49 @@ send_one (struct job *j, struct ar_unixconn_msg *m)
   return sendmsg (j->sock, &h, j->flags | MSG_NOSIGNAL);
 }
 
+/* accept(2)'s peer address, as the kernel gives it: as much as the
+ * caller's room holds, and the whole length. */
+static int
+write_peer (const struct job *j, const struct sockaddr_storage *peer, socklen_t len)
+{
+  socklen_t n = len < j->peer_room ? len : j->peer_room;
+  struct iovec local = { .iov_base = (void *) peer, .iov_len = n };
+  struct iovec remote = { .iov_base = (void *) (uintptr_t) j->peer_at, .iov_len = n };
+  if (n && process_vm_writev (j->tid, &local, 1, &remote, 1, 0) != (ssize_t) n)
+    return EFAULT;
+  local = (struct iovec){ .iov_base = &len, .iov_len = sizeof len };
+  remote = (struct iovec){ .iov_base = (void *) (uintptr_t) j->peer_len_at, .iov_len = sizeof len };
+  return process_vm_writev (j->tid, &local, 1, &remote, 1, 0) == (ssize_t) sizeof len ? 0 : EFAULT;
+}
+
+/* accept(2) here, on the caller's listener, so that the socket is counted
+ * as ours (unixconn_sockets.c) for as long as it lives, then installed in
+ * the caller. A connection accepted for a caller gone meanwhile is closed:
+ * its peer sees a reset. */
+static void
+finish_accept (struct job *j)
+{
+  struct sockaddr_storage peer;
+  socklen_t len = sizeof peer;
+  bool want = j->peer_at != 0;
+  int fd = accept4 (j->sock, want ? (struct sockaddr *) &peer : NULL, want ? &len : NULL, j->flags | SOCK_CLOEXEC);
+  int e = fd < 0 ? errno : -ar_unixconn_sockets_track (fd);
+  if (e == 0 && want)
+    e = write_peer (j, &peer, len);
+  if (e == 0)
+    e = ar_unixconn_install (j->listener, j->id, fd, j->flags & SOCK_CLOEXEC);
+  if (fd >= 0)
+    close (fd);
+  if (e)
+    reply (j->listener, j->id, e);
+}
+
 static void
 finish (struct job *j)
 {
-  if (j->op == OP_CONNECT)
+  if (j->op == OP_ACCEPT)
+    finish_accept (j);
+  else if (j->op == OP_CONNECT)
     {
       int r = connect (j->sock, (struct sockaddr *) &j->m[0].addr, j->m[0].addr_len);
       reply (j->listener, j->id, r < 0 ? errno : 0);
@@ -375,7 +455,7 @@ worker (void *arg)
 
 /* A call that may wait gets its own thread: a connect on a blocking stream
  * socket (a Unix listener with a full backlog, a TCP SYN that gets no
- * answer), a blocking send (a receiver's full queue). */
+ * answer), a blocking send (a receiver's full queue), a blocking accept. */
 static bool
 may_block (const struct job *j)
 {
@@ -383,6 +463,8 @@ may_block (const struct job *j)
   socklen_t tl = sizeof type;
   if (fl < 0 || (fl & O_NONBLOCK))
     return false;
+  if (j->op == OP_ACCEPT)
+    return true;
   if (j->op != OP_CONNECT)
     return !(j->flags & MSG_DONTWAIT);
   return getsockopt (j->sock, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && (type == SOCK_STREAM || type == SOCK_SEQPACKET);
@@ -500,6 +582,24 @@ read_msgs (pid_t tid, int pidfd, const struct call *c, struct job *j)
   return r;
 }
 
+/* accept(2)'s addrlen, read once: the room for the peer's address. */
+static int
+read_peer_room (pid_t tid, const struct call *c, struct job *j)
+{
+  int room = 0;
+  if (!c->addr)
+    return 0;
+  int r = read_mem (tid, c->buf, &room, sizeof room);
+  if (r < 0)
+    return r;
+  if (room < 0)
+    return -EINVAL;
+  j->peer_at = c->addr;
+  j->peer_len_at = c->buf;
+  j->peer_room = (socklen_t) room;
+  return 0;
+}
+
 static int
 prepare (int listener, const struct seccomp_notif *req, struct call *c, struct job *j)
 {
@@ -513,7 +613,7 @@ prepare (int listener, const struct seccomp_notif *req, struct call *c, struct j
   j->flags = c->flags;
   r = (j->sock = (int) syscall (SYS_pidfd_getfd, pidfd, c->fd, 0)) < 0 ? -errno : 0;
   if (r == 0)
-    r = read_msgs (tid, pidfd, c, j);
+    r = c->op == OP_ACCEPT ? read_peer_room (tid, c, j) : read_msgs (tid, pidfd, c, j);
   close (pidfd);
   /* The tid, the memory read and the cwd below belong to the caller only
    * if the notification is still alive after them. */
@@ -533,6 +633,21 @@ prepare (int listener, const struct seccomp_notif *req, struct call *c, struct j
   return still_valid (listener, req->id) ? 0 : -1;
 }
 
+/* Under the socket cap, a call that makes a TCP connection counts it
+ * before it is made, or is refused at the cap: the connection's other end
+ * (or its place in a listener's queue) is one socket more. */
+static int
+count_connection (struct job *j)
+{
+  if (!C->max_sockets || (j->op != OP_CONNECT && !(j->op != OP_ACCEPT && (j->flags & MSG_FASTOPEN))))
+    return 0;
+  int r = ar_unixconn_sockets_connect (j->sock);
+  if (r < 0)
+    return -r;
+  j->counted = r == 1;
+  return 0;
+}
+
 static void
 handle (int listener, const struct seccomp_notif *req)
 {
@@ -541,7 +656,9 @@ handle (int listener, const struct seccomp_notif *req)
   int e = tid <= 0 ? EACCES : 0; /* a caller outside our pid namespace: cannot be resolved */
   if (e == 0 && (e = -call_args (req, &c)) == 0 && c.op == OP_SENDMMSG && c.blen == 0)
     e = -1, reply_val (listener, req->id, 0);
-  if (e)
+  if (e == 0 && c.op == OP_SOCKET)
+    e = ar_unixconn_socket (listener, req->id, c.fd, c.len, c.flags);
+  if (e || c.op == OP_SOCKET)
     {
       if (e > 0)
         reply (listener, req->id, e);
@@ -555,6 +672,8 @@ handle (int listener, const struct seccomp_notif *req)
       return;
     }
   e = prepare (listener, req, &c, j);
+  if (e == 0)
+    e = count_connection (j);
   if (e == 0)
     {
       dispatch (j);

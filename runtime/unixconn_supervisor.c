@@ -145,13 +145,13 @@ report_failure (int sock, int report, const char *msg)
 
 /* What the container's process hands over (unixconn.c send_handover). */
 struct handover {
-  int listener, root, userns, err, diag, report;
+  int listener, root, userns, err, diag, report, netns;
 };
 
 static void
 handover_close (struct handover *h)
 {
-  int *fds[] = { &h->listener, &h->root, &h->userns, &h->err, &h->diag, &h->report };
+  int *fds[] = { &h->listener, &h->root, &h->userns, &h->err, &h->diag, &h->report, &h->netns };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (*fds[i] >= 0)
       {
@@ -181,6 +181,7 @@ recv_handover (int sock, struct handover *h, ar_error **err)
                   : tag == 'E' ? &h->err
                   : tag == 'D' ? &h->diag
                   : tag == 'F' ? &h->report
+                  : tag == 'N' ? &h->netns
                                : NULL;
       if (tag == '.' && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
         return 1;
@@ -195,18 +196,32 @@ recv_handover (int sock, struct handover *h, ar_error **err)
     }
 }
 
+/* Join the namespace of fd, unless we are in it already (the container
+ * shares it with the host: joining it would need a capability over the
+ * host's, which a plain user lacks). */
+static int
+join_ns (int fd, const char *self, int type, const char *what, ar_error **err)
+{
+  struct stat mine, theirs;
+  if (stat (self, &mine) < 0 || fstat (fd, &theirs) < 0)
+    return ar_err (err, errno, "stat the %s namespaces", what);
+  if ((mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino) && setns (fd, type) < 0)
+    return ar_err (err, errno, "join the container's %s namespace", what);
+  return 0;
+}
+
 /* The container's user namespace (when it has one of its own) and root:
- * ids, capabilities and paths are then the container's. The current
- * directory stays /proc/self/fd of the host's /proc, where the checked
- * sockets are reached by number. */
+ * ids, capabilities and paths are then the container's. With the socket
+ * cap, its network namespace too (while we hold the capabilities of its
+ * user namespace), where the sockets are made. The current directory stays
+ * /proc/self/fd of the host's /proc, where the checked sockets are reached
+ * by number. */
 static int
 enter_container (const struct handover *h, int self_fd, ar_error **err)
 {
-  struct stat mine, theirs;
-  if (stat ("/proc/self/ns/user", &mine) < 0 || fstat (h->userns, &theirs) < 0)
-    return ar_err (err, errno, "stat the user namespaces");
-  if ((mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino) && setns (h->userns, CLONE_NEWUSER) < 0)
-    return ar_err (err, errno, "join the container's user namespace");
+  if (join_ns (h->userns, "/proc/self/ns/user", CLONE_NEWUSER, "user", err) < 0
+      || (h->netns >= 0 && join_ns (h->netns, "/proc/self/ns/net", CLONE_NEWNET, "network", err) < 0))
+    return -1;
   if (fchdir (h->root) < 0 || chroot (".") < 0)
     return ar_err (err, errno, "enter the container's root");
   if (fchdir (self_fd) < 0)
@@ -214,13 +229,22 @@ enter_container (const struct handover *h, int self_fd, ar_error **err)
   return 0;
 }
 
+/* In the container's network namespace, before the identity is dropped
+ * (its sock_diag socket is made here). */
+static int
+sockets_init (long max, int proc, ar_error **err)
+{
+  int r = max > 0 ? ar_unixconn_sockets_init (max, proc) : 0;
+  return r < 0 ? ar_err (err, -r, "the socket cap's count") : 0;
+}
+
 /* The supervisor: wait for the handover, enter the container, drop to the
  * process's identity, say ready (close the report fd, or an empty message
  * to the process waiting for it), serve. */
 __attribute__ ((noreturn)) static void
-supervisor (int sock, const char *id, const char *text, bool scoped, const struct ar_user *u)
+supervisor (int sock, const char *id, const char *text, bool scoped, long max_sockets, const struct ar_user *u)
 {
-  struct handover h = { -1, -1, -1, -1, -1, -1 };
+  struct handover h = { -1, -1, -1, -1, -1, -1, -1 };
   struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
   ar_error *err = NULL;
   size_t n = 0;
@@ -251,8 +275,10 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
     ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
   if (!err && (proc < 0 || self_fd < 0))
     ar_err (&err, proc_errno, "open the host's /proc");
+  if (!err && (max_sockets > 0) != (h.netns >= 0))
+    ar_err (&err, EPROTO, "the handover: the network namespace %s", max_sockets > 0 ? "is missing" : "was not asked for");
   if (err || enter_container (&h, self_fd, &err) < 0 || ar_unixconn_parse (text, allow, &n, &err) < 0
-      || drop_to (u, &err) < 0)
+      || sockets_init (max_sockets, proc, &err) < 0 || drop_to (u, &err) < 0)
     {
       ar_err_prefix (&err, "unixconn supervisor");
       report_failure (sock, h.report, err->msg);
@@ -262,6 +288,8 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
   close (h.root);
   close (h.userns);
   close (h.err);
+  if (h.netns >= 0)
+    close (h.netns);
   if (h.report >= 0)
     close (h.report);
   else if (ar_send_fd (sock, -1, "", 0, &err) < 0)
@@ -276,6 +304,7 @@ supervisor (int sock, const char *id, const char *text, bool scoped, const struc
                                  .diag = h.diag,
                                  .allow = allow,
                                  .n_allow = n,
+                                 .max_sockets = max_sockets,
                                  .abstract_refused = scoped && h.diag < 0 };
   ar_unixconn_serve (&ctx);
 }
@@ -293,6 +322,9 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
   *sock = -1;
   if (!text)
     return 0;
+  long max_sockets;
+  if (ar_unixconn_max_sockets (spec->annotations, spec->n_annotations, &max_sockets, err) < 0)
+    return -1;
   bool scoped = false;
   for (size_t i = 0; i < spec->n_annotations; i++)
     if (strcmp (spec->annotations[i].key, AR_LANDLOCK_ANNOTATION) == 0)
@@ -304,7 +336,7 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
   if (pid == 0)
     {
       close (sv[1]);
-      supervisor (sv[0], id, text, scoped, user);
+      supervisor (sv[0], id, text, scoped, max_sockets, user);
     }
   int e = errno;
   close (sv[0]);

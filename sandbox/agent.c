@@ -8,6 +8,7 @@
 #include "size.h"
 #include "jsongen.h"
 #include "model.h"
+#include "unixconn.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -776,6 +777,12 @@ g_annotations (struct ar_gen *G, const struct ar_agent_opts *o)
    * planted after the sandbox checked it */
   ar_gen_key_str (G, "run.agentrun.bind-nofollow", "true");
   ar_gen_key_str (G, "run.agentrun.unixconn", uc);
+  if (o->max_sockets > 0)
+    {
+      char v[32];
+      snprintf (v, sizeof v, "%lld", o->max_sockets);
+      ar_gen_key_str (G, AR_SOCKCAP_ANNOTATION, v);
+    }
   /* pid 1 is agentrun's own (runtime/pid1.h), not the agent's command */
   ar_gen_key_str (G, "run.agentrun.init", "true");
   if (o->nested_userns)
@@ -805,8 +812,9 @@ check_opts (const struct ar_agent_opts *o, ar_error **err)
   if (o->pids <= 0)
     return ar_err (err, 0, "agent profile: --pids must be positive");
   if (o->tmp_size <= 0 || o->home_size <= 0 || o->nofile <= 0 || o->inotify_instances <= 0 || o->inotify_watches <= 0
-      || (o->ipc_limits && o->shm_size < 4096))
-    return ar_err (err, 0, "agent profile: a tmpfs size, the open-file limit or a user budget is not set");
+      || (o->ipc_limits && o->shm_size < 4096) || (o->max_sockets <= 0 && !o->max_sockets_unlimited))
+    return ar_err (err, 0,
+                   "agent profile: a tmpfs size, the open-file limit, the socket cap or a user budget is not set");
   if (!o->no_network && (o->n_allow > 0 || o->ask_socket) && (!o->netproxy || !o->relay_dir))
     return ar_err (err, 0, "agent profile: --allow needs agentrun-netproxy and a relay folder");
   if (!o->seccomp_json)

@@ -93,6 +93,10 @@ struct ar_agent_opts {
   int64_t cpu_quota; /* microseconds per AR_AGENT_CPU_PERIOD */
   int64_t tmp_size, home_size; /* bytes of the /tmp and home tmpfs, > 0 */
   long long nofile; /* RLIMIT_NOFILE, soft and hard, > 0 */
+  /* inet sockets alive at once (run.agentrun.max-sockets), > 0 unless
+   * max_sockets_unlimited (--max-sockets unlimited: no cap) */
+  long long max_sockets;
+  bool max_sockets_unlimited;
   /* the sandbox's user namespace's own budgets (user.max_inotify_*,
    * user.max_fanotify_*), each a part of its user's on the host: > 0 */
   long long inotify_instances, inotify_watches, fanotify_groups, fanotify_marks;

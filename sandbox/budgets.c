@@ -8,12 +8,14 @@
 #include "config.h"
 #include "budgets.h"
 #include "cgroups.h"
+#include "unixconn.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -120,6 +122,35 @@ tcp_share (void)
   return (int64_t) hi * sysconf (_SC_PAGESIZE) / AR_BUDGET_TCP_DIV;
 }
 
+/* The largest buffer of a sysctl triple ("min default max"). */
+static int64_t
+triple_max (const char *v)
+{
+  const char *last = strrchr (v, ' ');
+  return strtoll (last ? last + 1 : v, NULL, 10);
+}
+
+/* The socket cap by default: every socket of the sandbox's network
+ * namespace is counted (both ends of a loopback connection, those queued
+ * and closing: runtime/unixconn_sockets.c), each with up to tcp_rmem's and
+ * tcp_wmem's largest buffers. The cap at full buffers stays within the
+ * quarter of the host's tcp_mem the cgroup's TCP limit takes, and within
+ * the memory limit if there is one (the supervisor makes the sockets, in
+ * its own cgroup: the sandbox's no longer sees their buffers), and a few
+ * dozen connections are always had. */
+static void
+fill_sockets (struct ar_agent_opts *o)
+{
+  if (o->max_sockets > 0 || o->max_sockets_unlimited)
+    return;
+  int64_t per = triple_max (AR_AGENT_TCP_RMEM) + triple_max (AR_AGENT_TCP_WMEM);
+  int64_t share = tcp_share ();
+  if (o->has_memory && o->memory > 0 && (share <= 0 || o->memory < share))
+    share = o->memory;
+  int64_t v = share / per;
+  o->max_sockets = v < AR_BUDGET_SOCKETS_MIN ? AR_BUDGET_SOCKETS_MIN : v > AR_SOCKCAP_MAX ? AR_SOCKCAP_MAX : v;
+}
+
 /* A memory limit by default wherever a memory cgroup can be made (root, or
  * a delegated cgroup); --memory unlimited lifts it. A plain user without a
  * cgroup gets none, and says nothing: --memory asked there fails instead
@@ -158,6 +189,7 @@ ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
   o->fanotify_groups = part_of ("max_fanotify_groups", 4);
   o->fanotify_marks = part_of ("max_fanotify_marks", 8);
   fill_memory (o);
+  fill_sockets (o);
   /* root's init writes them before it takes the agent's uid (the runtime's
    * init.c); a plain user's, as root of an outer user namespace, before the
    * agent's nested one is made, if two user namespaces can be had */

@@ -47,6 +47,7 @@ static const struct key keys[] = {
   { "shm_size", AR_SB_SHM_SIZE, K_SCALAR, false },
   { "allow_sysv_ipc", AR_SB_ALLOW_SYSV_IPC, K_BOOL, false },
   { "nofile", AR_SB_NOFILE, K_SCALAR, false },
+  { "max_sockets", AR_SB_MAX_SOCKETS, K_SCALAR, false },
   { "inotify", AR_SB_INOTIFY, K_SCALAR, false },
   { "net_max_conns", AR_SB_NET_MAX_CONNS, K_SCALAR, false },
   { "net_idle_timeout", AR_SB_NET_IDLE_TIMEOUT, K_SCALAR, false },

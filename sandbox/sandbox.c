@@ -14,6 +14,7 @@
 #include "probes.h"
 #include "rootless.h"
 #include "spec.h"
+#include "unixconn.h"
 #include "strio.h"
 #include "util.h"
 
@@ -48,6 +49,7 @@ const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1] = {
   { "tmp-size", 0, true, AR_SB_TMP_SIZE },
   { "home-size", 0, true, AR_SB_HOME_SIZE },
   { "nofile", 0, true, AR_SB_NOFILE },
+  { "max-sockets", 0, true, AR_SB_MAX_SOCKETS },
   { "net-max-conns", 0, true, AR_SB_NET_MAX_CONNS },
   { "net-idle-timeout", 0, true, AR_SB_NET_IDLE_TIMEOUT },
   { "shm-size", 0, true, AR_SB_SHM_SIZE },
@@ -96,6 +98,9 @@ const char
                              "                        its user's, so its user's own tools keep theirs)\n"
                              "  --nofile N            open files per process (default: 1024, less when --pids\n"
                              "                        times it would pass half of fs.file-max)\n"
+                             "  --max-sockets N       TCP and UDP sockets of the sandbox alive at once (default:\n"
+                             "                        what keeps their buffers within a quarter of the host's\n"
+                             "                        tcp_mem, at least 128; unlimited: no cap)\n"
                              "  --net-max-conns N     connections through the relay at once (default 1024)\n"
                              "  --net-idle-timeout S  cut a relayed connection idle for S seconds (default 900;\n"
                              "                        0: never)\n"
@@ -372,6 +377,17 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
       if (v < 16)
         return ar_err (err, 0, "--nofile %s: below 16, nothing would start", arg);
       o->nofile = (long long) v;
+      return 0;
+    case AR_SB_MAX_SOCKETS:
+      o->max_sockets_unlimited = strcmp (arg, "unlimited") == 0;
+      o->max_sockets = 0;
+      if (o->max_sockets_unlimited)
+        return 0;
+      if (ar_opt_uint ("--max-sockets", arg, AR_SOCKCAP_MAX, &v, err) < 0)
+        return -1;
+      if (v == 0)
+        return ar_err (err, 0, "--max-sockets 0: no socket could be made (unlimited: no cap)");
+      o->max_sockets = (long long) v;
       return 0;
     case AR_SB_INOTIFY: return parse_inotify (o, arg, err);
     case AR_SB_NET_MAX_CONNS:

@@ -50,10 +50,11 @@ enum {
   AR_SB_CONNECT_PROXY,
   AR_SB_INOTIFY,
   AR_SB_ALLOW_SYSV_IPC,
+  AR_SB_MAX_SOCKETS,
   AR_SB_STATE, /* profiles and presets only: "state", paths under the home kept between runs */
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
-#define AR_SB_N_OPTS 30
+#define AR_SB_N_OPTS 31
 /* The relay's defaults for a sandbox: connections open at once, and the
  * seconds one may move no byte before it is cut. */
 #define AR_SB_DEFAULT_NET_MAX_CONNS 1024

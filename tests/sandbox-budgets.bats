@@ -535,3 +535,219 @@ EOF2
   [ "$status" -eq 0 ]
   [ "$output" = "user=0 pid=0 net=0 ipc=0 uts=0 cgroup=0 time=0 mnt=64 " ]
 }
+
+# The socket cap (--max-sockets): TCP and UDP sockets of the sandbox alive
+# at once. open_sockets.py N [6]: N stream sockets, then after closing five,
+# up to ten datagram ones; the errno of the first refusal each time.
+write_open_sockets() {
+  cat >"$WS/open_sockets.py" <<'EOF2'
+import errno, socket, sys
+n = int(sys.argv[1])
+fam = socket.AF_INET6 if sys.argv[2:] == ["6"] else socket.AF_INET
+def name(e): return errno.errorcode.get(e.errno, str(e.errno))
+socks, first = [], "none"
+try:
+    while len(socks) < n:
+        socks.append(socket.socket(fam, socket.SOCK_STREAM))
+except OSError as e:
+    first = name(e)
+print("stream", len(socks), first)
+for s in socks[:5]:
+    s.close()
+more, then = 0, "none"
+try:
+    while more < 10:
+        socks.append(socket.socket(fam, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK))
+        more += 1
+except OSError as e:
+    then = name(e)
+print("dgram", more, then, "cloexec", not socks[-1].get_inheritable(), "nonblock", not socks[-1].getblocking())
+EOF2
+  chmod 644 "$WS/open_sockets.py"
+}
+
+# pairs.py: a loopback listener, then pairs (a client made, connected,
+# accepted, sent data it never reads) until refused; the clients close (a
+# reset each: the accepted ends stay, made without socket(2), out of the
+# kernel's table), pairs again until refused; all closed at last. Prints
+# the refused step and the sockets held then.
+write_pairs() {
+  cat >"$WS/pairs.py" <<'EOF2'
+import errno, socket, time
+def name(e): return errno.errorcode.get(e.errno, str(e.errno))
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(4096)
+held, clients = [srv], []
+def pairs():
+    step = "socket"
+    try:
+        while len(held) < 100000:
+            step = "socket"
+            c = socket.socket()
+            held.append(c)
+            clients.append(c)
+            step = "connect"
+            c.connect(srv.getsockname())
+            a, _ = srv.accept()
+            held.append(a)
+            a.sendall(b"x" * 4096)
+        return "never refused"
+    except OSError as e:
+        return "refused %s %s held %d" % (step, name(e), len(held))
+print(pairs())
+for c in clients:
+    c.close()
+    held.remove(c)
+clients = []
+print("after resets:", pairs())
+for s in held:
+    s.close()
+for _ in range(100):
+    try:
+        socket.socket().close()
+        r = "made"
+        break
+    except OSError as e:
+        r = name(e)
+        time.sleep(0.05)
+print("all closed", r)
+EOF2
+  chmod 644 "$WS/pairs.py"
+  # queue.py: clients that connect, send and close, never accepted: what
+  # stays is kernel-held (the connection in the listener's queue, the
+  # client's closed end), counted all the same
+  cat >"$WS/queue.py" <<'EOF2'
+import errno, socket, struct, sys
+v6 = "6" in sys.argv[1:]
+rst = "rst" in sys.argv[1:]
+fam = socket.AF_INET6 if v6 else socket.AF_INET
+srv = socket.socket(fam)
+srv.bind(("::1" if v6 else "127.0.0.1", 0))
+srv.listen(4096)
+n = 0
+try:
+    while n < 100000:
+        c = socket.socket(fam)
+        if rst:  # close with a reset: the queued connection leaves the table, keeps its data
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        c.connect(srv.getsockname()[:2])
+        c.sendall(b"x" * 4096)
+        c.close()
+        n += 1
+    print("never refused", n)
+except OSError as e:
+    print("queued", n, errno.errorcode.get(e.errno, str(e.errno)))
+EOF2
+  chmod 644 "$WS/queue.py"
+}
+
+# as_agentrun_test ARGS...: `agentrun sandbox ARGS` as agentrun-test, with
+# no XDG_RUNTIME_DIR (no systemd session, no writable cgroup), in $WS.
+as_agentrun_test() {
+  local bin
+  bin=$(public_bin)
+  runuser -u agentrun-test -- env -u XDG_RUNTIME_DIR HOME="$FHOME" \
+    sh -c "cd '$WS' && exec '$bin/agentrun' sandbox $*"
+}
+
+need_agentrun_test() {
+  id agentrun-test >/dev/null 2>&1 || skip "user agentrun-test missing (.ci/run creates it)"
+  [ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ] || skip "user namespaces disabled"
+  chown agentrun-test "$WS" "$FHOME"
+}
+
+@test "budgets: --max-sockets caps the sandbox's sockets alive at once (ENOBUFS), and a closed one frees its place" {
+  write_open_sockets
+  run sb --max-sockets 32 -- python3 open_sockets.py 40
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "stream 32 ENOBUFS" ]
+  [ "${lines[1]}" = "dgram 5 ENOBUFS cloexec True nonblock True" ]
+  # the same as a plain user with no cgroup at all, over IPv6
+  need_agentrun_test
+  run as_agentrun_test --max-sockets 32 -- python3 open_sockets.py 40 6
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-2]}" = "stream 32 ENOBUFS" ]
+  [ "${lines[-1]}" = "dgram 5 ENOBUFS cloexec True nonblock True" ]
+}
+
+@test "budgets: with --max-sockets, a loopback server and its clients stay within the cap, accepted and queued ones counted" {
+  write_pairs
+  local who
+  for who in root agentrun-test; do
+    if [ $who = root ]; then
+      run sb --max-sockets 32 -- python3 pairs.py
+    else
+      need_agentrun_test
+      run as_agentrun_test --max-sockets 32 -- python3 pairs.py
+    fi
+    echo "$who: $output"
+    [ "$status" -eq 0 ]
+    # the listener and 15 pairs; a 16th client is made, its connection
+    # (one socket more) is not
+    [ "${lines[-3]}" = "refused connect ENOBUFS held 32" ]
+    # the accepted ends outlive their clients, and still count
+    [ "${lines[-2]}" = "after resets: refused socket ENOBUFS held 32" ]
+    [ "${lines[-1]}" = "all closed made" ]
+  done
+  # the listener, and per round a client's closed end and its connection
+  # in the queue: 15 rounds fit, the 16th client's connection does not
+  local v
+  for v in 4 6; do
+    run sb --max-sockets 32 -- python3 queue.py $v
+    echo "IPv$v: $output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "queued 15 ENOBUFS" ]
+  done
+  # reset at once, a client leaves no closed end: 30 rounds, then the
+  # 31st client's connection would be the 32nd socket with the listener
+  run sb --max-sockets 32 -- python3 queue.py 4 rst
+  echo "reset: $output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "queued 30 ENOBUFS" ]
+}
+
+@test "budgets: the socket cap by default keeps its sockets at full buffers within a quarter of tcp_mem, at least 128" {
+  local want
+  want=$(( $(tcp_quarter) / (2 << 20) ))
+  want=$(( want < 128 ? 128 : want > 65536 ? 65536 : want ))
+  run sb --bundle "$T/b" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["run.agentrun.max-sockets"]' "$T/b/config.json")" = "$want" ]
+  # and it is what a run gets
+  write_open_sockets
+  [ "$want" -le 900 ] || skip "default cap $want is above the sandbox's open-file limit"
+  run sb --nofile 1024 -- python3 open_sockets.py 100000
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "stream $want ENOBUFS" ]
+  # unlimited: no cap at all; the profile key sets it
+  run sb --max-sockets unlimited --bundle "$T/u" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["run.agentrun.max-sockets"]' "$T/u/config.json")" = null ]
+  echo '{ "max_sockets": 48 }' >"$T/p.json"
+  run sb --profile "$T/p.json" --bundle "$T/p" -- true
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["run.agentrun.max-sockets"]' "$T/p/config.json")" = 48 ]
+}
+
+@test "budgets: a bad --max-sockets or max_sockets is refused with one line" {
+  run sb --max-sockets 65536 -- true
+  [ "$status" -eq 0 ]
+  local v
+  for v in 0 -1 abc 65537 '' 1.5; do
+    run sb --max-sockets "$v" -- true
+    echo "$v: $output"
+    [ "$status" -ne 0 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "$output" == *"--max-sockets"*"$v"* && "$output" != *unknown* ]]
+  done
+  echo '{ "max_sockets": "many" }' >"$T/p.json"
+  run sb --profile "$T/p.json" -- true
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"max_sockets: --max-sockets"*many* ]]
+}

@@ -8,6 +8,9 @@
  *       reached DENIED (getpeername), else "held OK_COUNT REFUSED_COUNT"
  *   unixconn-probe bench PATH N         microseconds per connect (new socket each time)
  *   unixconn-probe bench-udp HOST N     the same for a UDP socket to HOST:9
+ *   unixconn-probe bench-socket HELD N  microseconds per socket(AF_INET, SOCK_STREAM) (closed at once),
+ *       with HELD loopback connections (two sockets each) open meanwhile
+ *   unixconn-probe bench-accept N       microseconds per accept4 of a pending loopback connection
  *   unixconn-probe serve PATH LINE      listen on PATH (mode 0777), answer LINE to each connection
  *   unixconn-probe hold PATH            listen on PATH with a backlog of 1, never accept
  *   unixconn-probe stall FULL OK        a child fills FULL's backlog until its blocking connect hangs;
@@ -175,6 +178,85 @@ do_bench (const char *path, const char *host, int n)
   qsort (t, (size_t) n, sizeof *t, cmp_double);
   printf ("%s %s: median %.1f us, p90 %.1f us (%s)\n", path ? "unix" : "udp", path ? path : host, t[n / 2],
           t[n * 9 / 10], first ? strerrorname_np (first) : "ok");
+  free (t);
+  return 0;
+}
+
+static void
+print_times (const char *what, double *t, int n, int first)
+{
+  qsort (t, (size_t) n, sizeof *t, cmp_double);
+  printf ("%s: median %.1f us, p90 %.1f us (%s)\n", what, t[n / 2], t[n * 9 / 10],
+          first ? strerrorname_np (first) : "ok");
+}
+
+/* A loopback listener on an ephemeral port; its address in *a. */
+static int
+tcp_listener (struct sockaddr_in *a)
+{
+  socklen_t len = sizeof *a;
+  *a = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  int l = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l < 0 || bind (l, (struct sockaddr *) a, sizeof *a) < 0 || listen (l, 4096) < 0
+      || getsockname (l, (struct sockaddr *) a, &len) < 0)
+    return perror ("listener"), -1;
+  return l;
+}
+
+static int
+do_bench_socket (int held, int n)
+{
+  struct sockaddr_in a;
+  double *t = calloc ((size_t) n, sizeof *t);
+  int l = tcp_listener (&a), first = -1;
+  if (!t || n <= 0 || l < 0)
+    return 64;
+  for (int i = 0; i < held; i++)
+    {
+      int c = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (c < 0 || connect (c, (struct sockaddr *) &a, sizeof a) < 0 || accept4 (l, NULL, NULL, SOCK_CLOEXEC) < 0)
+        return perror ("held connection"), 1;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      double t0 = now_us ();
+      int s = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      t[i] = now_us () - t0;
+      if (i == 0)
+        first = s < 0 ? errno : 0;
+      if (s >= 0)
+        close (s);
+    }
+  char what[64];
+  snprintf (what, sizeof what, "socket with %d connections open", held);
+  print_times (what, t, n, first);
+  free (t);
+  return 0;
+}
+
+static int
+do_bench_accept (int n)
+{
+  struct sockaddr_in a;
+  double *t = calloc ((size_t) n, sizeof *t);
+  int l = tcp_listener (&a), first = -1;
+  if (!t || n <= 0 || l < 0)
+    return 64;
+  for (int i = 0; i < n; i++)
+    {
+      int c = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (c < 0 || connect (c, (struct sockaddr *) &a, sizeof a) < 0)
+        return perror ("connect"), 1;
+      double t0 = now_us ();
+      int s = accept4 (l, NULL, NULL, SOCK_CLOEXEC);
+      t[i] = now_us () - t0;
+      if (i == 0)
+        first = s < 0 ? errno : 0;
+      close (c);
+      if (s >= 0)
+        close (s);
+    }
+  print_times ("accept (blocking listener, connection pending)", t, n, first);
   free (t);
   return 0;
 }
@@ -449,6 +531,10 @@ main (int argc, char **argv)
     return do_bench (argv[2], NULL, atoi (argv[3]));
   if (argc == 4 && strcmp (argv[1], "bench-udp") == 0)
     return do_bench (NULL, argv[2], atoi (argv[3]));
+  if (argc == 4 && strcmp (argv[1], "bench-socket") == 0)
+    return do_bench_socket (atoi (argv[2]), atoi (argv[3]));
+  if (argc == 3 && strcmp (argv[1], "bench-accept") == 0)
+    return do_bench_accept (atoi (argv[2]));
   if (argc == 3 && strcmp (argv[1], "hold") == 0)
     return do_hold (argv[2]);
   if (argc == 4 && strcmp (argv[1], "stall") == 0)

@@ -216,9 +216,11 @@ echo "magic $(python3 -c "$MAGIC")"'
       ./probe own /tmp; ./probe connect chosen.sock; true"
   jq -e '.annotations["run.agentrun.landlock"] | fromjson | .scope | index("abstract-unix-socket")' "$T/b/config.json" \
     >/dev/null || skip "no Landlock abstract scope on this kernel"
-  # the host's network namespace: its sysctls are not the container's to set
+  # the host's network namespace: its sysctls are not the container's to
+  # set, nor its sockets the container's to count (the socket cap)
   config_edit "$T/b" '.linux.namespaces |= map(select(.type != "network"))
-    | .linux.sysctl |= with_entries(select(.key | startswith("net.") | not))'
+    | .linux.sysctl |= with_entries(select(.key | startswith("net.") | not))
+    | del(.annotations["run.agentrun.max-sockets"])'
   run ar run -b "$T/b" unixconn-hostnet
   echo "$output"
   [ "$status" -eq 0 ]
@@ -471,4 +473,29 @@ check_ssh_agent_inside() {
   [ "${lines[1]}" = "child still-blocked" ]
   [[ "${lines[0]}" == "ok-while-stalled "* ]]
   [ "${lines[0]#ok-while-stalled }" -lt 1000 ]
+}
+
+@test "unixconn: the socket cap's annotation is checked before the container starts" {
+  make_bundle "$T/b" true
+  local v
+  for v in 0 -3 ten 65537 ''; do
+    config_edit "$T/b" ".annotations = {\"run.agentrun.unixconn\": \"[]\", \"run.agentrun.max-sockets\": \"$v\"}"
+    run ar run -b "$T/b" sockcap-bad
+    echo "$v: $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"annotation run.agentrun.max-sockets: \"$v\": not a count from 1 to 65536"* ]]
+  done
+  # the count is the supervisor's, and the network namespace's: both needed
+  config_edit "$T/b" '.annotations = {"run.agentrun.max-sockets": "8"}'
+  run ar run -b "$T/b" sockcap-alone
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *'annotation run.agentrun.max-sockets: needs the annotation run.agentrun.unixconn'* ]]
+  config_edit "$T/b" '.annotations = {"run.agentrun.unixconn": "[]", "run.agentrun.max-sockets": "8"}
+    | .linux.namespaces |= map(select(.type != "network"))'
+  run ar run -b "$T/b" sockcap-hostnet
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"annotation run.agentrun.max-sockets: needs a network namespace of the container's own"* ]]
+  [ ! -e "$ROOT/sockcap-hostnet" ]
 }
