@@ -16,12 +16,14 @@
 #include <grp.h>
 #include <linux/sched.h>
 #include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -210,6 +212,21 @@ join_ns (int fd, const char *self, int type, const char *what, ar_error **err)
   return 0;
 }
 
+/* The network namespace, through the user namespace that owns it: the
+ * process's own may be nested below that one (a plain user's sandbox, the
+ * runtime's namespaces.h), where no capability over the network namespace
+ * is had. The process's user namespace is joined after, from its owner. */
+static int
+join_netns (int netns, ar_error **err)
+{
+  cleanup_close int owner = ioctl (netns, NS_GET_USERNS);
+  if (owner < 0)
+    return ar_err (err, errno, "the user namespace that owns the container's network namespace");
+  if (join_ns (owner, "/proc/self/ns/user", CLONE_NEWUSER, "user", err) < 0)
+    return -1;
+  return join_ns (netns, "/proc/self/ns/net", CLONE_NEWNET, "network", err);
+}
+
 /* The container's user namespace (when it has one of its own) and root:
  * ids, capabilities and paths are then the container's. With the socket
  * cap, its network namespace too (while we hold the capabilities of its
@@ -219,8 +236,9 @@ join_ns (int fd, const char *self, int type, const char *what, ar_error **err)
 static int
 enter_container (const struct handover *h, int self_fd, ar_error **err)
 {
-  if (join_ns (h->userns, "/proc/self/ns/user", CLONE_NEWUSER, "user", err) < 0
-      || (h->netns >= 0 && join_ns (h->netns, "/proc/self/ns/net", CLONE_NEWNET, "network", err) < 0))
+  if (h->netns >= 0 && join_netns (h->netns, err) < 0)
+    return -1;
+  if (join_ns (h->userns, "/proc/self/ns/user", CLONE_NEWUSER, "user", err) < 0)
     return -1;
   if (fchdir (h->root) < 0 || chroot (".") < 0)
     return ar_err (err, errno, "enter the container's root");
