@@ -632,10 +632,27 @@ build_env (struct ar_sandbox *sb)
     }
 }
 
+/* Through sudo, the paths the person chooses or owns (--home, the state
+ * folder in their data folder, a --bundle folder) are made, opened and
+ * written with their file-system ids, never root's: root would follow
+ * their symlinks anywhere (a ~/.local planted to point at a folder of
+ * root's) and make there what the person could not. Root without sudo is
+ * its own invoker: nothing changes. */
+static void
+as_invoker (struct ar_fsid *fs)
+{
+  uid_t uid;
+  gid_t gid;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (fs, uid, gid);
+}
+
 /* A folder or a file (a name without a trailing '/') made for the agent when
- * missing: 0700 / 0600, its owner the agent's uid when we are root. name is
- * taken in the folder dfd, never through a symlink of its own; shown is what
- * errors call it. */
+ * missing: 0700 / 0600, its owner the agent's uid. name is taken in the
+ * folder dfd, never through a symlink of its own; shown is what errors call
+ * it. Made with the caller's file-system ids (as_invoker): root, without
+ * sudo, gives it to the agent (nobody, --user) by its fd, the object just
+ * made; through sudo it is the person's already. */
 static int
 make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, const char *shown, bool dir, ar_error **err)
 {
@@ -644,7 +661,9 @@ make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, con
     return 0;
   if (errno != ENOENT)
     return ar_err (err, errno, "stat %s", shown);
-  if (dir && mkdirat (dfd, name, 0700) < 0)
+  cleanup_close int fd = -1;
+  if (dir
+      && (mkdirat (dfd, name, 0700) < 0 || (fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0))
     return ar_err (err, errno, "create %s", shown);
   if (!dir)
     {
@@ -652,19 +671,15 @@ make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, con
        * file corrupt (Claude Code does) */
       size_t n = strlen (name);
       bool json = n > 5 && strcmp (name + n - 5, ".json") == 0;
-      cleanup_close int fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 || (json && write (fd, "{}\n", 3) != 3))
         return ar_err (err, errno, "create %s", shown);
     }
-  if (geteuid () == 0 && fchownat (dfd, name, o->uid, o->gid, AT_SYMLINK_NOFOLLOW) < 0)
+  if (fstat (fd, &st) < 0)
+    return ar_err (err, errno, "stat %s", shown);
+  if (geteuid () == 0 && (st.st_uid != o->uid || st.st_gid != o->gid) && fchown (fd, o->uid, o->gid) < 0)
     return ar_err (err, errno, "chown %s", shown);
   return 0;
-}
-
-static int
-make_for_agent (const struct ar_agent_opts *o, const char *path, bool dir, ar_error **err)
-{
-  return make_for_agent_at (o, AT_FDCWD, path, path, dir, err);
 }
 
 /* --home DIR: bound read-write at the home path, so what the agent keeps
@@ -673,18 +688,25 @@ static int
 persistent_home (struct ar_sandbox *sb, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
+  struct ar_fsid fs;
   if (!sb->home_arg)
     return 0;
-  if (make_for_agent (o, sb->home_arg, true, err) < 0)
+  as_invoker (&fs);
+  int r = make_for_agent_at (o, AT_FDCWD, sb->home_arg, sb->home_arg, true, err);
+  ar_fsid_leave (&fs);
+  if (r < 0)
     return ar_err_prefix (err, "--home");
   return set_dir ("--home", sb->home_arg, &o->home_src, err);
 }
 
 /* The folders of rel (each component followed by a '/'; what follows the
  * last '/' is left alone) walked down from the folder fd (taken), those
- * missing made 0700 and, when we are root, given to uid:gid; nofollow: no
- * folder on the way may be a symlink. shown names fd in errors. Returns an
- * O_PATH fd of the last folder. */
+ * missing made 0700 and, when we are root, given to uid:gid (by the fd of
+ * the folder just made); nofollow: no folder on the way may be a symlink.
+ * Called with the invoker's file-system ids (as_invoker): through sudo a
+ * symlink followed on the way leads only where the person could go and
+ * make folders. shown names fd in errors. Returns an O_PATH fd of the last
+ * folder. */
 static int
 walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid, gid_t gid, ar_error **err)
 {
@@ -694,9 +716,14 @@ walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid,
     {
       *slash = '\0';
       int next = *c ? openat (fd, c, flags) : fcntl (fd, F_DUPFD_CLOEXEC, 0);
-      if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0
-          && (geteuid () != 0 || fchownat (fd, c, uid, gid, AT_SYMLINK_NOFOLLOW) == 0))
-        next = openat (fd, c, flags);
+      if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0 && (next = openat (fd, c, flags)) >= 0
+          && geteuid () == 0 && fchownat (next, "", uid, gid, AT_EMPTY_PATH) < 0)
+        {
+          int ce = errno;
+          close (next);
+          next = -1;
+          errno = ce;
+        }
       int e = errno;
       close (fd);
       if (next < 0)
@@ -791,16 +818,21 @@ state_binds (struct ar_sandbox *sb, ar_error **err)
         rel[n - 1] = '\0';
       const char *leaf = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
       struct stat st;
+      struct ar_fsid fs;
+      as_invoker (&fs);
       cleanup_close int dfd = open_state_parent (sb, sb->state_of[i], rel, &base, err);
       cleanup_free char *p = base ? xasprintf ("%s/%s", base, rel) : NULL;
-      if (dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0)
+      int r = dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0 ? -1 : 0;
+      int e = r == 0 && !o->home_src && fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+      ar_fsid_leave (&fs);
+      if (r < 0)
         return ar_err_prefix (err, "agent state");
       if (o->home_src)
         continue;
       /* bound by its name: what was just made or found, no symlink, and
        * no file with another name (a hard link to one of the host's) */
-      if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return ar_err (err, errno, "agent state: %s", p);
+      if (e)
+        return ar_err (err, e, "agent state: %s", p);
       if (dir ? !S_ISDIR (st.st_mode) : !S_ISREG (st.st_mode))
         return ar_err (err, 0, "agent state: %s: not a %s (a symlink there is never followed)", p,
                        dir ? "folder" : "file");
@@ -1203,8 +1235,8 @@ open_bundle_dir (const char *dir, char **abs, ar_error **err)
   return fd;
 }
 
-int
-ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
+static int
+write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
   free (o->bundle);
@@ -1242,4 +1274,18 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
       || make_rootfs (sb, bfd, err) < 0 || write_new_file (bfd, o->bundle, "config.json", json, len, 0600, err) < 0)
     return -1;
   return 0;
+}
+
+/* A bundle alone (--bundle DIR, spec --agent) goes where the person says:
+ * through sudo it is made and written as them (as_invoker). A run's bundle
+ * is in its private folder, ours. */
+int
+ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
+{
+  struct ar_fsid fs = { .on = false };
+  if (sb->bundle_only)
+    as_invoker (&fs);
+  int r = write_bundle (sb, dir, relay_dir, err);
+  ar_fsid_leave (&fs);
+  return r;
 }
