@@ -449,3 +449,22 @@ root_folder_behind() {
   run find "$T/config" ! -user "$USER_NAME"
   [ -z "$output" ]
 }
+
+@test "through sudo: a --profile or --settings file root alone may read is refused, none of it quoted" {
+  as_sudo_user
+  install -m 0600 /dev/null "$T/secret.json"
+  echo '{"root-only-key": "root-only-value"}' >"$T/secret.json"
+  for opt in --profile --settings; do
+    run sb_as "$opt" "$T/secret.json" -- true
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"${opt#--} $T/secret.json: open $T/secret.json: Permission denied" ]]
+    [[ "$output" != *root-only* ]]
+  done
+  # the user's own: read as before
+  echo '{"allow": ["example.org"]}' >"$WS/p.json"
+  chown "$USER_NAME:" "$WS/p.json"
+  run sb_as --profile "$WS/p.json" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
