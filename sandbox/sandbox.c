@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -647,6 +648,34 @@ as_invoker (struct ar_fsid *fs)
   ar_fsid_enter (fs, uid, gid);
 }
 
+/* Give name in dfd ("" : dfd itself), just made by us, to uid:gid; never
+ * through a symlink. Under the invoker's file-system ids root has no
+ * CAP_CHOWN: for another uid than theirs (root without sudo giving to
+ * nobody, --user) root's ids come back for this one call on what we made,
+ * which is no more than the run as that uid gets. */
+static int
+give_made (int dfd, const char *name, uid_t uid, gid_t gid)
+{
+  int flags = *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH;
+  struct stat st;
+  if (geteuid () != 0)
+    return 0;
+  if (fstatat (dfd, name, &st, flags) < 0)
+    return -1;
+  if (st.st_uid == uid && st.st_gid == gid)
+    return 0;
+  uid_t fsuid = (uid_t) setfsuid ((uid_t) -1);
+  gid_t fsgid = (gid_t) setfsgid ((gid_t) -1);
+  setfsuid (0);
+  setfsgid (0);
+  int r = fchownat (dfd, name, uid, gid, flags);
+  int e = errno;
+  setfsgid (fsgid);
+  setfsuid (fsuid);
+  errno = e;
+  return r;
+}
+
 /* A folder or a file (a name without a trailing '/') made for the agent when
  * missing: 0700 / 0600, its owner the agent's uid. name is taken in the
  * folder dfd, never through a symlink of its own; shown is what errors call
@@ -675,10 +704,8 @@ make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, con
       if (fd < 0 || (json && write (fd, "{}\n", 3) != 3))
         return ar_err (err, errno, "create %s", shown);
     }
-  if (fstat (fd, &st) < 0)
-    return ar_err (err, errno, "stat %s", shown);
-  if (geteuid () == 0 && (st.st_uid != o->uid || st.st_gid != o->gid) && fchown (fd, o->uid, o->gid) < 0)
-    return ar_err (err, errno, "chown %s", shown);
+  if (give_made (fd, "", o->uid, o->gid) < 0)
+    return ar_err (err, errno, "chown %s to uid %u", shown, (unsigned) o->uid);
   return 0;
 }
 
@@ -717,7 +744,7 @@ walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid,
       *slash = '\0';
       int next = *c ? openat (fd, c, flags) : fcntl (fd, F_DUPFD_CLOEXEC, 0);
       if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0 && (next = openat (fd, c, flags)) >= 0
-          && geteuid () == 0 && fchownat (next, "", uid, gid, AT_EMPTY_PATH) < 0)
+          && give_made (next, "", uid, gid) < 0)
         {
           int ce = errno;
           close (next);
@@ -1061,7 +1088,7 @@ mk_cursor_set (struct mk_cursor *cur, const char *path, int dfd)
 }
 
 static int
-mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
+mkpath_walk (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
 {
   size_t n = cur->dir ? strlen (cur->dir) : 0;
   bool from_cur = n && strncmp (path, cur->dir, n) == 0 && path[n] == '/';
@@ -1082,13 +1109,13 @@ mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file,
           int fd = openat (dfd, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
           if (fd < 0)
             return errno == EEXIST ? 0 : ar_err (err, errno, "create mount point %s in the rootfs", path);
-          int r = fchown (fd, uid, gid);
+          int r = give_made (fd, "", uid, gid);
           close (fd);
           return r < 0 ? ar_err (err, errno, "chown mount point %s", path) : 0;
         }
       if (mkdirat (dfd, c, 0755) == 0)
         {
-          if (fchownat (dfd, c, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+          if (give_made (dfd, c, uid, gid) < 0)
             return ar_err (err, errno, "chown mount point %s", path);
         }
       else if (errno != EEXIST)
@@ -1107,6 +1134,19 @@ mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file,
   return 0;
 }
 
+/* The rootfs is the agent's folder (make_rootfs): what is made in it is
+ * made with the agent's file-system ids, the invoker's through sudo (nothing
+ * of root's in their bundle) or another uid's (--user, nobody). */
+static int
+mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
+{
+  struct ar_fsid fs;
+  ar_fsid_enter (&fs, uid, gid);
+  int r = mkpath_walk (rootfs_fd, cur, path, is_file, uid, gid, err);
+  ar_fsid_leave (&fs);
+  return r;
+}
+
 static bool
 is_file_path (const char *p)
 {
@@ -1120,14 +1160,20 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
   struct ar_agent_opts *o = &sb->prof;
   if (mkdirat (bundle_fd, "rootfs", 0755) < 0)
     return ar_err (err, errno, "create %s/rootfs", o->bundle);
-  if (fchownat (bundle_fd, "rootfs", o->uid, o->gid, AT_SYMLINK_NOFOLLOW) < 0)
+  if (give_made (bundle_fd, "rootfs", o->uid, o->gid) < 0)
     return ar_err (err, errno, "chown %s/rootfs", o->bundle);
   cleanup_close int rfd = openat (bundle_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rfd < 0)
     return ar_err (err, errno, "open %s/rootfs", o->bundle);
-  for (size_t i = 0; i < sb->n_links; i++)
+  struct ar_fsid fs;
+  ar_fsid_enter (&fs, o->uid, o->gid);
+  int e = 0;
+  for (size_t i = 0; e == 0 && i < sb->n_links; i++)
     if (symlinkat (sb->link_target[i], rfd, sb->link_name[i] + 1) < 0)
-      return ar_err (err, errno, "symlink %s in the rootfs", sb->link_name[i]);
+      e = errno, ar_err (err, e, "symlink %s in the rootfs", sb->link_name[i]);
+  ar_fsid_leave (&fs);
+  if (e)
+    return -1;
   static const char *const fixed[] = { "/proc", "/dev", "/tmp", "/run", NULL };
   struct mk_cursor cur = { NULL, -1 };
   int r = -1;
