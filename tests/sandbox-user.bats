@@ -403,6 +403,14 @@ root_folder_behind() {
   run find "$T/data" "$FHOME" "$WS" ! -user "$USER_NAME"
   echo "$output"
   [ -z "$output" ]
+  # --user another uid: what is made for the command is that uid's, the rest the user's, none root's
+  run sb_as --user 4242:4242 --agent claude --bundle "$WS/b3" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %u "$T/data/agentrun/state/claude/.claude" "$WS/b3/rootfs" "$WS/b3/rootfs/proc" | sort -u)" = 4242 ]
+  [ "$(stat -c %u "$T/data/agentrun/state/claude" "$WS/b3" "$WS/b3/config.json" | sort -u)" = "$(id -u "$USER_NAME")" ]
+  run find "$T/data" "$WS" -user root
+  [ -z "$output" ]
 }
 
 @test "root without sudo: the workspace's placeholders are made as the command's uid, none where it could not write" {
