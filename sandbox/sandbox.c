@@ -679,9 +679,8 @@ give_made (int dfd, const char *name, uid_t uid, gid_t gid)
 /* A folder or a file (a name without a trailing '/') made for the agent when
  * missing: 0700 / 0600, its owner the agent's uid. name is taken in the
  * folder dfd, never through a symlink of its own; shown is what errors call
- * it. Made with the caller's file-system ids (as_invoker): root, without
- * sudo, gives it to the agent (nobody, --user) by its fd, the object just
- * made; through sudo it is the person's already. */
+ * it. Made with the caller's file-system ids (as_invoker), then given to
+ * the agent by its fd when the agent is another uid (give_made). */
 static int
 make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, const char *shown, bool dir, ar_error **err)
 {
