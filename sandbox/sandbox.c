@@ -1166,13 +1166,13 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
     return ar_err (err, errno, "open %s/rootfs", o->bundle);
   struct ar_fsid fs;
   ar_fsid_enter (&fs, o->uid, o->gid);
-  int e = 0;
-  for (size_t i = 0; e == 0 && i < sb->n_links; i++)
-    if (symlinkat (sb->link_target[i], rfd, sb->link_name[i] + 1) < 0)
-      e = errno, ar_err (err, e, "symlink %s in the rootfs", sb->link_name[i]);
+  size_t made = 0;
+  while (made < sb->n_links && symlinkat (sb->link_target[made], rfd, sb->link_name[made] + 1) == 0)
+    made++;
+  int e = errno;
   ar_fsid_leave (&fs);
-  if (e)
-    return -1;
+  if (made < sb->n_links)
+    return ar_err (err, e, "symlink %s in the rootfs", sb->link_name[made]);
   static const char *const fixed[] = { "/proc", "/dev", "/tmp", "/run", NULL };
   struct mk_cursor cur = { NULL, -1 };
   int r = -1;
