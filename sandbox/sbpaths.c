@@ -950,12 +950,19 @@ ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err)
   for (size_t i = 0; i < sb->n_policies; i++)
     if (strcmp (sb->policies[i].path, real) == 0)
       {
+        struct ar_fsid fs;
         ar_sbpaths_invoker (&uid, &gid, &home);
+        /* read as the person, as it was written: what goes into their
+         * trust store is never a file root alone may read */
+        ar_fsid_enter (&fs, uid, gid);
         cleanup_close int fd = open (real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        int r = fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0 ? -1 : 0;
+        int e = errno;
+        ar_fsid_leave (&fs);
         if (!(store = ar_trust_store_dir (home)))
           return ar_err (err, 0, "%s: no trust store", real);
-        if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
-          return ar_err (err, errno, "read %s", real);
+        if (r < 0)
+          return ar_err (err, e, "read %s", real);
         return ar_trust_approve (store, real, text, len, uid, gid, err);
       }
   return 0;
