@@ -28,33 +28,54 @@ static const struct ar_opt trust_opts[] = {
   { NULL, 0, false, 0 },
 };
 
-/* diff -u of the trusted copy (a temporary file of ours) and path. */
-static void
-show_diff (const char *old, size_t olen, const char *path)
+/* text in a temporary file of ours (the caller removes *tmp): NULL on failure. */
+static char *
+temp_copy (const char *text, size_t len)
 {
-  char tmp[] = "/tmp/agentrun-trusted-XXXXXX";
+  char *tmp = xstrdup ("/tmp/agentrun-trusted-XXXXXX");
   int fd = mkostemp (tmp, O_CLOEXEC);
-  if (fd < 0 || write (fd, old, olen) != (ssize_t) olen)
+  bool ok = fd >= 0 && write (fd, text, len) == (ssize_t) len;
+  int e = errno;
+  if (fd >= 0 && (close (fd) < 0 || !ok))
+    unlink (tmp);
+  if (fd < 0 || !ok)
     {
-      if (fd >= 0)
-        close (fd), unlink (tmp);
+      free (tmp);
+      errno = e;
+      return NULL;
+    }
+  return tmp;
+}
+
+/* diff -u of the trusted copy and the content read (text), both from
+ * temporary files of ours: diff, run as we are, never opens path itself
+ * (through sudo a path the person swapped meanwhile would be read as root). */
+static void
+show_diff (const char *old, size_t olen, const char *path, const char *text, size_t len)
+{
+  cleanup_free char *a = temp_copy (old, olen);
+  cleanup_free char *b = a ? temp_copy (text, len) : NULL;
+  if (!b)
+    {
       fprintf (stderr, "agentrun: cannot show the change (temporary file): %s\n", strerror (errno));
+      if (a)
+        unlink (a);
       return;
     }
-  close (fd);
   fflush (stdout);
   pid_t pid = fork ();
   if (pid == 0)
     {
       dup2 (STDERR_FILENO, STDOUT_FILENO);
-      execlp ("diff", "diff", "-u", "--label", "trusted", "--label", path, tmp, path, (char *) NULL);
+      execlp ("diff", "diff", "-u", "--label", "trusted", "--label", path, a, b, (char *) NULL);
       fprintf (stderr, "agentrun: diff: %s\n", strerror (errno));
       _exit (127);
     }
   int st;
   if (pid > 0)
     waitpid (pid, &st, 0);
-  unlink (tmp);
+  unlink (a);
+  unlink (b);
 }
 
 /* y/N on the controlling terminal, never stdin. */
@@ -84,25 +105,29 @@ trust_one (const char *file, bool yes)
   cleanup_free char *home = NULL, *store = NULL, *text = NULL, *old = NULL;
   cleanup_error ar_error *err = NULL;
   size_t len, olen;
-  if (!realpath (file, path))
-    return ar_log (AR_LOG_ERROR, "%s: %s", file, strerror (errno)), 1;
+  struct ar_fsid fs;
   ar_sbpaths_invoker (&uid, &gid, &home);
   if (!(store = ar_trust_store_dir (home)))
     return ar_log (AR_LOG_ERROR, "%s: no trust store (no XDG_CONFIG_HOME, no home)", file), 1;
-  cleanup_close int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
-    return ar_log (AR_LOG_ERROR, "%s: read: %s", file, strerror (errno)), 1;
-  struct ar_fsid fs;
+  /* the file is the person's choice: through sudo it is resolved and read
+   * as them, or root would show them any file on the host */
   ar_fsid_enter (&fs, uid, gid);
-  int had = ar_trust_read (store, path, &old, &olen);
+  const char *failed = !realpath (file, path) ? "" : NULL;
+  cleanup_close int fd = failed ? -1 : open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (!failed && (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0))
+    failed = "read: ";
+  int e = errno;
+  int had = failed ? -1 : ar_trust_read (store, path, &old, &olen);
   ar_fsid_leave (&fs);
+  if (failed)
+    return ar_log (AR_LOG_ERROR, "%s: %s%s", file, failed, strerror (e)), 1;
   if (had == 0 && olen == len && memcmp (old, text, len) == 0)
     {
       printf ("%s: already trusted as it is\n", path);
       return 0;
     }
   if (had == 0)
-    show_diff (old, olen, path);
+    show_diff (old, olen, path, text, len);
   else
     fprintf (stderr, "agentrun: %s has no trusted copy yet; it reads:\n%.*s%s", path, (int) len, text,
              len && text[len - 1] == '\n' ? "" : "\n");

@@ -270,7 +270,10 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
 /* ---- judging ---- */
 
 /* "host" verdicts: did the file written inside land on the host? It is
- * removed either way. */
+ * removed either way, with root's rights when we have them: a probe file
+ * that crossed into a system folder (/etc, /usr) is one the person could
+ * not remove, and the name (a random token of this run) is no file of
+ * anyone's, wherever a symlink on the way leads. */
 static bool
 judge_write (const char *name, const char *token, bool control, char *got, size_t gotlen)
 {

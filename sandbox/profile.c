@@ -59,11 +59,20 @@ static const struct key keys[] = {
 int
 ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out, ar_error **err)
 {
+  /* the person's choice of file: through sudo opened with their ids, or
+   * root would read (and quote in its errors) any file of the host */
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (&fs, uid, gid);
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int e = errno;
+  ar_fsid_leave (&fs);
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (fd < 0)
-    return ar_err (err, errno, "%s: open %s", label, path);
+    return ar_err (err, e, "%s: open %s", label, path);
   if (ar_read_regular (fd, path, AR_PROFILE_MAX_SIZE, false, &buf, &len, err) < 0)
     return ar_err_prefix (err, "%s", label);
   char real[PATH_MAX];

@@ -164,7 +164,9 @@ ar_sandbox_rmtree (const char *path, ar_error **err)
 /* Where the private folder goes: the user's runtime folder, else a tmpfs
  * (the bundle is written and removed on every run: on a disk-backed /tmp
  * that is most of the start-up time), else /tmp. Root does not write into
- * a user's XDG_RUNTIME_DIR. */
+ * a user's XDG_RUNTIME_DIR: through sudo the folder is root's own, made by
+ * mkdtemp under a fixed sticky folder no user can rename it out of, so
+ * root's rights there reach nothing the person chose. */
 static const char *
 private_base (void)
 {

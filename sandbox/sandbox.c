@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -649,10 +650,54 @@ build_env (struct ar_sandbox *sb)
     }
 }
 
+/* Through sudo, the paths the person chooses or owns (--home, the state
+ * folder in their data folder, a --bundle folder) are made, opened and
+ * written with their file-system ids, never root's: root would follow
+ * their symlinks anywhere (a ~/.local planted to point at a folder of
+ * root's) and make there what the person could not. Root without sudo is
+ * its own invoker: nothing changes. */
+static void
+as_invoker (struct ar_fsid *fs)
+{
+  uid_t uid;
+  gid_t gid;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (fs, uid, gid);
+}
+
+/* Give name in dfd ("" : dfd itself), just made by us, to uid:gid; never
+ * through a symlink. Under the invoker's file-system ids root has no
+ * CAP_CHOWN: for another uid than theirs (root without sudo giving to
+ * nobody, --user) root's ids come back for this one call on what we made,
+ * which is no more than the run as that uid gets. */
+static int
+give_made (int dfd, const char *name, uid_t uid, gid_t gid)
+{
+  int flags = *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH;
+  struct stat st;
+  if (geteuid () != 0)
+    return 0;
+  if (fstatat (dfd, name, &st, flags) < 0)
+    return -1;
+  if (st.st_uid == uid && st.st_gid == gid)
+    return 0;
+  uid_t fsuid = (uid_t) setfsuid ((uid_t) -1);
+  gid_t fsgid = (gid_t) setfsgid ((gid_t) -1);
+  setfsuid (0);
+  setfsgid (0);
+  int r = fchownat (dfd, name, uid, gid, flags);
+  int e = errno;
+  setfsgid (fsgid);
+  setfsuid (fsuid);
+  errno = e;
+  return r;
+}
+
 /* A folder or a file (a name without a trailing '/') made for the agent when
- * missing: 0700 / 0600, its owner the agent's uid when we are root. name is
- * taken in the folder dfd, never through a symlink of its own; shown is what
- * errors call it. */
+ * missing: 0700 / 0600, its owner the agent's uid. name is taken in the
+ * folder dfd, never through a symlink of its own; shown is what errors call
+ * it. Made with the caller's file-system ids (as_invoker), then given to
+ * the agent by its fd when the agent is another uid (give_made). */
 static int
 make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, const char *shown, bool dir, ar_error **err)
 {
@@ -661,7 +706,9 @@ make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, con
     return 0;
   if (errno != ENOENT)
     return ar_err (err, errno, "stat %s", shown);
-  if (dir && mkdirat (dfd, name, 0700) < 0)
+  cleanup_close int fd = -1;
+  if (dir
+      && (mkdirat (dfd, name, 0700) < 0 || (fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0))
     return ar_err (err, errno, "create %s", shown);
   if (!dir)
     {
@@ -669,19 +716,13 @@ make_for_agent_at (const struct ar_agent_opts *o, int dfd, const char *name, con
        * file corrupt (Claude Code does) */
       size_t n = strlen (name);
       bool json = n > 5 && strcmp (name + n - 5, ".json") == 0;
-      cleanup_close int fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      fd = openat (dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 || (json && write (fd, "{}\n", 3) != 3))
         return ar_err (err, errno, "create %s", shown);
     }
-  if (geteuid () == 0 && fchownat (dfd, name, o->uid, o->gid, AT_SYMLINK_NOFOLLOW) < 0)
-    return ar_err (err, errno, "chown %s", shown);
+  if (give_made (fd, "", o->uid, o->gid) < 0)
+    return ar_err (err, errno, "chown %s to uid %u", shown, (unsigned) o->uid);
   return 0;
-}
-
-static int
-make_for_agent (const struct ar_agent_opts *o, const char *path, bool dir, ar_error **err)
-{
-  return make_for_agent_at (o, AT_FDCWD, path, path, dir, err);
 }
 
 /* --home DIR: bound read-write at the home path, so what the agent keeps
@@ -690,18 +731,25 @@ static int
 persistent_home (struct ar_sandbox *sb, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
+  struct ar_fsid fs;
   if (!sb->home_arg)
     return 0;
-  if (make_for_agent (o, sb->home_arg, true, err) < 0)
+  as_invoker (&fs);
+  int r = make_for_agent_at (o, AT_FDCWD, sb->home_arg, sb->home_arg, true, err);
+  ar_fsid_leave (&fs);
+  if (r < 0)
     return ar_err_prefix (err, "--home");
   return set_dir ("--home", sb->home_arg, &o->home_src, err);
 }
 
 /* The folders of rel (each component followed by a '/'; what follows the
  * last '/' is left alone) walked down from the folder fd (taken), those
- * missing made 0700 and, when we are root, given to uid:gid; nofollow: no
- * folder on the way may be a symlink. shown names fd in errors. Returns an
- * O_PATH fd of the last folder. */
+ * missing made 0700 and, when we are root, given to uid:gid (by the fd of
+ * the folder just made); nofollow: no folder on the way may be a symlink.
+ * Called with the invoker's file-system ids (as_invoker): through sudo a
+ * symlink followed on the way leads only where the person could go and
+ * make folders. shown names fd in errors. Returns an O_PATH fd of the last
+ * folder. */
 static int
 walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid, gid_t gid, ar_error **err)
 {
@@ -711,9 +759,14 @@ walk_made (int fd, const char *shown, const char *rel, bool nofollow, uid_t uid,
     {
       *slash = '\0';
       int next = *c ? openat (fd, c, flags) : fcntl (fd, F_DUPFD_CLOEXEC, 0);
-      if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0
-          && (geteuid () != 0 || fchownat (fd, c, uid, gid, AT_SYMLINK_NOFOLLOW) == 0))
-        next = openat (fd, c, flags);
+      if (next < 0 && errno == ENOENT && mkdirat (fd, c, 0700) == 0 && (next = openat (fd, c, flags)) >= 0
+          && give_made (next, "", uid, gid) < 0)
+        {
+          int ce = errno;
+          close (next);
+          next = -1;
+          errno = ce;
+        }
       int e = errno;
       close (fd);
       if (next < 0)
@@ -808,16 +861,21 @@ state_binds (struct ar_sandbox *sb, ar_error **err)
         rel[n - 1] = '\0';
       const char *leaf = strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel;
       struct stat st;
+      struct ar_fsid fs;
+      as_invoker (&fs);
       cleanup_close int dfd = open_state_parent (sb, sb->state_of[i], rel, &base, err);
       cleanup_free char *p = base ? xasprintf ("%s/%s", base, rel) : NULL;
-      if (dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0)
+      int r = dfd < 0 || make_for_agent_at (o, dfd, leaf, p, dir, err) < 0 ? -1 : 0;
+      int e = r == 0 && !o->home_src && fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+      ar_fsid_leave (&fs);
+      if (r < 0)
         return ar_err_prefix (err, "agent state");
       if (o->home_src)
         continue;
       /* bound by its name: what was just made or found, no symlink, and
        * no file with another name (a hard link to one of the host's) */
-      if (fstatat (dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return ar_err (err, errno, "agent state: %s", p);
+      if (e)
+        return ar_err (err, e, "agent state: %s", p);
       if (dir ? !S_ISDIR (st.st_mode) : !S_ISREG (st.st_mode))
         return ar_err (err, 0, "agent state: %s: not a %s (a symlink there is never followed)", p,
                        dir ? "folder" : "file");
@@ -1046,7 +1104,7 @@ mk_cursor_set (struct mk_cursor *cur, const char *path, int dfd)
 }
 
 static int
-mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
+mkpath_walk (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
 {
   size_t n = cur->dir ? strlen (cur->dir) : 0;
   bool from_cur = n && strncmp (path, cur->dir, n) == 0 && path[n] == '/';
@@ -1067,13 +1125,13 @@ mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file,
           int fd = openat (dfd, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
           if (fd < 0)
             return errno == EEXIST ? 0 : ar_err (err, errno, "create mount point %s in the rootfs", path);
-          int r = fchown (fd, uid, gid);
+          int r = give_made (fd, "", uid, gid);
           close (fd);
           return r < 0 ? ar_err (err, errno, "chown mount point %s", path) : 0;
         }
       if (mkdirat (dfd, c, 0755) == 0)
         {
-          if (fchownat (dfd, c, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+          if (give_made (dfd, c, uid, gid) < 0)
             return ar_err (err, errno, "chown mount point %s", path);
         }
       else if (errno != EEXIST)
@@ -1092,6 +1150,19 @@ mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file,
   return 0;
 }
 
+/* The rootfs is the agent's folder (make_rootfs): what is made in it is
+ * made with the agent's file-system ids, the invoker's through sudo (nothing
+ * of root's in their bundle) or another uid's (--user, nobody). */
+static int
+mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
+{
+  struct ar_fsid fs;
+  ar_fsid_enter (&fs, uid, gid);
+  int r = mkpath_walk (rootfs_fd, cur, path, is_file, uid, gid, err);
+  ar_fsid_leave (&fs);
+  return r;
+}
+
 static bool
 is_file_path (const char *p)
 {
@@ -1105,14 +1176,20 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
   struct ar_agent_opts *o = &sb->prof;
   if (mkdirat (bundle_fd, "rootfs", 0755) < 0)
     return ar_err (err, errno, "create %s/rootfs", o->bundle);
-  if (fchownat (bundle_fd, "rootfs", o->uid, o->gid, AT_SYMLINK_NOFOLLOW) < 0)
+  if (give_made (bundle_fd, "rootfs", o->uid, o->gid) < 0)
     return ar_err (err, errno, "chown %s/rootfs", o->bundle);
   cleanup_close int rfd = openat (bundle_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rfd < 0)
     return ar_err (err, errno, "open %s/rootfs", o->bundle);
-  for (size_t i = 0; i < sb->n_links; i++)
-    if (symlinkat (sb->link_target[i], rfd, sb->link_name[i] + 1) < 0)
-      return ar_err (err, errno, "symlink %s in the rootfs", sb->link_name[i]);
+  struct ar_fsid fs;
+  ar_fsid_enter (&fs, o->uid, o->gid);
+  size_t made = 0;
+  while (made < sb->n_links && symlinkat (sb->link_target[made], rfd, sb->link_name[made] + 1) == 0)
+    made++;
+  int e = errno;
+  ar_fsid_leave (&fs);
+  if (made < sb->n_links)
+    return ar_err (err, e, "symlink %s in the rootfs", sb->link_name[made]);
   static const char *const fixed[] = { "/proc", "/dev", "/tmp", "/run", NULL };
   struct mk_cursor cur = { NULL, -1 };
   int r = -1;
@@ -1220,8 +1297,8 @@ open_bundle_dir (const char *dir, char **abs, ar_error **err)
   return fd;
 }
 
-int
-ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
+static int
+write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
 {
   struct ar_agent_opts *o = &sb->prof;
   free (o->bundle);
@@ -1259,4 +1336,18 @@ ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *rel
       || make_rootfs (sb, bfd, err) < 0 || write_new_file (bfd, o->bundle, "config.json", json, len, 0600, err) < 0)
     return -1;
   return 0;
+}
+
+/* A bundle alone (--bundle DIR, spec --agent) goes where the person says:
+ * through sudo it is made and written as them (as_invoker). A run's bundle
+ * is in its private folder, ours. */
+int
+ar_sandbox_write_bundle (struct ar_sandbox *sb, const char *dir, const char *relay_dir, ar_error **err)
+{
+  struct ar_fsid fs = { .on = false };
+  if (sb->bundle_only)
+    as_invoker (&fs);
+  int r = write_bundle (sb, dir, relay_dir, err);
+  ar_fsid_leave (&fs);
+  return r;
 }

@@ -470,8 +470,6 @@ remark_folders (struct ar_sandbox *sb)
 static int
 place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
 {
-  uid_t uid;
-  gid_t gid;
   struct ar_fsid fs;
   struct stat st;
   if (sb->bundle_only)
@@ -479,8 +477,10 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
       sb->n_unplaced++;
       return 1;
     }
-  ar_sbpaths_invoker (&uid, &gid, NULL);
-  ar_fsid_enter (&fs, uid, gid);
+  /* made with the command's own ids: where it could not make the name
+   * itself no placeholder is needed, and root never follows a symlink the
+   * command (nobody, for root without sudo) left on the way */
+  ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   int fd = -1, e;
   if (dir && mkdir (path, 0755) == 0)
     fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -497,8 +497,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
   ar_fsid_leave (&fs);
   if (fd < 0 && e == EEXIST)
     return 2;
-  /* not ours to create: not the command's either (it runs as the same uid,
-   * or, root without sudo, as nobody) */
+  /* not ours to create: not the command's either (it runs as these ids) */
   if (fd < 0 && (e == EACCES || e == EPERM || e == EROFS))
     {
       ar_debug ("protected name %s: no placeholder: %s", path, strerror (e));
@@ -951,12 +950,19 @@ ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err)
   for (size_t i = 0; i < sb->n_policies; i++)
     if (strcmp (sb->policies[i].path, real) == 0)
       {
+        struct ar_fsid fs;
         ar_sbpaths_invoker (&uid, &gid, &home);
+        /* read as the person, as it was written: what goes into their
+         * trust store is never a file root alone may read */
+        ar_fsid_enter (&fs, uid, gid);
         cleanup_close int fd = open (real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        int r = fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0 ? -1 : 0;
+        int e = errno;
+        ar_fsid_leave (&fs);
         if (!(store = ar_trust_store_dir (home)))
           return ar_err (err, 0, "%s: no trust store", real);
-        if (fd < 0 || ar_read_all (fd, 1u << 20, &text, &len) < 0)
-          return ar_err (err, errno, "read %s", real);
+        if (r < 0)
+          return ar_err (err, e, "read %s", real);
         return ar_trust_approve (store, real, text, len, uid, gid, err);
       }
   return 0;
@@ -1039,6 +1045,9 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
     close (sb->held[i]);
   sb->n_held = 0;
   int waits = 50;
+  struct ar_fsid fs;
+  /* removed with the ids they were made with (place) */
+  ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   for (size_t i = sb->n_placed; i-- > 0;)
     {
       struct ar_sb_placed *p = &sb->placed[i];
@@ -1049,6 +1058,7 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
       if (p->dir ? rmdir (path) < 0 && errno != ENOTEMPTY && errno != EEXIST : unlink (path) < 0)
         ar_warn ("sandbox cleanup: remove the placeholder %s: %s", path, strerror (errno));
     }
+  ar_fsid_leave (&fs);
   free (sb->placed);
   sb->placed = NULL;
   sb->n_placed = 0;

@@ -151,9 +151,12 @@ as_plain_user() {
   AS=user WHO_UID=$(id -u "$USER_NAME")
 }
 
-# as_sudo_user [DIR...]: the same through sudo for agentrun-test.
+# as_sudo_user [DIR...]: the same through sudo for agentrun-test, whose
+# XDG_CONFIG_HOME and XDG_DATA_HOME (agentrun_as) are its own folders, as a
+# person's are: through sudo agentrun makes nothing there as root.
 as_sudo_user() {
   as_plain_user "$@"
+  install -d -m 0700 -o "$USER_NAME" -g "$(id -g "$USER_NAME")" "$T/config" "$T/data"
   AS=sudo
 }
 

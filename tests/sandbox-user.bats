@@ -337,3 +337,142 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [ "$status" -ne 0 ]
   [[ "$output" == *"--home $FHOME: holds the home folder"* ]]
 }
+
+# ---- through sudo, the paths the person chooses are made as the person ----
+
+# DIR: a folder of root's that agentrun-test may walk into but not write,
+# and FHOME/NAME (the person's own symlink) pointing at it.
+root_folder_behind() {
+  install -d -m 0755 -o root -g root "$T/rootdir"
+  ln -s "$T/rootdir" "$FHOME/$1"
+  chown -h "$USER_NAME:" "$FHOME/$1"
+}
+
+@test "as a plain user and through sudo: a data folder that leads through a symlink into root's folder makes nothing there" {
+  as_sudo_user
+  root_folder_behind .local
+  for AS in user sudo; do
+    agentrun_as XDG_DATA_HOME="$FHOME/.local/share"
+    run bash -c 'cd "$1" && shift && exec "$@"' - "$WS" "${AR[@]}" sandbox --workspace "$WS" --agent claude -- true
+    echo "$AS: $output"
+    [ "$status" -ne 0 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [ "$output" = "agentrun: sandbox: agent state: $FHOME/.local/share: Permission denied" ]
+    [ -z "$(ls -A "$T/rootdir")" ]
+  done
+}
+
+@test "as a plain user and through sudo: --home and --bundle through a symlink into root's folder make nothing there" {
+  as_sudo_user
+  root_folder_behind link
+  for AS in user sudo; do
+    run sb_as --home "$FHOME/link/h" -- true
+    echo "$AS: $output"
+    [ "$status" -ne 0 ]
+    [ "$output" = "agentrun: sandbox: --home: create $FHOME/link/h: Permission denied" ]
+    run sb_as --bundle "$FHOME/link/b" -- true
+    echo "$AS: $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"agentrun: sandbox: create bundle folder $FHOME/link/b: Permission denied" ]]
+    agentrun_as
+    run "${AR[@]}" spec --agent --workspace "$WS" --bundle "$FHOME/link/b" -- true
+    echo "$AS: $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"create bundle folder $FHOME/link/b: Permission denied" ]]
+    [ -z "$(ls -A "$T/rootdir")" ]
+  done
+}
+
+@test "through sudo: the state folder, --home and a bundle are made as the user, everything in them theirs" {
+  as_sudo_user
+  run sb_as --agent opencode -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run sb_as --home "$FHOME/h" --agent opencode -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run sb_as --bundle "$WS/b1" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  agentrun_as
+  run "${AR[@]}" spec --agent --workspace "$WS" --bundle "$WS/b2" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -d "$T/data/agentrun/state/opencode/.config/opencode" ] && [ -d "$FHOME/h/.config/opencode" ]
+  [ -s "$WS/b1/config.json" ] && [ -s "$WS/b2/config.json" ] && [ -d "$WS/b2/rootfs/proc" ]
+  run find "$T/data" "$FHOME" "$WS" ! -user "$USER_NAME"
+  echo "$output"
+  [ -z "$output" ]
+  # --user another uid: what is made for the command is that uid's, the rest the user's, none root's
+  run sb_as --user 4242:4242 --agent claude --bundle "$WS/b3" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %u "$T/data/agentrun/state/claude/.claude" "$WS/b3/rootfs" "$WS/b3/rootfs/proc" | sort -u)" = 4242 ]
+  [ "$(stat -c %u "$T/data/agentrun/state/claude" "$WS/b3" "$WS/b3/config.json" | sort -u)" = "$(id -u "$USER_NAME")" ]
+  run find "$T/data" "$WS" -user root
+  [ -z "$output" ]
+}
+
+@test "root without sudo: the workspace's placeholders are made as the command's uid, none where it could not write" {
+  # a workspace of root's that nobody cannot write: the command cannot make
+  # .bashrc there, so no placeholder of root's is needed (nor made)
+  chmod 0755 "$WS"
+  run sb -- sh -c 'ls -A "$PWD"; echo end'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = end ]
+  # one it can write: its placeholders are there, nobody's, read-only
+  chown "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'stat -c "%U %n" .bashrc .vscode; echo x >.bashrc || echo refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "nobody .bashrc" ]
+  [ "${lines[1]}" = "nobody .vscode" ]
+  [[ "$output" == *refused* ]]
+  [ -z "$(ls -A "$WS")" ]
+}
+
+@test "through sudo: agentrun trust reads the file as the user, and shows no file of root's" {
+  as_sudo_user
+  install -m 0600 /dev/null "$T/secret"
+  echo root-only-words >"$T/secret"
+  agentrun_as
+  run "${AR[@]}" trust --yes "$T/secret"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "$output" = "agentrun: trust: $T/secret: read: Permission denied" ]
+  [ -z "$(ls -A "$T/config")" ]
+  # the user's own file: trusted, the store theirs; a change is shown as a diff
+  echo '{"allow": ["example.org"]}' >"$WS/p.json"
+  chown "$USER_NAME:" "$WS/p.json"
+  run "${AR[@]}" trust --yes "$WS/p.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "$WS/p.json: trusted" ]
+  echo '{"allow": ["example.com"]}' >"$WS/p.json"
+  run "${AR[@]}" trust --yes "$WS/p.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"+++ $WS/p.json"*'+{"allow": ["example.com"]}'* ]]
+  run find "$T/config" ! -user "$USER_NAME"
+  [ -z "$output" ]
+}
+
+@test "through sudo: a --profile or --settings file root alone may read is refused, none of it quoted" {
+  as_sudo_user
+  install -m 0600 /dev/null "$T/secret.json"
+  echo '{"root-only-key": "root-only-value"}' >"$T/secret.json"
+  for opt in --profile --settings; do
+    run sb_as "$opt" "$T/secret.json" -- true
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"${opt#--} $T/secret.json: open $T/secret.json: Permission denied" ]]
+    [[ "$output" != *root-only* ]]
+  done
+  # the user's own: read as before
+  echo '{"allow": ["example.org"]}' >"$WS/p.json"
+  chown "$USER_NAME:" "$WS/p.json"
+  run sb_as --profile "$WS/p.json" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
