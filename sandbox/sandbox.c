@@ -108,7 +108,8 @@ const char
                              "  --allow-write PATH    leave a protected name of a writable folder (.git/config,\n"
                              "                        .bashrc, .vscode, ...: see agentrun-sandbox(1)) writable\n"
                              "  -u, --user UID[:GID]  root only: run as this unprivileged uid (never 0; default:\n"
-                             "                        the sudo caller, else nobody)\n"
+                             "                        the sudo caller, else nobody; through sudo: only the\n"
+                             "                        caller's ids or nobody's)\n"
                              "  -q, --quiet           no note at start, no line per blocked name\n";
 
 /* System folders of the host an agent needs to run programs. */
@@ -446,6 +447,29 @@ ar_sandbox_set_args (struct ar_sandbox *sb, char **argv, int argc)
 
 /* ---- the host ---- */
 
+/* --user through sudo: a sudoers line may grant agentrun alone, and that
+ * must not become a way to run as any other user and reach their files. The
+ * sudo caller may choose its own ids or nobody's, nothing else; a real root
+ * (no SUDO_UID, or root's own sudo) may choose any uid but 0. */
+static int
+sudo_user_ok (uid_t uid, gid_t gid, ar_error **err)
+{
+  const char *su = getenv ("SUDO_UID"), *sg = getenv ("SUDO_GID");
+  unsigned long long cu, cg;
+  if (!su || ar_opt_uint ("SUDO_UID", su, 0xfffffffeULL, &cu, err) < 0)
+    return su ? -1 : 0;
+  if (cu == 0)
+    return 0;
+  if (!sg || ar_opt_uint ("SUDO_GID", sg, 0xfffffffeULL, &cg, err) < 0)
+    return sg ? -1 : ar_err (err, 0, "--user: SUDO_UID is set but not SUDO_GID");
+  if ((uid != cu && uid != 65534) || (gid != cg && gid != 65534))
+    return ar_err (err, EPERM,
+                   "--user %u:%u: through sudo the command runs as the sudo caller (%llu:%llu) or as nobody "
+                   "(65534), never as another user",
+                   (unsigned) uid, (unsigned) gid, cu, cg);
+  return 0;
+}
+
 /* Who the agent runs as: the caller, or the sudo caller; never uid 0. Root
  * without SUDO_UID gets nobody (65534): the sandbox holds no root to drop. */
 static int
@@ -458,7 +482,7 @@ identity (struct ar_sandbox *sb, ar_error **err)
     {
       o->uid = sb->user_uid;
       o->gid = sb->user_gid;
-      return 0;
+      return sudo_user_ok (o->uid, o->gid, err);
     }
   /* SUDO_* is believed only from a real root: a set-uid install must not
    * let a user name another uid */

@@ -403,11 +403,11 @@ root_folder_behind() {
   run find "$T/data" "$FHOME" "$WS" ! -user "$USER_NAME"
   echo "$output"
   [ -z "$output" ]
-  # --user another uid: what is made for the command is that uid's, the rest the user's, none root's
-  run sb_as --user 4242:4242 --agent claude --bundle "$WS/b3" -- true
+  # --user nobody: what is made for the command is nobody's, the rest the user's, none root's
+  run sb_as --user 65534:65534 --agent claude --bundle "$WS/b3" -- true
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$(stat -c %u "$T/data/agentrun/state/claude/.claude" "$WS/b3/rootfs" "$WS/b3/rootfs/proc" | sort -u)" = 4242 ]
+  [ "$(stat -c %u "$T/data/agentrun/state/claude/.claude" "$WS/b3/rootfs" "$WS/b3/rootfs/proc" | sort -u)" = 65534 ]
   [ "$(stat -c %u "$T/data/agentrun/state/claude" "$WS/b3" "$WS/b3/config.json" | sort -u)" = "$(id -u "$USER_NAME")" ]
   run find "$T/data" "$WS" -user root
   [ -z "$output" ]
@@ -475,4 +475,21 @@ root_folder_behind() {
   run sb_as --profile "$WS/p.json" -- true
   echo "$output"
   [ "$status" -eq 0 ]
+}
+
+@test "through sudo: --user names the sudo caller or nobody, never another user" {
+  as_sudo_user
+  local uid gid
+  uid=$(id -u "$USER_NAME") gid=$(id -g "$USER_NAME")
+  chmod 777 "$WS"
+  for u in 4242 "$uid:4242" 4242:"$gid"; do
+    run sb_as --user "$u" -- id -u
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"through sudo the command runs as the sudo caller ($uid:$gid) or as nobody"* ]]
+  done
+  run sb_as --user "$uid" -- id -u
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$uid" ]
+  run sb_as --user 65534 -- id -u
+  [ "$status" -eq 0 ] && [ "${lines[-1]}" = 65534 ]
 }
