@@ -293,6 +293,10 @@ die_with_parent (ar_error **err)
 struct tail_ctx {
   struct ar_init_ctx *c;
   char *st; /* the state the hooks read */
+  pid_t host_pid;
+  char *exec_path;
+  bool seccomp_loaded;
+  bool pid1; /* in our own pid 1's child */
 };
 
 static int
@@ -309,6 +313,34 @@ start_container_hooks (void *ctx, ar_error **err)
 {
   struct tail_ctx *t = ctx;
   return ar_hooks_run_fds (&t->c->spec->hooks, AR_HOOK_START_CONTAINER, &t->c->sc_hooks, t->st, err);
+}
+
+/* The command's final steps, from the user switch to execve: in the child
+ * of our own pid 1 when there is one (err: its set-up there failed), else
+ * in the init itself. */
+__attribute__ ((noreturn)) static void
+command_tail (void *data, ar_error *err)
+{
+  struct tail_ctx *tc = data;
+  struct ar_init_ctx *c = tc->c;
+  const struct ar_process *p = c->spec->process;
+  if (err)
+    fail_late (err);
+  if (tc->pid1)
+    {
+      close (c->sock); /* pid 1's, not the command's */
+      c->die_with_parent = false; /* pid 1 holds it; the command cannot clear that */
+    }
+  struct ar_process px = *p;
+  if (c->n_exec_env)
+    px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
+  tc->st = hook_state (c, tc->host_pid, "running");
+  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds,
+                            .ctx = tc,
+                            .after_user = c->die_with_parent ? after_user : NULL,
+                            .last = c->sc_hooks.n ? start_container_hooks : NULL };
+  ar_process_exec (&px, tc->exec_path, c->prog, tc->seccomp_loaded, &t, &err);
+  fail_late (err);
 }
 
 __attribute__ ((noreturn)) static void
@@ -356,23 +388,12 @@ init_main (struct ar_init_ctx *c)
                         .die_with_parent = c->die_with_parent,
                         .uid = p->user.uid,
                         .gid = p->user.gid };
-  if (pid1 && ar_pid1_fork (&p1, &err) < 0)
+  struct tail_ctx tc = {
+    .c = c, .host_pid = host_pid, .exec_path = exec_path, .seccomp_loaded = seccomp_loaded, .pid1 = pid1
+  };
+  if (pid1 && ar_pid1_fork (&p1, command_tail, &tc, &err) < 0)
     fail_late (err);
-  if (pid1)
-    {
-      close (c->sock); /* pid 1's, not the command's */
-      c->die_with_parent = false; /* pid 1 holds it; the command cannot clear that */
-    }
-  struct ar_process px = *p;
-  if (c->n_exec_env)
-    px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
-  struct tail_ctx tc = { .c = c, .st = hook_state (c, host_pid, "running") };
-  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds,
-                            .ctx = &tc,
-                            .after_user = c->die_with_parent ? after_user : NULL,
-                            .last = c->sc_hooks.n ? start_container_hooks : NULL };
-  ar_process_exec (&px, exec_path, c->prog, seccomp_loaded, &t, &err);
-  fail_late (err);
+  command_tail (&tc, NULL);
 }
 
 static pid_t
