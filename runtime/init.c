@@ -359,6 +359,11 @@ init_main (struct ar_init_ctx *c)
   init_setup (c, &host_pid, &exec_path, &seccomp_loaded);
   if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     fail (c, err);
+  /* The Landlock ruleset is built while agentrun commits and opens
+   * exec.fifo, and applied after the go (a failure is told then too). */
+  ar_error *ruleset_err = NULL;
+  int ruleset = -1;
+  ar_landlock_prepare (c->spec->annotations, c->spec->n_annotations, &ruleset, &ruleset_err);
   expect (c, SYNC_COMMIT, &m);
   bool pid1 = ar_pid1_wanted (c->spec);
   if (!pid1)
@@ -368,8 +373,8 @@ init_main (struct ar_init_ctx *c)
   ar_hook_fds_close (&c->cc_hooks);
   /* Landlock while we still hold our capabilities, before the user switch
    * and the filter (startContainer hooks run under it, as the process). */
-  if (ar_landlock_apply (c->spec, &err) < 0)
-    fail_late (err);
+  if (ruleset_err || ar_landlock_restrict (ruleset, p->no_new_privileges, &err) < 0)
+    fail_late (ruleset_err ? ruleset_err : err);
   /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
   if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
