@@ -1,6 +1,7 @@
 /* run.agentrun.init: pid 1 of the container is a small init of agentrun's
- * own instead of the command. The container's init, after its setup, forks:
- * the child goes on to the command's final steps and execve, in a process
+ * own instead of the command. The container's init, after its setup, starts
+ * a child (sharing its memory until its execve, as posix_spawn does): the
+ * child goes on to the command's final steps and execve, in a process
  * group of its own; the init stays as pid 1, without capabilities, not
  * dumpable (so nothing in the container can ptrace it, read its memory or
  * clear its parent-death signal), reaping every orphan, forwarding signals
