@@ -329,8 +329,9 @@ direct_go (struct parent_io *io, bool new_userns, ar_error **err)
 {
   struct created *c = io->c;
   pid_t pid = c->init;
-  if ((new_userns && write_idmaps (io, pid, err) < 0) || note_init (c, pid, err) < 0
-      || ar_sync_send (io->sock, SYNC_GO, 0, -1, NULL, err) < 0)
+  /* the go first: the init makes its mounts while we take note of it */
+  if ((new_userns && write_idmaps (io, pid, err) < 0) || ar_sync_send (io->sock, SYNC_GO, 0, -1, NULL, err) < 0
+      || note_init (c, pid, err) < 0)
     return -1;
   return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
 }
@@ -552,6 +553,8 @@ init_ctx_free (struct ar_init_ctx *ic)
     close (ic->sock);
   if (ic->unixconn_sock >= 0)
     close (ic->unixconn_sock);
+  if (ic->unixconn_mine >= 0)
+    close (ic->unixconn_mine);
   if (ic->prog)
     ar_seccomp_prog_free (ic->prog);
   ar_hook_fds_close (&ic->cc_hooks);
@@ -615,6 +618,8 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
                               .preserve_fds = o->preserve_fds,
                               .sock = -1,
                               .state_fd = -1,
+                              .unixconn_sock = -1,
+                              .unixconn_mine = -1,
                               .die_with_parent = o->die_with_parent,
                               .exec_env = o->exec_env,
                               .n_exec_env = o->n_exec_env };
@@ -645,7 +650,7 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, ctx->root, &ic->prog, err) < 0)
     return -1;
   if (ar_unixconn_validate (c->spec, err) < 0
-      || ar_unixconn_prepare (c->st.id, c->spec, &c->spec->process->user, &ic->unixconn_sock, err) < 0)
+      || ar_unixconn_pair (c->spec, &ic->unixconn_sock, &ic->unixconn_mine, err) < 0)
     return -1;
   if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)
@@ -734,6 +739,8 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
     {
       close (sv[0]);
       close (c->lockfd); /* the lock must not outlive create in the container */
+      if (ic->unixconn_mine >= 0)
+        close (ic->unixconn_mine); /* the supervisor's end is never the container's */
       take_stdio (o->stdio, ic->sock);
       if (ic->direct)
         ar_init_direct (ic);
@@ -764,6 +771,9 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;
+  /* the init makes its mounts meanwhile: this fork is off the start's path */
+  if (ar_unixconn_spawn (c->st.id, c->spec, &c->spec->process->user, &ic->unixconn_mine, err) < 0)
+    return -1;
   if (converse (&io, err) < 0)
     return -1;
   /* our pid 1 tells a foreground run when the command stops */
@@ -776,7 +786,7 @@ static int
 create_internal (struct ar_ctx *ctx, const struct ar_create_opts *o, bool foreground, struct created *c, ar_error **err)
 {
   cleanup_free char *config_abs = NULL;
-  struct ar_init_ctx ic = { .sock = -1, .state_fd = -1, .unixconn_sock = -1 };
+  struct ar_init_ctx ic = { .sock = -1, .state_fd = -1, .unixconn_sock = -1, .unixconn_mine = -1 };
   bool have_state = false;
   int r = -1;
 

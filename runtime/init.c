@@ -317,6 +317,10 @@ die_with_parent (ar_error **err)
 struct tail_ctx {
   struct ar_init_ctx *c;
   char *st; /* the state the hooks read */
+  pid_t host_pid;
+  char *exec_path;
+  bool seccomp_loaded;
+  bool pid1; /* in our own pid 1's child */
 };
 
 static int
@@ -335,6 +339,34 @@ start_container_hooks (void *ctx, ar_error **err)
   return ar_hooks_run_fds (&t->c->spec->hooks, AR_HOOK_START_CONTAINER, &t->c->sc_hooks, t->st, err);
 }
 
+/* The command's final steps, from the user switch to execve: in the child
+ * of our own pid 1 when there is one (err: its set-up there failed), else
+ * in the init itself. */
+__attribute__ ((noreturn)) static void
+command_tail (void *data, ar_error *err)
+{
+  struct tail_ctx *tc = data;
+  struct ar_init_ctx *c = tc->c;
+  const struct ar_process *p = c->spec->process;
+  if (err)
+    fail_late (err);
+  if (tc->pid1)
+    {
+      close (c->sock); /* pid 1's, not the command's */
+      c->die_with_parent = false; /* pid 1 holds it; the command cannot clear that */
+    }
+  struct ar_process px = *p;
+  if (c->n_exec_env)
+    px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
+  tc->st = hook_state (c, tc->host_pid, "running");
+  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds,
+                            .ctx = tc,
+                            .after_user = c->die_with_parent ? after_user : NULL,
+                            .last = c->sc_hooks.n ? start_container_hooks : NULL };
+  ar_process_exec (&px, tc->exec_path, c->prog, tc->seccomp_loaded, &t, &err);
+  fail_late (err);
+}
+
 __attribute__ ((noreturn)) static void
 init_main (struct ar_init_ctx *c)
 {
@@ -351,6 +383,11 @@ init_main (struct ar_init_ctx *c)
   init_setup (c, &host_pid, &exec_path, &seccomp_loaded);
   if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     fail (c, err);
+  /* The Landlock ruleset is built while agentrun commits and opens
+   * exec.fifo, and applied after the go (a failure is told then too). */
+  ar_error *ruleset_err = NULL;
+  int ruleset = -1;
+  ar_landlock_prepare (c->spec->annotations, c->spec->n_annotations, &ruleset, &ruleset_err);
   expect (c, SYNC_COMMIT, &m);
   bool pid1 = ar_pid1_wanted (c->spec);
   if (!pid1)
@@ -360,8 +397,8 @@ init_main (struct ar_init_ctx *c)
   ar_hook_fds_close (&c->cc_hooks);
   /* Landlock while we still hold our capabilities, before the user switch
    * and the filter (startContainer hooks run under it, as the process). */
-  if (ar_landlock_apply (c->spec, &err) < 0)
-    fail_late (err);
+  if (ruleset_err || ar_landlock_restrict (ruleset, p->no_new_privileges, &err) < 0)
+    fail_late (ruleset_err ? ruleset_err : err);
   /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
   if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock,
@@ -380,23 +417,12 @@ init_main (struct ar_init_ctx *c)
                         .die_with_parent = c->die_with_parent,
                         .uid = p->user.uid,
                         .gid = p->user.gid };
-  if (pid1 && ar_pid1_fork (&p1, &err) < 0)
+  struct tail_ctx tc = {
+    .c = c, .host_pid = host_pid, .exec_path = exec_path, .seccomp_loaded = seccomp_loaded, .pid1 = pid1
+  };
+  if (pid1 && ar_pid1_fork (&p1, command_tail, &tc, &err) < 0)
     fail_late (err);
-  if (pid1)
-    {
-      close (c->sock); /* pid 1's, not the command's */
-      c->die_with_parent = false; /* pid 1 holds it; the command cannot clear that */
-    }
-  struct ar_process px = *p;
-  if (c->n_exec_env)
-    px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
-  struct tail_ctx tc = { .c = c, .st = hook_state (c, host_pid, "running") };
-  struct ar_exec_tail t = { .preserve_fds = c->preserve_fds,
-                            .ctx = &tc,
-                            .after_user = c->die_with_parent ? after_user : NULL,
-                            .last = c->sc_hooks.n ? start_container_hooks : NULL };
-  ar_process_exec (&px, exec_path, c->prog, seccomp_loaded, &t, &err);
-  fail_late (err);
+  command_tail (&tc, NULL);
 }
 
 static pid_t

@@ -167,7 +167,7 @@ check_keys (yajl_val root, ar_error **err)
 }
 
 static int
-build_and_restrict (yajl_val root, int abi, ar_error **err)
+build (yajl_val root, int abi, ar_error **err)
 {
   uint64_t fs = handled_fs (abi);
   struct ll_ruleset_attr attr = { .handled_access_fs = fs };
@@ -175,27 +175,23 @@ build_and_restrict (yajl_val root, int abi, ar_error **err)
     return -1;
   /* An ABI 1-5 kernel knows only the first one or two fields. */
   size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof (uint64_t) : sizeof (uint64_t);
-  cleanup_close int rs = (int) syscall (SYS_landlock_create_ruleset, &attr, size, 0);
+  /* close-on-exec as the kernel makes it */
+  int rs = (int) syscall (SYS_landlock_create_ruleset, &attr, size, 0);
   if (rs < 0)
     return ar_err (err, errno, "landlock: create the ruleset (ABI %d)", abi);
   if (add_list (rs, root, "read", LL_FS_READ, err) < 0 || add_list (rs, root, "write", fs, err) < 0)
-    return -1;
-  if (syscall (SYS_landlock_restrict_self, rs, 0) < 0)
-    return ar_err (err, errno, "landlock: restrict the container process (landlock_restrict_self)");
-  return 0;
+    {
+      close (rs);
+      return -1;
+    }
+  return rs;
 }
 
 int
-ar_landlock_apply (const struct ar_spec *spec, ar_error **err)
-{
-  bool nnp = spec->process && spec->process->no_new_privileges;
-  return ar_landlock_apply_kv (spec->annotations, spec->n_annotations, nnp, err);
-}
-
-int
-ar_landlock_apply_kv (const struct ar_kv *annotations, size_t n, bool no_new_privs, ar_error **err)
+ar_landlock_prepare (const struct ar_kv *annotations, size_t n, int *fd, ar_error **err)
 {
   const char *text = annotation (annotations, n);
+  *fd = -1;
   if (!text)
     return 0;
   char ebuf[256] = "";
@@ -207,14 +203,36 @@ ar_landlock_apply_kv (const struct ar_kv *annotations, size_t n, bool no_new_pri
       ebuf[strcspn (ebuf, "\n")] = '\0'; /* one line: yajl adds a picture */
       return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $: not a JSON object%s%s", *ebuf ? ": " : "", ebuf);
     }
-  int r = -1;
   int abi = ar_landlock_abi (err);
+  if (abi >= 0)
+    *fd = build (root, abi, err);
+  yajl_tree_free (root);
+  return *fd < 0 ? -1 : 0;
+}
+
+int
+ar_landlock_restrict (int fd, bool no_new_privs, ar_error **err)
+{
+  if (fd < 0)
+    return 0;
   /* landlock_restrict_self wants no_new_privs unless we hold CAP_SYS_ADMIN;
    * set it now when the process will have it anyway. */
-  if (abi >= 0 && no_new_privs && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+  int r = -1;
+  if (no_new_privs && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     ar_err (err, errno, "landlock: prctl PR_SET_NO_NEW_PRIVS");
-  else if (abi >= 0)
-    r = build_and_restrict (root, abi, err);
-  yajl_tree_free (root);
+  else if (syscall (SYS_landlock_restrict_self, fd, 0) < 0)
+    ar_err (err, errno, "landlock: restrict the container process (landlock_restrict_self)");
+  else
+    r = 0;
+  close (fd);
   return r;
+}
+
+int
+ar_landlock_apply_kv (const struct ar_kv *annotations, size_t n, bool no_new_privs, ar_error **err)
+{
+  int fd;
+  if (ar_landlock_prepare (annotations, n, &fd, err) < 0)
+    return -1;
+  return ar_landlock_restrict (fd, no_new_privs, err);
 }

@@ -24,10 +24,13 @@ int ar_landlock_abi (ar_error **err);
 
 /* Apply the annotation's ruleset to the calling thread (no-op without the
  * annotation). Needs no_new_privs or CAP_SYS_ADMIN in the user namespace;
- * sets no_new_privs first when the process asks for it anyway. */
-int ar_landlock_apply (const struct ar_spec *spec, ar_error **err);
-/* The same from the annotations alone (for `exec`, which joins a running
- * container and must enter the same wall). */
+ * sets no_new_privs first when the process asks for it anyway (for `exec`,
+ * which joins a running container and must enter the same wall). */
 int ar_landlock_apply_kv (const struct ar_kv *annotations, size_t n, bool no_new_privs, ar_error **err);
+/* The same in two steps: the ruleset built (the paths resolved as the
+ * caller sees them now) into *fd, -1 without the annotation; then applied,
+ * fd taken either way. The init builds it while it waits for `start`. */
+int ar_landlock_prepare (const struct ar_kv *annotations, size_t n, int *fd, ar_error **err);
+int ar_landlock_restrict (int fd, bool no_new_privs, ar_error **err);
 
 #endif

@@ -11,12 +11,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -191,20 +193,53 @@ command_side (const struct ar_pid1 *p, const sigset_t *old, ar_error **err)
   return 0;
 }
 
-int
-ar_pid1_fork (const struct ar_pid1 *p, ar_error **err)
+/* The command's side runs on a stack of its own: it shares our memory
+ * (CLONE_VM) while we wait, suspended, for its execve or its exit. */
+#define CMD_STACK_SIZE (1024 * 1024)
+
+struct spawned {
+  const struct ar_pid1 *p;
+  sigset_t old;
+  void (*cmd) (void *, ar_error *);
+  void *arg;
+};
+
+static int
+spawned_main (void *data)
 {
-  sigset_t set, old;
-  /* blocked before the fork: nothing sent to us between it and our
+  struct spawned *s = data;
+  ar_error *err = NULL;
+  if (command_side (s->p, &s->old, &err) < 0)
+    s->cmd (s->arg, err);
+  else
+    s->cmd (s->arg, NULL);
+  _exit (1);
+}
+
+int
+ar_pid1_fork (const struct ar_pid1 *p, void (*cmd) (void *, ar_error *), void *arg, ar_error **err)
+{
+  struct spawned s = { .p = p, .cmd = cmd, .arg = arg };
+  sigset_t set;
+  /* blocked before the clone: nothing sent to us between it and our
    * signalfd is lost (pid 1 ignores what it has no handler for) */
-  if (ar_signals_block (&old, err) < 0)
+  if (ar_signals_block (&s.old, err) < 0)
     return -1;
   if (sigprocmask (SIG_BLOCK, NULL, &set) < 0)
     return ar_err (err, errno, "sigprocmask");
-  child = fork ();
+  long page = sysconf (_SC_PAGESIZE);
+  char *stack = mmap (NULL, CMD_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED)
+    return ar_err (err, errno, "a stack for the command's side");
+  /* its lowest page a guard: an overflow faults instead of writing into
+   * whatever lies below */
+  if (mprotect (stack, (size_t) page, PROT_NONE) < 0)
+    return ar_err (err, errno, "the guard page of the command's stack");
+  /* as posix_spawn: no copy of the init's memory to make, to fault in page
+   * by page and to tear down at the execve, on the start's path */
+  child = clone (spawned_main, stack + CMD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &s);
   if (child < 0)
-    return ar_err (err, errno, "fork the command off the init");
-  if (child == 0)
-    return command_side (p, &old, err);
+    return ar_err (err, errno, "start the command off the init");
+  munmap (stack, CMD_STACK_SIZE);
   pid1_main (*p, &set);
 }

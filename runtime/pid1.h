@@ -1,6 +1,7 @@
 /* run.agentrun.init: pid 1 of the container is a small init of agentrun's
- * own instead of the command. The container's init, after its setup, forks:
- * the child goes on to the command's final steps and execve, in a process
+ * own instead of the command. The container's init, after its setup, starts
+ * a child (sharing its memory until its execve, as posix_spawn does): the
+ * child goes on to the command's final steps and execve, in a process
  * group of its own; the init stays as pid 1, without capabilities, not
  * dumpable (so nothing in the container can ptrace it, read its memory or
  * clear its parent-death signal), reaping every orphan, forwarding signals
@@ -28,8 +29,12 @@ struct ar_pid1 {
   gid_t gid;
 };
 
-/* Fork the command's process. Returns 0 in the child, -1 with *err when
- * it could not be set up; the init never returns from it. */
-int ar_pid1_fork (const struct ar_pid1 *p, ar_error **err);
+/* Start the command's process: cmd (arg, NULL) runs in it, and must
+ * execve the command or exit; cmd (arg, err) when its process group or
+ * signal mask could not be set up, to report err and exit. It shares the
+ * init's memory until then (the init waits, suspended), on a stack of its
+ * own. Returns -1 with *err when no process could be started; the init
+ * never returns from it otherwise. */
+int ar_pid1_fork (const struct ar_pid1 *p, void (*cmd) (void *, ar_error *), void *arg, ar_error **err);
 
 #endif

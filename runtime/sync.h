@@ -81,6 +81,7 @@ struct ar_init_ctx {
   int sock; /* the child end */
   int state_fd; /* O_PATH of the state folder: exec.fifo */
   int unixconn_sock; /* to the unixconn supervisor, or -1 (unixconn.h) */
+  int unixconn_mine; /* the supervisor's end until it is forked, or -1 (parent only) */
   int ns_fds[AR_NS_N];
   unsigned long new_flags;
   bool direct; /* the init is cloned in its namespaces, no child1 */

@@ -82,18 +82,29 @@ int ar_unixconn_max_sockets (const struct ar_kv *annotations, size_t n, long *ma
  * sockets were all made inside)? */
 bool ar_unixconn_own_netns (const struct ar_spec *spec);
 
-/* On the host, before the container's process is cloned: fork the
- * supervisor (it waits for the handover, non-dumpable, in no session) and
- * set *sock to the end the container's process inherits (-1 without the
- * annotation); `ps` on the host shows it as "ar-unixconn ID". It runs as `user` once it has the listener, and exits when
- * every process under the filter is gone, or at EOF before the handover. */
+/* On the host, before the container's process is cloned: the socket pair
+ * between the supervisor and the container; *sock is the end the
+ * container's process inherits, *mine the supervisor's (both -1 without
+ * the annotation). */
+int ar_unixconn_pair (const struct ar_spec *spec, int *sock, int *mine, ar_error **err);
+
+/* Fork the supervisor on *mine (taken: -1 after) once the container's
+ * process is cloned, while it makes its mounts: the fork is off the start's
+ * path (the supervisor waits for the handover, non-dumpable, in no session,
+ * its first step closing every fd but its own). `ps` on the host shows it
+ * as "ar-unixconn ID". It runs as `user` once it has the listener, and
+ * exits when every process under the filter is gone, or at EOF before the
+ * handover. */
+int ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *mine, ar_error **err);
+
+/* Both at once, where nothing runs in parallel with the fork (exec). */
 int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
                          ar_error **err);
 
 /* In the container, after pivot_root and Landlock, while the capabilities
  * are still held, before process.user is taken: load the connect filter
  * into the calling process and hand the supervisor (over sock, from
- * ar_unixconn_prepare) its listener, the root, the user namespace, stderr
+ * ar_unixconn_pair) its listener, the root, the user namespace, stderr
  * and, with own_netns, a sock_diag socket of this network namespace;
  * with AR_SOCKCAP_ANNOTATION, the network namespace too.
  * No-op without the annotation. report >= 0 (the init's exec.fifo, read by

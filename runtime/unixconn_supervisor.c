@@ -327,18 +327,33 @@ supervisor (int sock, const char *id, const char *text, bool scoped, long max_so
   ar_unixconn_serve (&ctx);
 }
 
+int
+ar_unixconn_pair (const struct ar_spec *spec, int *sock, int *mine, ar_error **err)
+{
+  int sv[2];
+
+  *sock = *mine = -1;
+  if (!ar_unixconn_annotation (spec->annotations, spec->n_annotations))
+    return 0;
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": socketpair");
+  *mine = sv[0];
+  *sock = sv[1];
+  return 0;
+}
+
 /* One fork, not waited for (a wait for a second fork's middle process
  * would put its scheduling on every start): no exit signal, so a runtime
  * that stays (`run`, `sandbox`, `exec`) is not woken by its end, and its
  * zombie goes when the runtime does. */
 int
-ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock, ar_error **err)
+ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *mine, ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
-  int sv[2];
+  int sv0 = *mine;
 
-  *sock = -1;
-  if (!text)
+  *mine = -1;
+  if (sv0 < 0 || !text)
     return 0;
   long max_sockets;
   if (ar_unixconn_max_sockets (spec->annotations, spec->n_annotations, &max_sockets, err) < 0)
@@ -347,22 +362,28 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
   for (size_t i = 0; i < spec->n_annotations; i++)
     if (strcmp (spec->annotations[i].key, AR_LANDLOCK_ANNOTATION) == 0)
       scoped = strstr (spec->annotations[i].value, "\"abstract-unix-socket\"") != NULL;
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": socketpair");
   struct clone_args a = { .exit_signal = 0 };
   pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
   if (pid == 0)
-    {
-      close (sv[1]);
-      supervisor (sv[0], id, text, scoped, max_sockets, user);
-    }
+    supervisor (sv0, id, text, scoped, max_sockets, user);
   int e = errno;
-  close (sv[0]);
+  close (sv0);
   if (pid < 0)
+    return ar_err (err, e, "annotation " AR_UNIXCONN_ANNOTATION ": fork the unixconn supervisor");
+  return 0;
+}
+
+int
+ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock, ar_error **err)
+{
+  int mine;
+  if (ar_unixconn_pair (spec, sock, &mine, err) < 0)
+    return -1;
+  if (ar_unixconn_spawn (id, spec, user, &mine, err) < 0)
     {
-      close (sv[1]);
-      return ar_err (err, e, "annotation " AR_UNIXCONN_ANNOTATION ": fork the unixconn supervisor");
+      close (*sock);
+      *sock = -1;
+      return -1;
     }
-  *sock = sv[1];
   return 0;
 }
