@@ -79,6 +79,7 @@ struct ar_sb_placed {
   char *path;
   dev_t dev;
   ino_t ino;
+  off_t size; /* a file's: what it holds as made */
   bool dir;
 };
 

@@ -425,11 +425,12 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar
  * holds it and removes it when it is the last one out. */
 static const struct timespec placeholder_mtime = { 0, 424242424 };
 
+/* size: what a file placeholder holds (empty, but for one git must read) */
 static bool
-marked (const struct stat *st)
+marked (const struct stat *st, off_t size)
 {
   return st->st_mtim.tv_sec == placeholder_mtime.tv_sec && st->st_mtim.tv_nsec == placeholder_mtime.tv_nsec
-         && (S_ISDIR (st->st_mode) || (S_ISREG (st->st_mode) && st->st_size == 0));
+         && (S_ISDIR (st->st_mode) || (S_ISREG (st->st_mode) && st->st_size == size));
 }
 
 static int
@@ -446,7 +447,8 @@ add_placed (struct ar_sandbox *sb, const char *path, const struct stat *st)
     if (sb->placed[i].dev == st->st_dev && sb->placed[i].ino == st->st_ino)
       return;
   sb->placed = xrealloc (sb->placed, (sb->n_placed + 1) * sizeof *sb->placed);
-  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st->st_dev, st->st_ino, S_ISDIR (st->st_mode) };
+  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st->st_dev, st->st_ino, st->st_size,
+                                                      S_ISDIR (st->st_mode) };
 }
 
 /* A placeholder folder's time moved when the placeholders in it were
@@ -466,9 +468,10 @@ remark_folders (struct ar_sandbox *sb)
 }
 
 /* 0: made (and held), 1: none made (left out, or not ours to create),
- * 2: it appeared meanwhile (another run made it), -1: error. */
+ * 2: it appeared meanwhile (another run made it), -1: error. text: what a
+ * file placeholder holds (NULL: empty). */
 static int
-place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
+place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_error **err)
 {
   uid_t uid;
   gid_t gid;
@@ -486,6 +489,14 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
     fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   else if (!dir)
     fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0 && text && ar_write_all (fd, text, strlen (text)) < 0)
+    {
+      e = errno;
+      ar_fsid_leave (&fs);
+      close (fd);
+      unlink (path);
+      return ar_err (err, e, "protected name %s: write the placeholder", path);
+    }
   if (fd >= 0 && mark (fd) < 0)
     {
       e = errno;
@@ -523,7 +534,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
  * Another run on the same folder may make or remove a placeholder at the
  * same time: what changed under us is looked at again. */
 static int
-protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_error **err)
+protect_text (struct ar_sandbox *sb, const char *path, bool dir, bool writable, const char *text, ar_error **err)
 {
   if (lifted (sb, path) || is_bind (&sb->prof, path))
     return 0;
@@ -535,7 +546,7 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
         {
           if (errno != ENOENT)
             return ar_err (err, errno, "protected name %s", path);
-          if ((r = place (sb, path, dir, err)) == 2)
+          if ((r = place (sb, path, dir, text, err)) == 2)
             continue;
           if (r != 0)
             return r < 0 ? -1 : 0;
@@ -551,12 +562,18 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
             return -1;
           continue;
         }
-      else if (marked (&st) && !sb->bundle_only)
+      else if (marked (&st, text ? (off_t) strlen (text) : 0) && !sb->bundle_only)
         add_placed (sb, path, &st); /* another run's: the last one out removes it */
       add_bind_of (&sb->prof, path, writable);
       return 0;
     }
   return ar_err (err, 0, "protected name %s: made and removed again and again by others while this run starts", path);
+}
+
+static int
+protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_error **err)
+{
+  return protect_text (sb, path, dir, writable, NULL, err);
 }
 
 /* --allow-write names path or something beneath it. */
@@ -632,7 +649,10 @@ is_dir_nofollow (const char *path)
 
 static int protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err);
 
-/* What else of a git folder git obeys: config.worktree (read when the
+/* What else of a git folder git obeys: commondir, which moves where git
+ * reads the config and hooks from to the folder it names, whatever git
+ * folder holds it (missing: a placeholder naming the git folder itself,
+ * ".", as an empty one would stop git); config.worktree (read when the
  * config turns extensions.worktreeConfig on, which the agent cannot: the
  * config is read-only; a placeholder then), and worktrees/, whose NAME/
  * commondir tells a linked worktree elsewhere on the host where its config
@@ -641,11 +661,14 @@ static int
 protect_git_extras (struct ar_sandbox *sb, const char *gitdir, ar_error **err)
 {
   cleanup_free char *config = xasprintf ("%s/config", gitdir);
+  cleanup_free char *commondir = xasprintf ("%s/commondir", gitdir);
   cleanup_free char *wtconfig = xasprintf ("%s/config.worktree", gitdir);
   cleanup_free char *worktrees = xasprintf ("%s/worktrees", gitdir);
   cleanup_free char *text = NULL;
   size_t len = 0;
   struct stat st;
+  if (protect_text (sb, commondir, false, false, ".\n", err) < 0)
+    return -1;
   cleanup_close int fd = open (config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   bool wanted = fd >= 0 && ar_read_all (fd, 1u << 20, &text, &len) == 0 && strcasestr (text, "worktreeconfig");
   if ((wanted || lstat (wtconfig, &st) == 0) && protect (sb, wtconfig, false, false, err) < 0)
@@ -980,7 +1003,7 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
     return ar_err (err, errno, "read %s", dst);
   if (in < 0 && errno != ENOENT)
     return ar_err (err, errno, "open %s", dst);
-  int placed = in < 0 ? place (sb, dst, false, err) : 0;
+  int placed = in < 0 ? place (sb, dst, false, NULL, err) : 0;
   if (placed != 0)
     return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
@@ -1022,7 +1045,7 @@ still_ours (const struct ar_sb_placed *p, int *waits)
     r = 0;
   /* a file as made, untouched; a folder's time changes with what is made
    * in it (our own placeholders too), and rmdir takes only an empty one */
-  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st))
+  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st, p->size))
       || lstat (p->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
     {
       close (fd);

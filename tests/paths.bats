@@ -497,3 +497,27 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
   jq -e --arg p "$WS/.envrc" '.mounts[] | select(.destination == $p) | .options | index("ro")' "$T/b3/config.json"
 }
+
+@test "paths: .git/commondir, which moves where git reads config and hooks, cannot be written in any repository" {
+  need_cmd git
+  git -C "$WS" init -q
+  git init -q "$WS/sub"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # what the agent would point git at: a config running a command of its own
+  run sb -- sh -c '
+    mkdir -p evil/objects evil/refs/heads && echo "ref: refs/heads/main" >evil/HEAD
+    printf "[core]\n\tfsmonitor = \"touch pwned; false\"\n" >evil/config
+    [ "$(cat .git/commondir)" = . ] && echo placeholder-names-itself
+    echo ../evil >.git/commondir || echo commondir-refused
+    echo ../../evil >sub/.git/commondir || echo sub-commondir-refused
+    git -c user.email=a@b.test -c user.name=a commit -q --allow-empty -m one && echo git-works'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in placeholder-names-itself commondir-refused sub-commondir-refused git-works; do
+    echo "$output" | grep -qx "$w"
+  done
+  [ ! -e "$WS/.git/commondir" ] && [ ! -e "$WS/sub/.git/commondir" ]
+  # the person's own git in that folder reads the repository's own config
+  (cd "$WS" && git -c safe.directory='*' status >/dev/null 2>&1 || true)
+  [ ! -e "$WS/pwned" ]
+}
