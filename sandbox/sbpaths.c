@@ -529,6 +529,74 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
   return r < 0 ? -1 : r == 1 ? 2 : 0;
 }
 
+/* A file below a read-only protected folder (or the file itself) with a
+ * second name, a hard link an earlier run could make while it was not
+ * protected (a repository it made): written through that name, which may
+ * lie in a writable folder, it changes what the host runs. dfd: the folder
+ * at path; *budget: the entries looked at, at most (beyond: refused). */
+static int
+check_links_below (int dfd, const char *path, int depth, int *budget, ar_error **err)
+{
+  DIR *d = fdopendir (dfd);
+  if (!d)
+    {
+      int e = errno;
+      close (dfd);
+      return ar_err (err, e, "protected folder %s: read it", path);
+    }
+  int r = 0;
+  errno = 0;
+  for (struct dirent *e; r == 0 && (e = readdir (d)); errno = 0)
+    {
+      const char *n = e->d_name;
+      struct stat st;
+      if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+        continue;
+      if (--*budget < 0 || depth > 16)
+        {
+          r = ar_err (err, 0,
+                      "protected folder %s: too many entries (or too deep) to check for hard links; lift it "
+                      "with --allow-write %s",
+                      path, path);
+          break;
+        }
+      if (fstatat (dirfd (d), n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        r = ar_err (err, errno, "protected folder %s: %s", path, n);
+      else if (S_ISREG (st.st_mode) && st.st_nlink > 1)
+        r = ar_err (err, 0,
+                    "%s/%s: a file the host runs or reads with %lu names (hard links): written through another "
+                    "one, in a writable folder, it would change; remove the other names",
+                    path, n, (unsigned long) st.st_nlink);
+      else if (S_ISDIR (st.st_mode))
+        {
+          int sub = openat (dirfd (d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          cleanup_free char *subpath = xasprintf ("%s/%s", path, n);
+          r = sub < 0 ? ar_err (err, errno, "protected folder %s", subpath)
+                      : check_links_below (sub, subpath, depth + 1, budget, err);
+        }
+    }
+  if (r == 0 && errno)
+    r = ar_err (err, errno, "protected folder %s: read it", path);
+  closedir (d);
+  return r;
+}
+
+static int
+check_links (const char *path, const struct stat *st, ar_error **err)
+{
+  if (S_ISREG (st->st_mode) && st->st_nlink > 1)
+    return ar_err (err, 0,
+                   "%s: a file the host runs or reads with %lu names (hard links): written through another one, "
+                   "in a writable folder, it would change; remove the other names",
+                   path, (unsigned long) st->st_nlink);
+  if (!S_ISDIR (st->st_mode))
+    return 0;
+  int budget = 4096, dfd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return ar_err (err, errno, "protected folder %s", path);
+  return check_links_below (dfd, path, 0, &budget, err);
+}
+
 /* path as it is: a folder or file made read-only (or pinned), a missing
  * one made as a placeholder first. A symlink cannot be held: refused.
  * Another run on the same folder may make or remove a placeholder at the
@@ -556,6 +624,8 @@ protect_text (struct ar_sandbox *sb, const char *path, bool dir, bool writable, 
                        "%s: a symlink in a writable folder, which the host's tools would follow and the "
                        "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s",
                        path, path);
+      else if (!writable && check_links (path, &st, err) < 0)
+        return -1;
       else if ((r = hold (sb, path, &st, -1, err)) != 0)
         {
           if (r < 0)

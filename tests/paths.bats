@@ -521,3 +521,26 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   (cd "$WS" && git -c safe.directory='*' status >/dev/null 2>&1 || true)
   [ ! -e "$WS/pwned" ]
 }
+
+@test "paths: a protected file with a second name (a hard link an earlier run made) is refused, never written through it" {
+  need_cmd git
+  # run 1 makes the repository, so nothing of it is protected yet, and links its config and a hook
+  run sb -- sh -c 'git init -q && ln .git/config cfg && printf "#!/bin/sh\n" >.git/hooks/pre-commit &&
+    ln .git/hooks/pre-commit hook && echo linked'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx linked
+  # run 2 would write the config and the hook the host's git runs through them
+  run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>cfg; echo "touch pwned" >>hook; echo ran'
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q "$WS/.git/config: a file the host runs or reads with 2 names (hard links)"
+  ! grep -q fsmonitor "$WS/.git/config"
+  rm "$WS/cfg"
+  run sb -- sh -c 'echo "touch pwned" >>hook; echo ran'
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q "$WS/.git/hooks/pre-commit: a file the host runs or reads with 2 names (hard links)"
+  ! grep -q pwned "$WS/.git/hooks/pre-commit"
+  rm "$WS/hook"
+  run sb -- true
+  [ "$status" -eq 0 ]
+}
