@@ -1068,7 +1068,11 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   /* the repository's own excludes first, then our names */
   cleanup_free char *text = NULL;
   size_t len = 0;
-  cleanup_close int in = open (dst, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* not blocking: an earlier run may have left a FIFO there (under a
+   * renamed info/), which would hold this start for good */
+  cleanup_close int in = open (dst, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (in >= 0 && (fstat (in, &st) < 0 || !S_ISREG (st.st_mode)))
+    return ar_err (err, 0, "%s: not a regular file (left by an earlier run?); remove it", dst);
   if (in >= 0 && ar_read_all (in, 1u << 20, &text, &len) < 0)
     return ar_err (err, errno, "read %s", dst);
   if (in < 0 && errno != ENOENT)

@@ -544,3 +544,20 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   run sb -- true
   [ "$status" -eq 0 ]
 }
+
+@test "paths: a FIFO an earlier run left at .git/info/exclude does not hold the next start" {
+  need_cmd git
+  git -C "$WS" init -q
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'mv .git/info .git/info.old && mkdir .git/info && mkfifo .git/info/exclude && echo planted'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx planted
+  run timeout -s KILL 20 env -u SUDO_UID -u SUDO_GID HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- echo ran
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q "$WS/.git/info/exclude: not a regular file"
+  rm "$WS/.git/info/exclude"
+  run sb -- echo ran
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx ran
+}
