@@ -829,8 +829,9 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
     }
   if (S_ISDIR (st.st_mode))
     return protect_gitdir (sb, git, 0, budget, err);
-  /* a gitfile names where git reads config and hooks: read-only */
-  return S_ISREG (st.st_mode) ? protect (sb, git, false, false, err) : 0;
+  /* a gitfile names where git reads config and hooks: read-only; a symlink,
+   * which git follows too, cannot be held: refused */
+  return S_ISREG (st.st_mode) || S_ISLNK (st.st_mode) ? protect (sb, git, false, false, err) : 0;
 }
 
 /* Breadth first, folders at most NESTED_DEPTH below the root and

@@ -561,3 +561,16 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx ran
 }
+
+@test "paths: a nested repository whose .git is a symlink (git follows it) is refused, not left writable" {
+  need_cmd git
+  mkdir -p "$WS/sub" "$WS/g"
+  git init -q --bare "$WS/g/repo"
+  ln -s ../g/repo "$WS/sub/.git"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>sub/.git/config; echo ran'
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q "$WS/sub/.git: a symlink in a writable folder"
+  ! grep -q fsmonitor "$WS/g/repo/config"
+}
