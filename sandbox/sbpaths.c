@@ -798,10 +798,223 @@ protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budge
   return is_dir_nofollow (modules) ? protect_modules (sb, modules, depth, budget, err) : 0;
 }
 
+/* ---- what a git config names: the hooks folder, included files ---- */
+
+/* One value of a git config line at *p (after "="): quotes joined, escapes
+ * taken, a comment or the end of the line ends it, outer blanks dropped. */
+static char *
+git_value (const char **p)
+{
+  size_t cap = strlen (*p) + 1, n = 0, keep = 0;
+  char *v = xmalloc0 (cap);
+  bool quoted = false;
+  const char *s = *p;
+  while (*s == ' ' || *s == '\t')
+    s++;
+  for (; *s && *s != '\n'; s++)
+    {
+      if (!quoted && (*s == '#' || *s == ';'))
+        break;
+      if (*s == '"')
+        {
+          quoted = !quoted;
+          keep = n;
+          continue;
+        }
+      if (*s == '\\' && s[1])
+        {
+          s++;
+          if (*s == '\n')
+            continue; /* a continued line */
+          v[n++] = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == 'b' ? '\b' : *s;
+          keep = n;
+          continue;
+        }
+      v[n++] = *s;
+      if (quoted || (*s != ' ' && *s != '\t'))
+        keep = n;
+    }
+  while (*s && *s != '\n')
+    s++;
+  *p = s;
+  v[keep] = '\0';
+  return v;
+}
+
+/* The last core.hooksPath (into *hooks, replacing it) and every
+ * include.path and includeIf.*.path (added to inc) of the git config file,
+ * not following its includes: git reads those from where the config says,
+ * and a config of the person's may name a file in a writable folder. A
+ * missing or unreadable file names nothing. */
+static void
+git_config_paths (const char *file, char **hooks, char ***inc, size_t *n_inc)
+{
+  cleanup_close int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  cleanup_free char *text = NULL;
+  size_t len;
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || ar_read_all (fd, 1u << 20, &text, &len) < 0)
+    return;
+  char section[16] = "";
+  bool sub = false; /* the section has a subsection: [includeIf "..."] */
+  for (const char *p = text; *p; p += *p != '\0')
+    {
+      while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+      if (*p == '[')
+        {
+          size_t n = 0;
+          for (p++; *p && *p != ']' && *p != ' ' && *p != '\t' && *p != '.' && *p != '\n'; p++)
+            if (n + 1 < sizeof section)
+              section[n++] = (char) (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+          section[n] = '\0';
+          sub = *p && *p != ']';
+          while (*p && *p != ']' && *p != '\n')
+            p++;
+          if (*p == ']')
+            p++;
+          while (*p == ' ' || *p == '\t')
+            p++;
+        }
+      if (!*p || *p == '\n' || *p == '#' || *p == ';')
+        {
+          while (*p && *p != '\n')
+            p++;
+          continue;
+        }
+      char key[16];
+      size_t n = 0;
+      for (; (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'; p++)
+        if (n + 1 < sizeof key)
+          key[n++] = (char) (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+      key[n] = '\0';
+      while (*p == ' ' || *p == '\t')
+        p++;
+      if (*p != '=')
+        {
+          while (*p && *p != '\n')
+            p++;
+          continue;
+        }
+      p++;
+      cleanup_free char *v = git_value (&p);
+      if (!*v)
+        continue;
+      if (strcmp (section, "core") == 0 && !sub && strcmp (key, "hookspath") == 0)
+        {
+          free (*hooks);
+          *hooks = ar_steal_ptr (v);
+        }
+      else if (((strcmp (section, "include") == 0 && !sub) || (strcmp (section, "includeif") == 0 && sub))
+               && strcmp (key, "path") == 0)
+        {
+          *inc = xrealloc (*inc, (*n_inc + 1) * sizeof **inc);
+          (*inc)[(*n_inc)++] = ar_steal_ptr (v);
+        }
+    }
+}
+
+/* A path as git takes it: "~/" from the home, relative from base; NULL
+ * when git would not find it (another user's "~user/"). */
+static char *
+git_path (const char *v, const char *base, const char *home)
+{
+  if (v[0] == '~' && v[1] == '/')
+    return home ? xasprintf ("%s/%s", home, v + 2) : NULL;
+  if (v[0] == '~')
+    return NULL;
+  return v[0] == '/' ? xstrdup (v) : xasprintf ("%s/%s", base, v);
+}
+
+/* What a config names git reads from (the hooks folder, dir; an included
+ * file): when it lies in a writable folder, held read-only like .git/hooks
+ * (a placeholder when missing), with the folders down to it pinned so that
+ * no rename swaps it. what: the key, for messages. */
+static int
+protect_named (struct ar_sandbox *sb, const struct wset *w, const char *what, const char *given, bool dir, ar_error **err)
+{
+  /* the path as git walks it: no empty nor "." step, and ".." taken back
+   * over a real folder only (over a symlink, or a missing one, it is left
+   * to the walk: out of a writable folder, or refused) */
+  cleanup_free char *buf = xstrdup (given), *path = xmalloc0 (strlen (given) + 2);
+  bool dots = false;
+  for (char *rest = buf, *c; *(c = next_component (&rest));)
+    if (strcmp (c, "..") == 0)
+      {
+        char *slash = strrchr (path, '/');
+        if (!slash || !is_dir_nofollow (path))
+          dots = true;
+        else
+          *slash = '\0';
+      }
+    else if (strcmp (c, "."))
+      strcat (strcat (path, "/"), c);
+  size_t which = 0;
+  if (!*path || !in_writable (w, dots ? given : path, &which))
+    return 0;
+  const char *root = w->path[which];
+  if (dots || !under (path, root) || !path[strlen (root)])
+    return ar_err (err, 0,
+                   "%s %s: reaches the writable folder %s by another path (a symlink, \"..\", or the folder "
+                   "itself), so it cannot be held read-only; name it beneath %s",
+                   what, given, root, root);
+  for (char *s = path + strlen (root) + 1;; s++)
+    {
+      s = strchr (s, '/');
+      if (s)
+        *s = '\0';
+      if (protect (sb, path, s ? true : dir, s != NULL, err) < 0)
+        return -1;
+      if (!s)
+        return 0;
+      *s = '/';
+    }
+}
+
+/* The hooks folder and the included files the configs git reads for the
+ * repository at worktree (git folder gitdir) name: the system's, the
+ * invoking user's and the repository's own, the last hooksPath winning. */
+static int
+protect_config_paths (struct ar_sandbox *sb, const struct wset *w, const char *worktree, const char *gitdir,
+                      ar_error **err)
+{
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL, *hooks = NULL;
+  ar_sbpaths_invoker (&uid, &gid, &home);
+  cleanup_free char *global = home ? xasprintf ("%s/.gitconfig", home) : NULL;
+  cleanup_free char *xdg = home ? xasprintf ("%s/.config/git/config", home) : NULL;
+  cleanup_free char *local = xasprintf ("%s/config", gitdir);
+  cleanup_free char *wtconf = xasprintf ("%s/config.worktree", gitdir);
+  const char *files[] = { "/etc/gitconfig", xdg, global, local, wtconf };
+  int r = 0;
+  for (size_t f = 0; f < ARRAY_SIZE (files); f++)
+    {
+      char **inc = NULL;
+      size_t n_inc = 0;
+      if (!files[f])
+        continue;
+      git_config_paths (files[f], &hooks, &inc, &n_inc);
+      cleanup_free char *base = xstrdup (files[f]);
+      *strrchr (base, '/') = '\0';
+      for (size_t i = 0; i < n_inc; i++)
+        {
+          cleanup_free char *path = git_path (inc[i], *base ? base : "/", home);
+          if (r == 0 && path)
+            r = protect_named (sb, w, "include.path", path, false, err);
+          free (inc[i]);
+        }
+      free (inc);
+    }
+  cleanup_free char *path = hooks ? git_path (hooks, worktree, home) : NULL;
+  return r < 0 ? -1 : path ? protect_named (sb, w, "core.hooksPath", path, true, err) : 0;
+}
+
 /* A repository at root/rel (rel not empty): the folders from the root down
  * to it pinned, so that it cannot be swapped for another by renames. */
 static int
-protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *budget, ar_error **err)
+protect_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, const char *rel, int *budget,
+                ar_error **err)
 {
   cleanup_free char *p = xasprintf ("%s/%s", root, rel);
   cleanup_free char *git = xasprintf ("%s/.git", p);
@@ -828,7 +1041,7 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
       *s = '/';
     }
   if (S_ISDIR (st.st_mode))
-    return protect_gitdir (sb, git, 0, budget, err);
+    return protect_gitdir (sb, git, 0, budget, err) < 0 ? -1 : protect_config_paths (sb, w, p, git, err);
   /* a gitfile names where git reads config and hooks: read-only; a symlink,
    * which git follows too, cannot be held: refused */
   return S_ISREG (st.st_mode) || S_ISLNK (st.st_mode) ? protect (sb, git, false, false, err) : 0;
@@ -839,7 +1052,7 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
  * .git: one fstatat per folder (its .git), one read per folder above the
  * deepest level. */
 static int
-walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **err)
+walk_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, int *budget, ar_error **err)
 {
   cleanup_close int rfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rfd < 0)
@@ -877,7 +1090,7 @@ walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **er
           cleanup_free char *rel = strcmp (queue[head], ".") ? xasprintf ("%s/%s", queue[head], n) : xstrdup (n);
           cleanup_free char *git = xasprintf ("%s/.git", n);
           if (fstatat (dfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            r = protect_nested (sb, root, rel, budget, err);
+            r = protect_nested (sb, w, root, rel, budget, err);
           if (r == 0 && depth[head] + 1 < NESTED_DEPTH)
             {
               if (tail == cap)
@@ -900,16 +1113,17 @@ walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **er
 }
 
 static int
-protect_repositories (struct ar_sandbox *sb, const char *root, ar_error **err)
+protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *root, ar_error **err)
 {
   int budget = MODULES_MAX;
   cleanup_free char *modules = xasprintf ("%s/.git/modules", root);
   cleanup_free char *git = xasprintf ("%s/.git", root);
-  if (is_dir_nofollow (git) && !lifted (sb, git) && protect_git_extras (sb, git, err) < 0)
+  if (is_dir_nofollow (git) && !lifted (sb, git)
+      && (protect_git_extras (sb, git, err) < 0 || protect_config_paths (sb, w, root, git, err) < 0))
     return -1;
   if (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, modules, 0, &budget, err) < 0)
     return -1;
-  return walk_nested (sb, root, &budget, err);
+  return walk_nested (sb, w, root, &budget, err);
 }
 
 static int
@@ -1008,7 +1222,7 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
   struct stat st;
   for (size_t i = 0; roots[i]; i++)
     if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode)
-        && (protect_folder (sb, roots[i], err) < 0 || protect_repositories (sb, roots[i], err) < 0))
+        && (protect_folder (sb, roots[i], err) < 0 || protect_repositories (sb, &w, roots[i], err) < 0))
       goto out;
   remark_folders (sb);
   if (sb->n_unplaced)

@@ -574,3 +574,36 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output" | grep -q "$WS/sub/.git: a symlink in a writable folder"
   ! grep -q fsmonitor "$WS/g/repo/config"
 }
+
+@test "paths: the hooks folder and the included files a git config names in the workspace are read-only too" {
+  need_cmd git
+  git -C "$WS" init -q
+  git config -f "$WS/.git/config" core.hooksPath .githooks
+  git config -f "$WS/.git/config" include.path ../conf/extra.inc
+  mkdir "$WS/.githooks"
+  printf '#!/bin/sh\nexit 0\n' >"$WS/.githooks/pre-commit"
+  git init -q "$WS/sub"
+  git config -f "$WS/sub/.git/config" core.hooksPath "hooks dir"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    echo "touch pwned" >>.githooks/pre-commit || echo hooks-refused
+    echo x >.githooks/post-checkout || echo newhook-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >conf/extra.inc || echo include-refused
+    mv conf conf2 || echo conf-pinned
+    mv .githooks h2 || echo hooks-pinned
+    mkdir -p "sub/hooks dir/x" || echo subhooks-refused
+    git -c user.email=a@b.test -c user.name=a commit -q --allow-empty -m one && echo git-works'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in hooks-refused newhook-refused include-refused conf-pinned hooks-pinned subhooks-refused git-works; do
+    echo "$output" | grep -qx "$w"
+  done
+  ! grep -q pwned "$WS/.githooks/pre-commit"
+  [ ! -e "$WS/.githooks/post-checkout" ]
+  # what was missing was a placeholder: gone again
+  [ ! -e "$WS/conf" ] && [ ! -e "$WS/sub/hooks dir" ]
+  # a name that leaves the workspace through "..": not the sandbox's to hold
+  git config -f "$WS/.git/config" core.hooksPath ../outside-hooks
+  run sb -- true
+  [ "$status" -eq 0 ]
+}
