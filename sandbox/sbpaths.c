@@ -32,32 +32,49 @@
 #define MODULES_MAX 64
 
 /* Names under each writable folder that the person's own tools run or
- * obey. dir: a folder (its placeholder is a folder). */
+ * obey. dir: a folder (its placeholder is a folder); present: held only
+ * when it exists (a tool that asks before it obeys a new one: mise's trust,
+ * given to a file by its path, outlives a change of it). */
 static const struct {
   const char *name;
   bool dir;
+  bool present;
 } protected_names[] = {
-  { ".git/config", false },
-  { ".git/hooks", true },
-  { ".gitmodules", false },
-  { ".gitconfig", false },
-  { ".bashrc", false },
-  { ".bash_profile", false },
-  { ".profile", false },
-  { ".bash_logout", false },
-  { ".zshrc", false },
-  { ".zprofile", false },
-  { ".zshenv", false },
-  { ".envrc", false },
-  { ".vscode", true },
-  { ".idea", true },
-  { ".mcp.json", false },
-  { ".ripgreprc", false },
-  { ".claude/commands", true },
-  { ".claude/agents", true },
-  { ".claude/hooks", true },
-  { ".claude/settings.json", false },
-  { ".claude/settings.local.json", false },
+  { ".git/config", false, false },
+  { ".git/hooks", true, false },
+  { ".gitmodules", false, false },
+  { ".gitconfig", false, false },
+  { ".bashrc", false, false },
+  { ".bash_profile", false, false },
+  { ".profile", false, false },
+  { ".bash_logout", false, false },
+  { ".zshrc", false, false },
+  { ".zprofile", false, false },
+  { ".zshenv", false, false },
+  { ".envrc", false, false },
+  { ".vscode", true, false },
+  { ".idea", true, false },
+  { ".mcp.json", false, false },
+  { ".ripgreprc", false, false },
+  { ".claude/commands", true, false },
+  { ".claude/agents", true, false },
+  { ".claude/hooks", true, false },
+  { ".claude/settings.json", false, false },
+  { ".claude/settings.local.json", false, false },
+  { ".claude/skills", true, false },
+  /* the other presets' agents: project settings with MCP servers and
+   * commands (Gemini CLI, Codex, in a folder the person trusted), plugins
+   * OpenCode loads and runs */
+  { ".gemini", true, false },
+  { ".codex", true, false },
+  { ".opencode", true, false },
+  { "opencode.json", false, false },
+  { "opencode.jsonc", false, false },
+  { "mise.toml", false, true },
+  { ".mise.toml", false, true },
+  { "mise.local.toml", false, true },
+  { ".mise.local.toml", false, true },
+  { ".mise", true, true },
 };
 
 /* ---- who, and as whom ---- */
@@ -664,6 +681,9 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
     {
       const char *name = protected_names[i].name, *slash = strchr (name, '/');
       cleanup_free char *path = xasprintf ("%s/%s", root, name);
+      struct stat pst;
+      if (protected_names[i].present && lstat (path, &pst) < 0 && errno == ENOENT)
+        continue;
       if (slash)
         {
           cleanup_free char *parent = xasprintf ("%s/%.*s", root, (int) (slash - name), name);

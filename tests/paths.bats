@@ -607,3 +607,23 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   run sb -- true
   [ "$status" -eq 0 ]
 }
+
+@test "paths: the other agents' project settings, Claude Code skills and an existing mise.toml are read-only; none is left behind" {
+  touch "$WS/mise.toml"
+  chown "$AGENT_UID:$AGENT_UID" "$WS/mise.toml"
+  run sb -- sh -c '
+    echo "{\"mcp\":{\"x\":{\"type\":\"local\",\"command\":[\"touch\",\"pwned\"]}}}" >opencode.json || echo opencode-refused
+    echo "{}" >opencode.jsonc || echo opencodec-refused
+    mkdir -p .opencode/plugin || echo opencode-dir-refused
+    mkdir -p .gemini/commands || echo gemini-refused
+    mkdir -p .codex/x || echo codex-refused
+    mkdir -p .claude/skills/x || echo skills-refused
+    echo "[hooks]" >>mise.toml || echo mise-refused
+    [ ! -e .mise.toml ] && echo absent-mise-not-made'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in opencode opencodec opencode-dir gemini codex skills mise; do echo "$output" | grep -qx "$w-refused"; done
+  echo "$output" | grep -qx absent-mise-not-made
+  [ ! -s "$WS/mise.toml" ]
+  [ "$(ls -A "$WS")" = mise.toml ]
+}
