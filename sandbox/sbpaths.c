@@ -1,6 +1,7 @@
 /* Paths the agent can plant: see sbpaths.h. */
 #include "config.h"
 #include "sbpaths.h"
+#include "agent.h"
 #include "log.h"
 #include "pathutil.h"
 #include "strio.h"
@@ -349,6 +350,57 @@ pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_err
       if (!is_bind (o, p))
         add_bind_of (o, p, enclosing_writable (o, p));
       *s = '/';
+    }
+  return 0;
+}
+
+/* The credential masks below a home the sandbox can write (the workspace
+ * is the home, with --allow-home; --home DIR): a mask on .config/gh stops
+ * a rename of gh (a mount point), not of .config, which would move the
+ * secret out from under the mask for the next run. The folders above each
+ * one that exists are pinned; one reached through a symlink, where it
+ * really is (the mask follows the symlink too). */
+static int
+pin_cred_masks (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  for (size_t h = 0; h < o->n_cred_homes; h++)
+    for (size_t i = 0; ar_agent_cred_paths[i]; i++)
+      {
+        const char *c = ar_agent_cred_paths[i];
+        char real[PATH_MAX];
+        size_t which;
+        if (!strchr (c, '/'))
+          continue;
+        cleanup_free char *p = xasprintf ("%s/%s", o->cred_homes[h], c);
+        if (realpath (p, real) && in_writable (w, real, &which) && pin_between (o, w->path[which], real, err) < 0)
+          return -1;
+      }
+  if (!o->home_src)
+    return 0;
+  /* --home DIR, bound at the home: its own folders, never through a symlink */
+  for (size_t i = 0; ar_agent_cred_paths[i]; i++)
+    {
+      const char *c = ar_agent_cred_paths[i];
+      struct stat st;
+      cleanup_free char *rel = xstrdup (c);
+      for (char *s = strchr (rel, '/'); s; s = strchr (s + 1, '/'))
+        {
+          *s = '\0';
+          cleanup_free char *src = xasprintf ("%s/%s", o->home_src, rel);
+          cleanup_free char *dst = xasprintf ("%s/%s", o->home, rel);
+          cleanup_free char *whole = xasprintf ("%s/%s", o->home_src, c);
+          if (lstat (src, &st) < 0 || !S_ISDIR (st.st_mode) || lstat (whole, &st) < 0)
+            break;
+          if (!is_bind (o, dst))
+            {
+              o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
+              o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = ar_steal_ptr (dst),
+                                                               .src = ar_steal_ptr (src),
+                                                               .writable = true };
+            }
+          *s = '/';
+        }
     }
   return 0;
 }
@@ -1237,7 +1289,7 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
   for (size_t i = 0; i < sb->n_notes; i++)
     if (check_note (sb, &w, &sb->notes[i], err) < 0)
       goto out;
-  if (protect_policies (sb, &w, err) < 0)
+  if (protect_policies (sb, &w, err) < 0 || pin_cred_masks (sb, &w, err) < 0)
     goto out;
   struct stat st;
   for (size_t i = 0; roots[i]; i++)
