@@ -789,7 +789,31 @@ is_dir_nofollow (const char *path)
   return lstat (path, &st) == 0 && S_ISDIR (st.st_mode);
 }
 
-static int protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err);
+/* The walk of one writable folder's repositories: what is left of the git
+ * folders' budget, and the git folders protected so far (relative to the
+ * root), which the trust store keeps for the next runs. */
+struct gitwalk {
+  const struct wset *w;
+  const char *root;
+  int budget;
+  char **found;
+  size_t n_found;
+};
+
+/* Already protected in this walk? Else recorded as protected now. */
+static bool
+seen (struct gitwalk *g, const char *path)
+{
+  const char *rel = path + strlen (g->root) + 1;
+  for (size_t i = 0; i < g->n_found; i++)
+    if (strcmp (g->found[i], rel) == 0)
+      return true;
+  g->found = xrealloc (g->found, (g->n_found + 1) * sizeof *g->found);
+  g->found[g->n_found++] = xstrdup (rel);
+  return false;
+}
+
+static int protect_gitdir (struct ar_sandbox *sb, struct gitwalk *g, const char *gitdir, int depth, ar_error **err);
 
 /* What else of a git folder git obeys: commondir, which moves where git
  * reads the config and hooks from to the folder it names, whatever git
@@ -823,7 +847,7 @@ protect_git_extras (struct ar_sandbox *sb, const char *gitdir, ar_error **err)
 /* dir/modules: each entry a submodule's git folder (one with a HEAD), or a
  * folder of a submodule name with a slash in it. Each one pinned. */
 static int
-protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget, ar_error **err)
+protect_modules (struct ar_sandbox *sb, struct gitwalk *g, const char *dir, int depth, ar_error **err)
 {
   if (depth >= MODULES_DEPTH || lifted (sb, dir))
     return 0;
@@ -839,16 +863,16 @@ protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget,
         continue;
       cleanup_free char *sub = xasprintf ("%s/%s", dir, e->d_name);
       cleanup_free char *head = xasprintf ("%s/HEAD", sub);
-      if (!is_dir_nofollow (sub))
+      struct stat st;
+      bool gitdir = lstat (head, &st) == 0;
+      if (!is_dir_nofollow (sub) || (gitdir && seen (g, sub)))
         continue;
-      if (--*budget < 0)
+      if (--g->budget < 0)
         {
           ar_debug ("submodules: more than %d git folders, %s and the rest not protected", MODULES_MAX, sub);
           break;
         }
-      struct stat st;
-      r = lstat (head, &st) == 0 ? protect_gitdir (sb, sub, depth + 1, budget, err)
-                                 : protect_modules (sb, sub, depth + 1, budget, err);
+      r = gitdir ? protect_gitdir (sb, g, sub, depth + 1, err) : protect_modules (sb, g, sub, depth + 1, err);
     }
   closedir (d);
   return r;
@@ -857,17 +881,18 @@ protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget,
 /* A git folder (not the root's own, which protected_names holds): pinned,
  * its config and hooks read-only, its submodules' the same. */
 static int
-protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err)
+protect_gitdir (struct ar_sandbox *sb, struct gitwalk *g, const char *gitdir, int depth, ar_error **err)
 {
   cleanup_free char *config = xasprintf ("%s/config", gitdir);
   cleanup_free char *hooks = xasprintf ("%s/hooks", gitdir);
   cleanup_free char *modules = xasprintf ("%s/modules", gitdir);
   if (lifted (sb, gitdir))
     return 0;
+  seen (g, gitdir);
   if (protect (sb, gitdir, true, true, err) < 0 || protect (sb, config, false, false, err) < 0
       || protect (sb, hooks, true, false, err) < 0 || protect_git_extras (sb, gitdir, err) < 0)
     return -1;
-  return is_dir_nofollow (modules) ? protect_modules (sb, modules, depth, budget, err) : 0;
+  return is_dir_nofollow (modules) ? protect_modules (sb, g, modules, depth, err) : 0;
 }
 
 /* ---- what a git config names: the hooks folder, included files ---- */
@@ -1085,15 +1110,15 @@ protect_config_paths (struct ar_sandbox *sb, const struct wset *w, const char *w
 /* A repository at root/rel (rel not empty): the folders from the root down
  * to it pinned, so that it cannot be swapped for another by renames. */
 static int
-protect_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, const char *rel, int *budget,
-                ar_error **err)
+protect_nested (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_error **err)
 {
+  const char *root = g->root;
   cleanup_free char *p = xasprintf ("%s/%s", root, rel);
   cleanup_free char *git = xasprintf ("%s/.git", p);
   struct stat st;
-  if (lstat (git, &st) < 0 || lifted (sb, git))
+  if (lstat (git, &st) < 0 || lifted (sb, git) || seen (g, git))
     return 0;
-  if (--*budget < 0)
+  if (--g->budget < 0)
     {
       ar_debug ("nested repositories: more than %d git folders, %s and the rest not protected", MODULES_MAX, git);
       return 0;
@@ -1113,7 +1138,7 @@ protect_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, c
       *s = '/';
     }
   if (S_ISDIR (st.st_mode))
-    return protect_gitdir (sb, git, 0, budget, err) < 0 ? -1 : protect_config_paths (sb, w, p, git, err);
+    return protect_gitdir (sb, g, git, 0, err) < 0 ? -1 : protect_config_paths (sb, g->w, p, git, err);
   /* a gitfile names where git reads config and hooks: read-only; a symlink,
    * which git follows too, cannot be held: refused */
   return S_ISREG (st.st_mode) || S_ISLNK (st.st_mode) ? protect (sb, git, false, false, err) : 0;
@@ -1124,8 +1149,9 @@ protect_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, c
  * .git: one fstatat per folder (its .git), one read per folder above the
  * deepest level. */
 static int
-walk_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, int *budget, ar_error **err)
+walk_nested (struct ar_sandbox *sb, struct gitwalk *g, ar_error **err)
 {
+  const char *root = g->root;
   cleanup_close int rfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rfd < 0)
     return 0;
@@ -1162,7 +1188,7 @@ walk_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, int 
           cleanup_free char *rel = strcmp (queue[head], ".") ? xasprintf ("%s/%s", queue[head], n) : xstrdup (n);
           cleanup_free char *git = xasprintf ("%s/.git", n);
           if (fstatat (dfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            r = protect_nested (sb, w, root, rel, budget, err);
+            r = protect_nested (sb, g, rel, err);
           if (r == 0 && depth[head] + 1 < NESTED_DEPTH)
             {
               if (tail == cap)
@@ -1184,18 +1210,108 @@ walk_nested (struct ar_sandbox *sb, const struct wset *w, const char *root, int 
   return r;
 }
 
+/* A git folder recorded by an earlier run (rel: below g->root), protected
+ * again when it is still there: the folders down to it pinned, a
+ * repository's .git as protect_nested does, a submodule's as the walk of
+ * modules does. */
+static int
+protect_recorded (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", g->root, rel);
+  size_t n = strlen (rel);
+  struct stat st;
+  if (lstat (path, &st) < 0 || strstr (rel, "..") || rel[0] == '/')
+    return 0;
+  if (n > 5 && strcmp (rel + n - 5, "/.git") == 0)
+    {
+      cleanup_free char *repo = xasprintf ("%.*s", (int) (n - 5), rel);
+      return protect_nested (sb, g, repo, err);
+    }
+  if (!S_ISDIR (st.st_mode) || seen (g, path) || --g->budget < 0)
+    return 0;
+  for (char *s = path + strlen (g->root) + 1; (s = strchr (s, '/')); s++)
+    {
+      *s = '\0';
+      int r = protect (sb, path, true, true, err);
+      *s = '/';
+      if (r < 0)
+        return -1;
+    }
+  return protect_gitdir (sb, g, path, 0, err);
+}
+
+/* The trust store's record of the git folders below root: a run can make
+ * folders (or fake submodules) enough that the walk's budgets end before
+ * one it used to find, so every one protected once is protected first,
+ * before the walk. NULL key: no store out of the sandbox's reach. */
+static char *
+record_key (const struct wset *w, const char *root, char **store)
+{
+  uid_t uid;
+  gid_t gid;
+  size_t which;
+  cleanup_free char *home = NULL;
+  ar_sbpaths_invoker (&uid, &gid, &home);
+  *store = ar_trust_store_dir (home);
+  if (!*store || in_writable (w, *store, &which))
+    {
+      ar_debug ("repositories below %s: no trust store out of the sandbox's reach to remember them in", root);
+      free (*store);
+      return *store = NULL;
+    }
+  return xasprintf ("git folders below %s", root);
+}
+
 static int
 protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *root, ar_error **err)
 {
-  int budget = MODULES_MAX;
+  struct gitwalk g = { .w = w, .root = root, .budget = MODULES_MAX };
   cleanup_free char *modules = xasprintf ("%s/.git/modules", root);
   cleanup_free char *git = xasprintf ("%s/.git", root);
+  cleanup_free char *store = NULL, *text = NULL, *now = NULL;
+  cleanup_free char *key = record_key (w, root, &store);
+  size_t len = 0;
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  int r = -1;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
   if (is_dir_nofollow (git) && !lifted (sb, git)
       && (protect_git_extras (sb, git, err) < 0 || protect_config_paths (sb, w, root, git, err) < 0))
     return -1;
-  if (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, modules, 0, &budget, err) < 0)
-    return -1;
-  return walk_nested (sb, w, root, &budget, err);
+  ar_fsid_enter (&fs, uid, gid);
+  if (key && ar_trust_read (store, key, &text, &len) < 0)
+    text = NULL;
+  ar_fsid_leave (&fs);
+  for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : line + strlen (line))
+    {
+      if ((nl = strchr (line, '\n')))
+        *nl = '\0';
+      if (*line && protect_recorded (sb, &g, line, err) < 0)
+        goto out;
+      if (nl)
+        *nl = '\n';
+    }
+  if ((is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, &g, modules, 0, err) < 0)
+      || walk_nested (sb, &g, err) < 0)
+    goto out;
+  r = 0;
+  if (!key)
+    goto out;
+  /* what changed is written: those still there, then the new ones */
+  size_t cap = 1;
+  for (size_t i = 0; i < g.n_found; i++)
+    cap += strlen (g.found[i]) + 1;
+  now = xmalloc0 (cap);
+  for (size_t i = 0; i < g.n_found; i++)
+    strcat (strcat (now, g.found[i]), "\n");
+  if ((!text && g.n_found) || (text && strcmp (text, now)))
+    r = ar_trust_approve (store, key, now, strlen (now), uid, gid, err);
+out:
+  for (size_t i = 0; i < g.n_found; i++)
+    free (g.found[i]);
+  free (g.found);
+  return r;
 }
 
 static int

@@ -627,3 +627,31 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ ! -s "$WS/mise.toml" ]
   [ "$(ls -A "$WS")" = mise.toml ]
 }
+
+@test "paths: folders or fake submodules a run makes to use up the walk's budgets leave the repositories it found protected" {
+  need_cmd git
+  git -C "$WS" init -q
+  mkdir -p "$WS/.git/modules/lib" "$WS/zzz"
+  echo "ref: refs/heads/main" >"$WS/.git/modules/lib/HEAD"
+  printf '[core]\n\tbare = false\n' >"$WS/.git/modules/lib/config"
+  git init -q "$WS/zzz/repo"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # run 1 finds both, and makes 600 folders and 80 submodules' git folders
+  run sb -- sh -c 'echo x >>zzz/repo/.git/config || echo nested-refused
+    i=0; while [ $i -lt 600 ]; do mkdir d$i; i=$((i+1)); done
+    i=0; while [ $i -lt 80 ]; do mkdir .git/modules/f$i && echo "ref: refs/heads/main" >.git/modules/f$i/HEAD; i=$((i+1)); done
+    echo made'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx nested-refused
+  echo "$output" | grep -qx made
+  # run 2 still holds what run 1 found
+  run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>zzz/repo/.git/config || echo nested-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>.git/modules/lib/config || echo module-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx nested-refused
+  echo "$output" | grep -qx module-refused
+  ! grep -q fsmonitor "$WS/zzz/repo/.git/config" "$WS/.git/modules/lib/config"
+  # what it remembers is in the trust store, out of the sandbox's reach
+  grep -rqx "zzz/repo/.git" "$T/config/agentrun/trust"
+}
