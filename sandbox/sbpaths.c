@@ -938,15 +938,16 @@ git_value (const char **p)
   return v;
 }
 
-/* The last core.hooksPath (into *hooks, replacing it) and every
- * include.path and includeIf.*.path (added to inc) of the git config file,
- * not following its includes: git reads those from where the config says,
- * and a config of the person's may name a file in a writable folder. A
- * missing or unreadable file names nothing. */
+/* Each core.hooksPath and each include.path and includeIf.*.path of the
+ * git config file, as written, added to vals (kind 'h' or 'i' first): git
+ * reads those from where the config says, and a config of the person's may
+ * name a folder or file in a writable folder. A missing or unreadable file
+ * names nothing. A symlink is followed: the configs the sandbox could
+ * change were refused as symlinks before (a dotfile manager's are fine). */
 static void
-git_config_paths (const char *file, char **hooks, char ***inc, size_t *n_inc)
+git_config_paths (const char *file, char ***vals, size_t *n_vals)
 {
-  cleanup_close int fd = open (file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  cleanup_close int fd = open (file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   cleanup_free char *text = NULL;
   size_t len;
   struct stat st;
@@ -995,18 +996,16 @@ git_config_paths (const char *file, char **hooks, char ***inc, size_t *n_inc)
         }
       p++;
       cleanup_free char *v = git_value (&p);
-      if (!*v)
-        continue;
+      char kind = 0;
       if (strcmp (section, "core") == 0 && !sub && strcmp (key, "hookspath") == 0)
-        {
-          free (*hooks);
-          *hooks = ar_steal_ptr (v);
-        }
+        kind = 'h';
       else if (((strcmp (section, "include") == 0 && !sub) || (strcmp (section, "includeif") == 0 && sub))
                && strcmp (key, "path") == 0)
+        kind = 'i';
+      if (*v && kind)
         {
-          *inc = xrealloc (*inc, (*n_inc + 1) * sizeof **inc);
-          (*inc)[(*n_inc)++] = ar_steal_ptr (v);
+          *vals = xrealloc (*vals, (*n_vals + 1) * sizeof **vals);
+          (*vals)[(*n_vals)++] = xasprintf ("%c%s", kind, v);
         }
     }
 }
@@ -1068,43 +1067,56 @@ protect_named (struct ar_sandbox *sb, const struct wset *w, const char *what, co
     }
 }
 
-/* The hooks folder and the included files the configs git reads for the
+/* The hooks folders and the included files the configs git reads for the
  * repository at worktree (git folder gitdir) name: the system's, the
- * invoking user's and the repository's own, the last hooksPath winning. */
+ * invoking user's and the repository's own, and what they include (up to
+ * 64 files). Every hooksPath is held, not only the last: an includeIf
+ * decides which one git takes, and holding one it does not is harmless. */
 static int
 protect_config_paths (struct ar_sandbox *sb, const struct wset *w, const char *worktree, const char *gitdir,
                       ar_error **err)
 {
   uid_t uid;
   gid_t gid;
-  cleanup_free char *home = NULL, *hooks = NULL;
+  cleanup_free char *home = NULL;
   ar_sbpaths_invoker (&uid, &gid, &home);
-  cleanup_free char *global = home ? xasprintf ("%s/.gitconfig", home) : NULL;
-  cleanup_free char *xdg = home ? xasprintf ("%s/.config/git/config", home) : NULL;
-  cleanup_free char *local = xasprintf ("%s/config", gitdir);
-  cleanup_free char *wtconf = xasprintf ("%s/config.worktree", gitdir);
-  const char *files[] = { "/etc/gitconfig", xdg, global, local, wtconf };
-  int r = 0;
-  for (size_t f = 0; f < ARRAY_SIZE (files); f++)
+  char **files = xmalloc0 (5 * sizeof *files);
+  size_t n_files = 0;
+  if (home)
     {
-      char **inc = NULL;
-      size_t n_inc = 0;
-      if (!files[f])
-        continue;
-      git_config_paths (files[f], &hooks, &inc, &n_inc);
+      files[n_files++] = xasprintf ("%s/.config/git/config", home);
+      files[n_files++] = xasprintf ("%s/.gitconfig", home);
+    }
+  files[n_files++] = xstrdup ("/etc/gitconfig");
+  files[n_files++] = xasprintf ("%s/config", gitdir);
+  files[n_files++] = xasprintf ("%s/config.worktree", gitdir);
+  int r = 0;
+  for (size_t f = 0; f < n_files; f++)
+    {
+      char **vals = NULL;
+      size_t n_vals = 0;
+      git_config_paths (files[f], &vals, &n_vals);
       cleanup_free char *base = xstrdup (files[f]);
       *strrchr (base, '/') = '\0';
-      for (size_t i = 0; i < n_inc; i++)
+      for (size_t i = 0; i < n_vals; i++)
         {
-          cleanup_free char *path = git_path (inc[i], *base ? base : "/", home);
+          bool hooks = vals[i][0] == 'h';
+          cleanup_free char *path = git_path (vals[i] + 1, hooks ? worktree : *base ? base : "/", home);
           if (r == 0 && path)
-            r = protect_named (sb, w, "include.path", path, false, err);
-          free (inc[i]);
+            r = protect_named (sb, w, hooks ? "core.hooksPath" : "include.path", path, hooks, err);
+          if (r == 0 && path && !hooks && n_files < 64)
+            {
+              files = xrealloc (files, (n_files + 1) * sizeof *files);
+              files[n_files++] = ar_steal_ptr (path);
+            }
+          free (vals[i]);
         }
-      free (inc);
+      free (vals);
     }
-  cleanup_free char *path = hooks ? git_path (hooks, worktree, home) : NULL;
-  return r < 0 ? -1 : path ? protect_named (sb, w, "core.hooksPath", path, true, err) : 0;
+  for (size_t f = 0; f < n_files; f++)
+    free (files[f]);
+  free (files);
+  return r;
 }
 
 /* A repository at root/rel (rel not empty): the folders from the root down

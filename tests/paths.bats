@@ -655,3 +655,19 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   # what it remembers is in the trust store, out of the sandbox's reach
   grep -rqx "zzz/repo/.git" "$T/config/agentrun/trust"
 }
+
+@test "paths: a hooks folder set in the person's own git config (a symlink of a dotfile manager, through an include) is held in every repository" {
+  need_cmd git
+  git -C "$WS" init -q
+  mkdir -p "$T/dotfiles"
+  printf '[include]\n\tpath = %s/dotfiles/hooks.inc\n' "$T" >"$T/dotfiles/gitconfig"
+  printf '[core]\n\thooksPath = .hk\n' >"$T/dotfiles/hooks.inc"
+  ln -s "$T/dotfiles/gitconfig" "$FHOME/.gitconfig"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'mkdir -p .hk/x || echo hooks-refused; touch .hk/pre-commit || echo hook-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx hooks-refused
+  echo "$output" | grep -qx hook-refused
+  [ ! -e "$WS/.hk" ]
+}
