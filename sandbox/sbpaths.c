@@ -307,6 +307,15 @@ is_bind (const struct ar_agent_opts *o, const char *path)
   return false;
 }
 
+static bool
+bound_readonly (const struct ar_agent_opts *o, const char *path)
+{
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (strcmp (o->binds[i].path, path) == 0)
+      return !o->binds[i].writable;
+  return false;
+}
+
 /* The writability of the deepest bind holding path. */
 static bool
 enclosing_writable (const struct ar_agent_opts *o, const char *path)
@@ -725,6 +734,22 @@ lifted_below (const struct ar_sandbox *sb, const char *path)
   return false;
 }
 
+/* Does a folder above dir hold a .git (dir lies in a repository's tree)? */
+static bool
+inside_repository (const char *dir)
+{
+  cleanup_free char *p = xstrdup (dir);
+  for (char *slash; (slash = strrchr (p, '/'));)
+    {
+      struct stat st;
+      *slash = '\0';
+      cleanup_free char *git = xasprintf ("%s/.git", p);
+      if (lstat (git, &st) == 0)
+        return true;
+    }
+  return false;
+}
+
 static int
 protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
 {
@@ -744,6 +769,18 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
           if (lifted (sb, parent) || lifted (sb, path) || (whole && strcmp (whole, parent) == 0))
             continue;
           bool there = lstat (parent, &st) == 0;
+          if (!there && errno == ENOENT && git && inside_repository (root))
+            {
+              /* the folder is part of a repository above it, whose git the
+               * person runs there: a .git made here would take its place
+               * (its config, fsmonitor, hooks). One read-only empty folder
+               * (git looks past it, to the repository above) */
+              if (protect (sb, parent, true, false, err) < 0)
+                return -1;
+              free (whole);
+              whole = ar_steal_ptr (parent);
+              continue;
+            }
           if (!there && errno == ENOENT && git)
             {
               /* no repository yet: `git init` inside must work; said after the run */
@@ -1288,7 +1325,8 @@ protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *r
   struct ar_fsid fs;
   int r = -1;
   ar_sbpaths_invoker (&uid, &gid, NULL);
-  if (is_dir_nofollow (git) && !lifted (sb, git)
+  /* (a .git held read-only as a whole, a placeholder, holds nothing to protect) */
+  if (is_dir_nofollow (git) && !lifted (sb, git) && !bound_readonly (&sb->prof, git)
       && (protect_git_extras (sb, git, err) < 0 || protect_config_paths (sb, w, root, git, err) < 0))
     return -1;
   ar_fsid_enter (&fs, uid, gid);

@@ -671,3 +671,18 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output" | grep -qx hook-refused
   [ ! -e "$WS/.hk" ]
 }
+
+@test "paths: a workspace inside a repository gets no .git of its own, which would take the repository's place there" {
+  need_cmd git
+  git init -q "$T"
+  run sb -- sh -c 'git init -q 2>/dev/null || echo init-refused
+    mkdir -p .git/hooks || echo git-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >.git/config || echo config-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in init git config; do echo "$output" | grep -qx "$w-refused"; done
+  [ ! -e "$WS/.git" ]
+  ! echo "$output" | grep -q "the run created"
+  # the person's git there is the repository's above
+  [ "$(git -c safe.directory='*' -C "$WS" rev-parse --show-toplevel)" = "$(cd "$T" && pwd -P)" ]
+}
