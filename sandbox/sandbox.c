@@ -168,6 +168,8 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->held);
   strv_free (sb->allow_write, sb->n_allow_write);
   free (sb->new_git);
+  strv_free (sb->git_roots, sb->n_git_roots);
+  strv_free (sb->git_known, sb->n_git_known);
   if (sb->audit_fd >= 0)
     close (sb->audit_fd);
   free (sb->state_root);

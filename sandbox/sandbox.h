@@ -144,6 +144,12 @@ struct ar_sandbox {
   int *held;
   size_t n_held;
   char *new_git; /* WS/.git when it did not exist before the run */
+  /* the writable folders whose repositories were looked for, and the git
+   * folders found below them (absolute): a new one is said after the run */
+  char **git_roots;
+  size_t n_git_roots;
+  char **git_known;
+  size_t n_git_known;
   int audit_fd; /* --audit, opened once by the invoking user */
   bool bundle_only; /* spec --agent, sandbox --bundle: no run, so no
                                                     placeholders (nobody would remove them) */

@@ -835,6 +835,7 @@ struct gitwalk {
   int budget;
   char **found;
   size_t n_found;
+  bool report; /* after the run: a git folder not found before is said, not protected */
 };
 
 /* Already protected in this walk? Else recorded as protected now. */
@@ -1167,6 +1168,13 @@ protect_nested (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_er
   struct stat st;
   if (lstat (git, &st) < 0 || lifted (sb, git) || seen (g, git))
     return 0;
+  if (g->report)
+    {
+      ar_warn ("sandbox: the run created %s: its config and hooks were written by the command; review them before "
+               "running git there on the host (a git-aware prompt or an editor runs it for you)",
+               git);
+      return 0;
+    }
   if (--g->budget < 0)
     {
       ar_debug ("nested repositories: more than %d git folders, %s and the rest not protected", MODULES_MAX, git);
@@ -1346,6 +1354,14 @@ protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *r
       || walk_nested (sb, &g, err) < 0)
     goto out;
   r = 0;
+  /* kept to tell a new one after the run */
+  sb->git_roots = xrealloc (sb->git_roots, (sb->n_git_roots + 1) * sizeof *sb->git_roots);
+  sb->git_roots[sb->n_git_roots++] = xstrdup (root);
+  for (size_t i = 0; i < g.n_found; i++)
+    {
+      sb->git_known = xrealloc (sb->git_known, (sb->n_git_known + 1) * sizeof *sb->git_known);
+      sb->git_known[sb->n_git_known++] = xasprintf ("%s/%s", root, g.found[i]);
+    }
   if (!key)
     goto out;
   /* what changed is written: those still there, then the new ones */
@@ -1581,9 +1597,33 @@ still_ours (const struct ar_sb_placed *p, int *waits)
   return fd;
 }
 
+/* The repositories the run made below each writable folder, said (those
+ * the walk finds within its budgets). */
+static void
+report_new_repositories (struct ar_sandbox *sb)
+{
+  for (size_t r = 0; r < sb->n_git_roots && !sb->bundle_only; r++)
+    {
+      struct gitwalk g = { .root = sb->git_roots[r], .budget = MODULES_MAX, .report = true };
+      size_t n = strlen (g.root);
+      for (size_t i = 0; i < sb->n_git_known; i++)
+        if (strncmp (sb->git_known[i], g.root, n) == 0 && sb->git_known[i][n] == '/')
+          seen (&g, sb->git_known[i]);
+      walk_nested (sb, &g, NULL);
+      for (size_t i = 0; i < g.n_found; i++)
+        free (g.found[i]);
+      free (g.found);
+    }
+  /* said once */
+  for (size_t r = 0; r < sb->n_git_roots; r++)
+    free (sb->git_roots[r]);
+  sb->n_git_roots = 0;
+}
+
 void
 ar_sbpaths_cleanup (struct ar_sandbox *sb)
 {
+  report_new_repositories (sb);
   /* ours let go first: a lock of ours would keep us from removing too */
   for (size_t i = 0; i < sb->n_held; i++)
     close (sb->held[i]);

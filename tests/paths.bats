@@ -686,3 +686,19 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   # the person's git there is the repository's above
   [ "$(git -c safe.directory='*' -C "$WS" rev-parse --show-toplevel)" = "$(cd "$T" && pwd -P)" ]
 }
+
+@test "paths: a repository the run makes below the workspace is told after the run, one that was there is not" {
+  need_cmd git
+  git init -q "$WS/old"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'git init -q src/lib && echo made'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx made
+  echo "$output" | grep -q "the run created $WS/src/lib/.git"
+  ! echo "$output" | grep -q "the run created $WS/old"
+  # the next run found it there: nothing to tell
+  run sb -- true
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q "the run created"
+}
