@@ -1371,8 +1371,16 @@ protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *r
   now = xmalloc0 (cap);
   for (size_t i = 0; i < g.n_found; i++)
     strcat (strcat (now, g.found[i]), "\n");
-  if ((!text && g.n_found) || (text && strcmp (text, now)))
-    r = ar_trust_approve (store, key, now, strlen (now), uid, gid, err);
+  /* this run is protected either way: a store it cannot write (a full or
+   * read-only home) costs the next runs the record, said, not this run */
+  ar_error *werr = NULL;
+  if (((!text && g.n_found) || (text && strcmp (text, now)))
+      && ar_trust_approve (store, key, now, strlen (now), uid, gid, &werr) < 0)
+    {
+      ar_warn ("sandbox: the repositories below %s are not remembered for the next runs: %s", root,
+               werr ? werr->msg : "?");
+      ar_error_free (werr);
+    }
 out:
   for (size_t i = 0; i < g.n_found; i++)
     free (g.found[i]);
