@@ -83,6 +83,7 @@ const char
                              "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
                              "                        may reach; whoever connects gets what it serves\n"
                              "  --allow-home          let the workspace, --out or a --rw be (or hold) your home\n"
+                             "                        or lie in a hidden folder of it (~/.config, ~/.cache)\n"
                              "  --allow-system-path   let the workspace, --out or a --rw be a system folder\n"
                              "                        (/etc, /usr, /tmp, /home, ...); /proc, /sys, /dev: never\n"
                              "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"

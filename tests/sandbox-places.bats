@@ -138,3 +138,26 @@ READ_CREDS='for f in '"${CRED_FILES[*]}"'; do cat "$HOME/$f" 2>/dev/null; done; 
   run sb --workspace "$FHOME" --allow-home -- sh -c 'touch "$HOME/.config/new" && echo config-writable'
   echo "$output" | grep -qx config-writable
 }
+
+@test "places: a hidden folder of the home (configs, caches, programs the host runs) is not read-write without --allow-home" {
+  mkdir -p "$FHOME/.config/nvim" "$FHOME/.cache/pip" "$FHOME/.local/bin"
+  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME"
+  local opt p
+  for p in "$FHOME/.config/nvim" "$FHOME/.cache/pip" "$FHOME/.local/bin"; do
+    for opt in --workspace --out --rw; do
+      run sb --workspace "$WS" "$opt" "$p" -- true
+      [ "$status" -eq 125 ]
+      [[ "$output" == *"$opt $p: in a hidden folder of the home $FHOME"*"--allow-home"* ]] || { echo "$output"; false; }
+    done
+  done
+  # read-only, on purpose, the agent's own home there, or a folder of the home that is not hidden: fine
+  run sb --workspace "$WS" --ro "$FHOME/.config" -- true
+  [ "$status" -eq 0 ]
+  run sb --workspace "$WS" --rw "$FHOME/.cache/pip" --allow-home -- true
+  [ "$status" -eq 0 ]
+  run sb --workspace "$WS" --home "$FHOME/.sandbox-home" -- true
+  [ "$status" -eq 0 ]
+  mkdir "$FHOME/proj" && chown "$AGENT_UID" "$FHOME/proj"
+  run sb --workspace "$FHOME/proj" -- true
+  [ "$status" -eq 0 ]
+}
