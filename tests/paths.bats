@@ -516,7 +516,8 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   for w in placeholder-names-itself commondir-refused sub-commondir-refused git-works; do
     echo "$output" | grep -qx "$w"
   done
-  [ ! -e "$WS/.git/commondir" ] && [ ! -e "$WS/sub/.git/commondir" ]
+  [ ! -e "$WS/.git/commondir" ]
+  [ ! -e "$WS/sub/.git/commondir" ]
   # the person's own git in that folder reads the repository's own config
   (cd "$WS" && git -c safe.directory='*' status >/dev/null 2>&1 || true)
   [ ! -e "$WS/pwned" ]
@@ -601,7 +602,8 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   ! grep -q pwned "$WS/.githooks/pre-commit"
   [ ! -e "$WS/.githooks/post-checkout" ]
   # what was missing was a placeholder: gone again
-  [ ! -e "$WS/conf" ] && [ ! -e "$WS/sub/hooks dir" ]
+  [ ! -e "$WS/conf" ]
+  [ ! -e "$WS/sub/hooks dir" ]
   # a name that leaves the workspace through "..": not the sandbox's to hold
   git config -f "$WS/.git/config" core.hooksPath ../outside-hooks
   run sb -- true
@@ -718,4 +720,15 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   run env XDG_CONFIG_HOME="$T/config" "$AGENTRUN" trust --yes "$T/new.json"
   [ "$status" -eq 0 ]
   echo "$output" | grep -qF '{ "env": ["B=<U+202E>1"] }'
+}
+
+@test "paths: a name the command chose reaches agentrun's messages without its control characters (no escape sequence for the terminal)" {
+  need_cmd git
+  run sb -- sh -c 'git init -q "$(printf "x\033]52;c;Y3VybCBldmlsfHNo\007\r")/r" && echo made'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx made
+  [[ "$output" != *$'\033'* ]]
+  [[ "$output" != *$'\r'* ]]
+  [[ "$output" != *$'\a'* ]]
+  echo "$output" | grep -qF "the run created $WS/x?]52;c;Y3VybCBldmlsfHNo??/r/.git"
 }
