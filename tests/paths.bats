@@ -261,7 +261,8 @@ host_secret() {
   touch -d @0.424242424 "$WS/.zshrc"
   run sb -- true
   [ "$status" -eq 0 ]
-  [ -f "$WS/.envrc" ] && [ -d "$WS/.idea" ]
+  [ -f "$WS/.envrc" ]
+  [ -d "$WS/.idea" ]
   [ ! -e "$WS/.zshrc" ]
 }
 
@@ -447,9 +448,11 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output" | grep -qx inner-git-works
   ! grep -q fsmonitor "$WS/.git/modules/lib/config"
   ! grep -q evil "$WS/.git/modules/a/b/config" "$WS/sub/inner/.git/config"
-  [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ] && [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
+  [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ]
+  [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
   # the hooks folder made for the submodule was a placeholder: gone again
-  [ ! -e "$WS/.git/modules/lib/hooks" ] && [ ! -e "$WS/sub/inner/.git/config.worktree" ]
+  [ ! -e "$WS/.git/modules/lib/hooks" ]
+  [ ! -e "$WS/sub/inner/.git/config.worktree" ]
   grep -qx "../.." "$WS/.git/worktrees/w1/commondir"
 }
 
