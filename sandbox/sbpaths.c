@@ -71,6 +71,12 @@ static const struct {
   { ".opencode", true, false },
   { "opencode.json", false, false },
   { "opencode.jsonc", false, false },
+  /* editors that start the language servers or tasks a project file
+   * names (Helix's languages.toml, Zed's settings and tasks, Cursor's MCP
+   * servers) */
+  { ".helix", true, false },
+  { ".zed", true, false },
+  { ".cursor", true, false },
   { "mise.toml", false, true },
   { ".mise.toml", false, true },
   { "mise.local.toml", false, true },

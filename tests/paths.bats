@@ -623,11 +623,16 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
     mkdir -p .gemini/commands || echo gemini-refused
     mkdir -p .codex/x || echo codex-refused
     mkdir -p .claude/skills/x || echo skills-refused
+    mkdir -p .helix/x || echo helix-refused
+    mkdir -p .zed/x || echo zed-refused
+    mkdir -p .cursor/x || echo cursor-refused
     echo "[hooks]" >>mise.toml || echo mise-refused
     [ ! -e .mise.toml ] && echo absent-mise-not-made'
   echo "$output"
   [ "$status" -eq 0 ]
-  for w in opencode opencodec opencode-dir gemini codex skills mise; do echo "$output" | grep -qx "$w-refused"; done
+  for w in opencode opencodec opencode-dir gemini codex skills helix zed cursor mise; do
+    echo "$output" | grep -qx "$w-refused"
+  done
   echo "$output" | grep -qx absent-mise-not-made
   [ ! -s "$WS/mise.toml" ]
   [ "$(ls -A "$WS")" = mise.toml ]
