@@ -469,9 +469,13 @@ no_flock (int e)
  * nothing to hold (not a file nor a folder; one we may not open is
  * nobody's placeholder); 1: it went meanwhile (another run's cleanup). A
  * lock held for long is not a cleanup's (those take it without waiting and
- * let go at once): refused, it would let one go the moment it liked. */
+ * let go at once): refused, it would let one go the moment it liked.
+ * keep: a placeholder (ours, another run's), which a cleanup may remove:
+ * its fd is kept for the run; any other name is the person's, which no
+ * cleanup removes: checked, then let go (each fd kept is one more the
+ * container's init inherits, under the sandbox's own RLIMIT_NOFILE). */
 static int
-hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar_error **err)
+hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, bool keep, ar_error **err)
 {
   struct stat now, fst;
   if (sb->bundle_only || (!S_ISREG (st->st_mode) && !S_ISDIR (st->st_mode)))
@@ -498,6 +502,8 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar
       close (fd);
       return 1;
     }
+  if (!keep)
+    return close (fd), 0;
   sb->held = xrealloc (sb->held, (sb->n_held + 1) * sizeof *sb->held);
   sb->held[sb->n_held++] = fd;
   return 0;
@@ -609,7 +615,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
     }
   add_placed (sb, path, &st);
   /* ours, just made: no other run holds it yet, nor removes it (not its own) */
-  int r = hold (sb, path, &st, fd, err);
+  int r = hold (sb, path, &st, fd, true, err);
   return r < 0 ? -1 : r == 1 ? 2 : 0;
 }
 
@@ -710,7 +716,7 @@ protect_text (struct ar_sandbox *sb, const char *path, bool dir, bool writable, 
                        path, path);
       else if (!writable && check_links (path, &st, err) < 0)
         return -1;
-      else if ((r = hold (sb, path, &st, -1, err)) != 0)
+      else if ((r = hold (sb, path, &st, -1, marked (&st, text ? (off_t) strlen (text) : 0), err)) != 0)
         {
           if (r < 0)
             return -1;

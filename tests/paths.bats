@@ -740,3 +740,19 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [[ "$output" != *$'\a'* ]]
   echo "$output" | grep -qF "the run created $WS/x?]52;c;Y3VybCBldmlsfHNo??/r/.git"
 }
+
+@test "paths: 64 nested repositories: the names held do not use up the open files of the container's init" {
+  need_cmd git
+  local i
+  for i in $(seq 64); do
+    mkdir -p "$WS/r$i/.git/hooks"
+    echo "ref: refs/heads/main" >"$WS/r$i/.git/HEAD"
+    printf '[core]\n\tbare = false\n' >"$WS/r$i/.git/config"
+  done
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'echo x >>r64/.git/config || echo refused; echo ran'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx ran
+  echo "$output" | grep -qx refused
+}
