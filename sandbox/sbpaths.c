@@ -1169,6 +1169,41 @@ protect_config_paths (struct ar_sandbox *sb, const struct wset *w, const char *w
   return r;
 }
 
+/* The git folder a gitfile (a worktree's, a submodule's, one made with
+ * --separate-git-dir: "gitdir: PATH") names, when it lies in a writable
+ * folder: git reads its config and hooks there, so it is protected like a
+ * nested one, the folders down to it pinned. (Under .git/modules the walk
+ * of modules holds it already; the rest is outside every writable folder.) */
+static int
+protect_gitfile_target (struct ar_sandbox *sb, struct gitwalk *g, const char *gitfile, ar_error **err)
+{
+  cleanup_close int fd = open (gitfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  cleanup_free char *text = NULL, *dir = xstrdup (gitfile);
+  size_t len, which;
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || ar_read_all (fd, 4096, &text, &len) < 0
+      || strncmp (text, "gitdir: ", 8))
+    return 0;
+  text[strcspn (text, "\r\n")] = '\0';
+  *strrchr (dir, '/') = '\0';
+  cleanup_free char *target = text[8] == '/' ? xstrdup (text + 8) : xasprintf ("%s/%s", dir, text + 8);
+  char real[PATH_MAX];
+  if (!realpath (target, real) || !in_writable (g->w, real, &which))
+    return 0;
+  if (!under (real, g->root) || !real[strlen (g->root)] || seen (g, real) || --g->budget < 0)
+    return 0;
+  cleanup_free char *p = xstrdup (real);
+  for (char *s = p + strlen (g->root) + 1; (s = strchr (s, '/')); s++)
+    {
+      *s = '\0';
+      int r = protect (sb, p, true, true, err);
+      *s = '/';
+      if (r < 0)
+        return -1;
+    }
+  return is_dir_nofollow (real) ? protect_gitdir (sb, g, real, 0, err) : 0;
+}
+
 /* A repository at root/rel (rel not empty): the folders from the root down
  * to it pinned, so that it cannot be swapped for another by renames. */
 static int
@@ -1208,9 +1243,11 @@ protect_nested (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_er
     }
   if (S_ISDIR (st.st_mode))
     return protect_gitdir (sb, g, git, 0, err) < 0 ? -1 : protect_config_paths (sb, g->w, p, git, err);
-  /* a gitfile names where git reads config and hooks: read-only; a symlink,
-   * which git follows too, cannot be held: refused */
-  return S_ISREG (st.st_mode) || S_ISLNK (st.st_mode) ? protect (sb, git, false, false, err) : 0;
+  /* a gitfile names where git reads config and hooks: read-only, and what it
+   * names protected; a symlink, which git follows too, cannot be held: refused */
+  if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
+    return 0;
+  return protect (sb, git, false, false, err) < 0 ? -1 : protect_gitfile_target (sb, g, git, err);
 }
 
 /* Breadth first, folders at most NESTED_DEPTH below the root and
@@ -1362,7 +1399,10 @@ protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *r
       if (nl)
         *nl = '\n';
     }
-  if ((is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, &g, modules, 0, err) < 0)
+  struct stat gst;
+  if ((lstat (git, &gst) == 0 && S_ISREG (gst.st_mode) && !lifted (sb, git)
+       && protect_gitfile_target (sb, &g, git, err) < 0)
+      || (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, &g, modules, 0, err) < 0)
       || walk_nested (sb, &g, err) < 0)
     goto out;
   r = 0;

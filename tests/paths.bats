@@ -756,3 +756,27 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output" | grep -qx ran
   echo "$output" | grep -qx refused
 }
+
+@test "paths: the git folder a .git file names inside the workspace (--separate-git-dir) is protected like any other" {
+  need_cmd git
+  git init -q --separate-git-dir="$WS/.realgit" "$WS"
+  mkdir -p "$WS/gitdirs" "$WS/proj"
+  git init -q --separate-git-dir="$WS/gitdirs/proj" "$WS/proj"
+  # a relative one, as git writes for a submodule
+  mkdir -p "$WS/lib" "$WS/store"
+  git init -q --bare "$WS/store/lib.git"
+  echo "gitdir: ../store/lib.git" >"$WS/lib/.git"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>.realgit/config || echo top-refused
+    touch .realgit/hooks/post-checkout || echo top-hooks-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>gitdirs/proj/config || echo nested-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>store/lib.git/config || echo relative-refused
+    mv gitdirs gitdirs2 || echo pinned'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in top-refused top-hooks-refused nested-refused relative-refused pinned; do echo "$output" | grep -qx "$w"; done
+  ! grep -q fsmonitor "$WS/.realgit/config"
+  ! grep -q fsmonitor "$WS/gitdirs/proj/config"
+  ! grep -q fsmonitor "$WS/store/lib.git/config"
+}
