@@ -997,7 +997,16 @@ git_value (const char **p)
 static void
 git_config_paths (const char *file, char ***vals, size_t *n_vals)
 {
-  cleanup_close int fd = open (file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  /* read as the invoking user (a symlink planted in a home workspace must
+   * not make root read what that user may not) */
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (&fs, uid, gid);
+  int ofd = open (file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  ar_fsid_leave (&fs);
+  cleanup_close int fd = ofd;
   cleanup_free char *text = NULL;
   size_t len;
   struct stat st;
