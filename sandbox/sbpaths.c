@@ -762,10 +762,34 @@ inside_repository (const char *dir)
   return false;
 }
 
+/* VS Code's workspace files at the top of root (NAME.code-workspace: the
+ * settings and tasks, with those run when the folder opens, of a workspace
+ * the person opens by that file), held read-only where they exist. */
+static int
+protect_code_workspaces (struct ar_sandbox *sb, const char *root, ar_error **err)
+{
+  DIR *d = opendir (root);
+  if (!d)
+    return 0;
+  int r = 0;
+  for (struct dirent *e; r == 0 && (e = readdir (d));)
+    {
+      size_t n = strlen (e->d_name), sfx = strlen (".code-workspace");
+      if (n <= sfx || strcmp (e->d_name + n - sfx, ".code-workspace"))
+        continue;
+      cleanup_free char *path = xasprintf ("%s/%s", root, e->d_name);
+      r = protect (sb, path, false, false, err);
+    }
+  closedir (d);
+  return r;
+}
+
 static int
 protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
 {
   cleanup_free char *whole = NULL; /* a missing parent made read-only as a whole */
+  if (protect_code_workspaces (sb, root, err) < 0)
+    return -1;
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     {
       const char *name = protected_names[i].name, *slash = strchr (name, '/');

@@ -615,7 +615,8 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
 
 @test "paths: the other agents' project settings, Claude Code skills and an existing mise.toml are read-only; none is left behind" {
   touch "$WS/mise.toml"
-  chown "$AGENT_UID:$AGENT_UID" "$WS/mise.toml"
+  echo '{ "folders": [{ "path": "." }] }' >"$WS/proj.code-workspace"
+  chown "$AGENT_UID:$AGENT_UID" "$WS/mise.toml" "$WS/proj.code-workspace"
   run sb -- sh -c '
     echo "{\"mcp\":{\"x\":{\"type\":\"local\",\"command\":[\"touch\",\"pwned\"]}}}" >opencode.json || echo opencode-refused
     echo "{}" >opencode.jsonc || echo opencodec-refused
@@ -627,15 +628,17 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
     mkdir -p .zed/x || echo zed-refused
     mkdir -p .cursor/x || echo cursor-refused
     echo "[hooks]" >>mise.toml || echo mise-refused
+    echo "{}" >proj.code-workspace || echo workspace-file-refused
     [ ! -e .mise.toml ] && echo absent-mise-not-made'
   echo "$output"
   [ "$status" -eq 0 ]
-  for w in opencode opencodec opencode-dir gemini codex skills helix zed cursor mise; do
+  for w in opencode opencodec opencode-dir gemini codex skills helix zed cursor mise workspace-file; do
     echo "$output" | grep -qx "$w-refused"
   done
   echo "$output" | grep -qx absent-mise-not-made
   [ ! -s "$WS/mise.toml" ]
-  [ "$(ls -A "$WS")" = mise.toml ]
+  grep -q folders "$WS/proj.code-workspace"
+  [ "$(ls -A "$WS" | tr '\n' ' ')" = "mise.toml proj.code-workspace " ]
 }
 
 @test "paths: folders or fake submodules a run makes to use up the walk's budgets leave the repositories it found protected" {
