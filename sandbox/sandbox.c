@@ -201,7 +201,7 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
   char *p;
   if (host_path (opt, arg, &p, err) < 0)
     return -1;
-  ar_sbpaths_note (sb, opt, arg, AR_NOTE_BIND);
+  ar_sbpaths_note (sb, opt, arg, writable ? AR_NOTE_BIND : AR_NOTE_RO);
   if (strcmp (p, "/") == 0)
     {
       free (p);

@@ -62,7 +62,7 @@ extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
 
 /* A path as given, checked when every option is in (sbpaths.h). */
-enum ar_sb_note_kind { AR_NOTE_BIND, AR_NOTE_MASK, AR_NOTE_POLICY };
+enum ar_sb_note_kind { AR_NOTE_BIND, AR_NOTE_RO, AR_NOTE_MASK, AR_NOTE_POLICY };
 struct ar_sb_note {
   char *opt;
   char *path;

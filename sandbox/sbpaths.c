@@ -438,6 +438,19 @@ check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note
                    nt->opt, nt->path, w->path[which]);
   if (fd < 0)
     return 0; /* outside: the option itself said what it found */
+  /* a file kept read-only or hidden that has a second name in a writable
+   * folder (a hard link an earlier run made) is written or read through it */
+  struct stat st;
+  if (inside && (nt->kind == AR_NOTE_MASK || nt->kind == AR_NOTE_RO) && fstat (fd, &st) == 0 && S_ISREG (st.st_mode)
+      && st.st_nlink > 1)
+    {
+      close (fd);
+      return ar_err (err, 0,
+                     "%s %s: a file with %lu names (hard links) in the writable folder %s: the sandbox could %s it "
+                     "through another one; remove the other names",
+                     nt->opt, nt->path, (unsigned long) st.st_nlink, w->path[which],
+                     nt->kind == AR_NOTE_MASK ? "read" : "write");
+    }
   char real[PATH_MAX];
   int r = fd_path (fd, real, sizeof real);
   close (fd);

@@ -783,3 +783,29 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   ! grep -q fsmonitor "$WS/gitdirs/proj/config"
   ! grep -q fsmonitor "$WS/store/lib.git/config"
 }
+
+@test "paths: a --mask or --ro file in the workspace with a second name (a hard link an earlier run made) is refused" {
+  echo TOKEN=1 >"$WS/secret.env"
+  echo '{}' >"$WS/conf.json"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # run 1, before either was held: a second name for each
+  run sb -- sh -c 'ln secret.env .s && ln conf.json .c && echo linked'
+  echo "$output" | grep -qx linked
+  # the person writes a new secret in place; run 2 would read it, or write the config, through them
+  echo TOKEN=2 >"$WS/secret.env"
+  run sb --mask "$WS/secret.env" -- cat .s
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -q TOKEN
+  echo "$output" | grep -q -- "--mask $WS/secret.env: a file with 2 names (hard links)"
+  run sb --ro "$WS/conf.json" -- sh -c 'echo "{\"x\":1}" >.c; echo ran'
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q -- "--ro $WS/conf.json: a file with 2 names (hard links)"
+  [ "$(cat "$WS/conf.json")" = '{}' ]
+  # without the second names both hold
+  rm "$WS/.s" "$WS/.c"
+  run sb --mask "$WS/secret.env" --ro "$WS/conf.json" -- sh -c 'cat secret.env; echo x >conf.json || echo ro'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q TOKEN
+  echo "$output" | grep -qx ro
+}
