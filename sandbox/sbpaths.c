@@ -420,6 +420,8 @@ pin_cred_masks (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
   return 0;
 }
 
+static int check_links (const char *path, const struct stat *st, ar_error **err);
+
 static int
 check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note *nt, ar_error **err)
 {
@@ -441,8 +443,19 @@ check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note
   /* a file kept read-only or hidden that has a second name in a writable
    * folder (a hard link an earlier run made) is written or read through it */
   struct stat st;
-  if (inside && (nt->kind == AR_NOTE_MASK || nt->kind == AR_NOTE_RO) && fstat (fd, &st) == 0 && S_ISREG (st.st_mode)
-      && st.st_nlink > 1)
+  bool held = inside && (nt->kind == AR_NOTE_MASK || nt->kind == AR_NOTE_RO) && fstat (fd, &st) == 0;
+  if (held && S_ISDIR (st.st_mode))
+    {
+      /* the files in a folder kept so, the same */
+      char dir[PATH_MAX];
+      int r = fd_path (fd, dir, sizeof dir) < 0 ? ar_err (err, errno, "%s", nt->path) : check_links (dir, &st, err);
+      if (r < 0)
+        {
+          close (fd);
+          return ar_err_prefix (err, "%s %s", nt->opt, nt->path);
+        }
+    }
+  if (held && S_ISREG (st.st_mode) && st.st_nlink > 1)
     {
       close (fd);
       return ar_err (err, 0,

@@ -809,3 +809,16 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   ! echo "$output" | grep -q TOKEN
   echo "$output" | grep -qx ro
 }
+
+@test "paths: a masked folder in the workspace holding a file with a second name elsewhere is refused" {
+  mkdir "$WS/secrets"
+  echo TOKEN=1 >"$WS/secrets/token"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'ln secrets/token .t && echo linked'
+  echo "$output" | grep -qx linked
+  echo TOKEN=2 >"$WS/secrets/token"
+  run sb --mask "$WS/secrets" -- cat .t
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -q TOKEN
+  echo "$output" | grep -q -- "--mask $WS/secrets: .*$WS/secrets/token: .* 2 names (hard links)"
+}
