@@ -28,6 +28,46 @@ static const struct ar_opt trust_opts[] = {
   { NULL, 0, false, 0 },
 };
 
+/* The code point of the UTF-8 sequence at s (n bytes left) and its
+ * length; a byte that starts none is itself, alone. */
+static unsigned
+utf8_at (const unsigned char *s, size_t n, size_t *len)
+{
+  *len = 1;
+  if (s[0] >= 0xc2 && s[0] < 0xe0 && n >= 2 && (s[1] & 0xc0) == 0x80)
+    return *len = 2, ((s[0] & 0x1fu) << 6) | (s[1] & 0x3fu);
+  if (s[0] >= 0xe0 && s[0] < 0xf0 && n >= 3 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80)
+    return *len = 3, ((s[0] & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) | (s[2] & 0x3fu);
+  return s[0];
+}
+
+/* A character that moves, hides or reorders what the terminal shows: a
+ * control character (a carriage return overwrites the line it ends, and
+ * JSON takes one as a blank), C1 controls, bidirectional and zero-width
+ * format characters. */
+static bool
+deceptive (unsigned c)
+{
+  return (c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c < 0xa0) || c == 0x61c || (c >= 0x200b && c <= 0x200f)
+         || (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2069) || c == 0xfeff;
+}
+
+/* What the agent wrote, to the person's terminal: each deceptive
+ * character shown as <U+XXXX>, so that the change seen is the change made. */
+static void
+put_visible (FILE *f, const char *text, size_t len)
+{
+  const unsigned char *s = (const unsigned char *) text;
+  for (size_t i = 0, n; i < len; i += n)
+    {
+      unsigned c = utf8_at (s + i, len - i, &n);
+      if (deceptive (c))
+        fprintf (f, "<U+%04X>", c);
+      else
+        fwrite (s + i, 1, n, f);
+    }
+}
+
 /* text in a temporary file of ours (the caller removes *tmp): NULL on failure. */
 static char *
 temp_copy (const char *text, size_t len)
@@ -49,28 +89,40 @@ temp_copy (const char *text, size_t len)
 
 /* diff -u of the trusted copy and the content read (text), both from
  * temporary files of ours: diff, run as we are, never opens path itself
- * (through sudo a path the person swapped meanwhile would be read as root). */
+ * (through sudo a path the person swapped meanwhile would be read as root).
+ * Its output comes back through a pipe and is shown with put_visible. */
 static void
 show_diff (const char *old, size_t olen, const char *path, const char *text, size_t len)
 {
   cleanup_free char *a = temp_copy (old, olen);
   cleanup_free char *b = a ? temp_copy (text, len) : NULL;
-  if (!b)
+  int pfd[2] = { -1, -1 };
+  if (!b || pipe2 (pfd, O_CLOEXEC) < 0)
     {
-      fprintf (stderr, "agentrun: cannot show the change (temporary file): %s\n", strerror (errno));
+      fprintf (stderr, "agentrun: cannot show the change (%s): %s\n", b ? "pipe" : "temporary file", strerror (errno));
       if (a)
         unlink (a);
+      if (b)
+        unlink (b);
       return;
     }
   fflush (stdout);
   pid_t pid = fork ();
   if (pid == 0)
     {
-      dup2 (STDERR_FILENO, STDOUT_FILENO);
+      dup2 (pfd[1], STDOUT_FILENO);
       execlp ("diff", "diff", "-u", "--label", "trusted", "--label", path, a, b, (char *) NULL);
       fprintf (stderr, "agentrun: diff: %s\n", strerror (errno));
       _exit (127);
     }
+  close (pfd[1]);
+  cleanup_free char *out = NULL;
+  size_t n = 0;
+  if (pid > 0 && ar_read_all (pfd[0], 4u << 20, &out, &n) == 0)
+    put_visible (stderr, out, n);
+  else
+    fprintf (stderr, "agentrun: cannot show the change: %s\n", strerror (errno));
+  close (pfd[0]);
   int st;
   if (pid > 0)
     waitpid (pid, &st, 0);
@@ -129,8 +181,11 @@ trust_one (const char *file, bool yes)
   if (had == 0)
     show_diff (old, olen, path, text, len);
   else
-    fprintf (stderr, "agentrun: %s has no trusted copy yet; it reads:\n%.*s%s", path, (int) len, text,
-             len && text[len - 1] == '\n' ? "" : "\n");
+    {
+      fprintf (stderr, "agentrun: %s has no trusted copy yet; it reads:\n", path);
+      put_visible (stderr, text, len);
+      fprintf (stderr, "%s", len && text[len - 1] == '\n' ? "" : "\n");
+    }
   if (!yes && !ask (path))
     {
       fprintf (stderr, "agentrun: %s: not trusted\n", path);

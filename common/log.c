@@ -46,6 +46,21 @@ ar_log_debug_enabled (void)
   return log_debug;
 }
 
+/* A message names paths and names a sandboxed command chose (a folder it
+ * made, a socket's path): none may drive the terminal it is written to
+ * (an escape sequence sets the clipboard or the title, a carriage return
+ * draws over the line). Control characters but tab and newline, and the
+ * C1 ones in UTF-8, become '?'. */
+static void
+defang (char *s)
+{
+  for (unsigned char *p = (unsigned char *) s; *p; p++)
+    if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
+      *p = '?';
+    else if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+      p[0] = '?', p[1] = '?';
+}
+
 void
 ar_log (enum ar_log_level level, const char *fmt, ...)
 {
@@ -58,6 +73,7 @@ ar_log (enum ar_log_level level, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (msg, sizeof msg, fmt, ap);
   va_end (ap);
+  defang (msg);
 
   ar_rfc3339_now_buf (9, ts);
 

@@ -35,8 +35,21 @@ opt_name (const struct ar_agent_bind *b)
   return b->socket ? "--unix-socket" : b->src ? "agent state" : b->writable ? "--rw" : "--ro";
 }
 
+/* path lies in a hidden folder of home (home/.config, home/.cache/pip):
+ * the person's own tools' configuration, caches and programs, which they
+ * run on the host (a global git config, a shell's, a pip cache's wheels,
+ * ~/.local/bin). */
+static bool
+in_hidden_of (const char *home, const char *path)
+{
+  size_t n = strlen (home);
+  return n > 1 && strncmp (home, path, n) == 0 && path[n] == '/' && path[n + 1] == '.';
+}
+
+/* own: the agent's own home (--home) or a preset's state, which only the
+ * sandbox reads: a hidden folder of the home is fine for those */
 static int
-check_one (const struct ar_agent_opts *o, const char *opt, const char *path, bool writable, bool allow_home,
+check_one (const struct ar_agent_opts *o, const char *opt, const char *path, bool writable, bool own, bool allow_home,
            bool allow_system, ar_error **err)
 {
   for (size_t i = 0; kernel_fs[i]; i++)
@@ -60,6 +73,11 @@ check_one (const struct ar_agent_opts *o, const char *opt, const char *path, boo
                        "%s %s: holds the home folder %s, whose shell startup files and credentials the "
                        "agent could change or read; give --allow-home to bind it read-write anyway",
                        opt, path, home);
+      if (!own && in_hidden_of (home, path))
+        return ar_err (err, 0,
+                       "%s %s: in a hidden folder of the home %s, where your own tools keep what they run "
+                       "on the host (configs, caches, programs); give --allow-home to bind it read-write anyway",
+                       opt, path, home);
     }
   return 0;
 }
@@ -67,13 +85,13 @@ check_one (const struct ar_agent_opts *o, const char *opt, const char *path, boo
 int
 ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_system, ar_error **err)
 {
-  if (check_one (o, "--workspace", o->workspace, true, allow_home, allow_system, err) < 0
-      || (o->out && check_one (o, "--out", o->out, true, allow_home, allow_system, err) < 0)
-      || (o->home_src && check_one (o, "--home", o->home_src, true, allow_home, allow_system, err) < 0))
+  if (check_one (o, "--workspace", o->workspace, true, false, allow_home, allow_system, err) < 0
+      || (o->out && check_one (o, "--out", o->out, true, false, allow_home, allow_system, err) < 0)
+      || (o->home_src && check_one (o, "--home", o->home_src, true, true, allow_home, allow_system, err) < 0))
     return -1;
   for (size_t i = 0; i < o->n_binds; i++)
     if (check_one (o, opt_name (&o->binds[i]), o->binds[i].src ? o->binds[i].src : o->binds[i].path,
-                   o->binds[i].writable, allow_home, allow_system, err)
+                   o->binds[i].writable, o->binds[i].src != NULL, allow_home, allow_system, err)
         < 0)
       return -1;
   return 0;

@@ -86,6 +86,7 @@ const char
                              "                        $SSH_AUTH_SOCK), the only pathname socket connect(2)\n"
                              "                        may reach; whoever connects gets what it serves\n"
                              "  --allow-home          let the workspace, --out or a --rw be (or hold) your home\n"
+                             "                        or lie in a hidden folder of it (~/.config, ~/.cache)\n"
                              "  --allow-system-path   let the workspace, --out or a --rw be a system folder\n"
                              "                        (/etc, /usr, /tmp, /home, ...); /proc, /sys, /dev: never\n"
                              "  --tmp-size SIZE       size of the /tmp tmpfs (default: 1g, or RAM/8 if less)\n"
@@ -176,6 +177,8 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->held);
   strv_free (sb->allow_write, sb->n_allow_write);
   free (sb->new_git);
+  strv_free (sb->git_roots, sb->n_git_roots);
+  strv_free (sb->git_known, sb->n_git_known);
   if (sb->audit_fd >= 0)
     close (sb->audit_fd);
   free (sb->state_root);
@@ -206,7 +209,7 @@ add_bind (struct ar_sandbox *sb, const char *opt, const char *arg, bool writable
   char *p;
   if (host_path (opt, arg, &p, err) < 0)
     return -1;
-  ar_sbpaths_note (sb, opt, arg, AR_NOTE_BIND);
+  ar_sbpaths_note (sb, opt, arg, writable ? AR_NOTE_BIND : AR_NOTE_RO);
   if (strcmp (p, "/") == 0)
     {
       free (p);

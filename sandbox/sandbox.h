@@ -63,7 +63,7 @@ extern const struct ar_opt ar_sandbox_opts[AR_SB_N_OPTS + 1];
 extern const char ar_sandbox_opts_help[];
 
 /* A path as given, checked when every option is in (sbpaths.h). */
-enum ar_sb_note_kind { AR_NOTE_BIND, AR_NOTE_MASK, AR_NOTE_POLICY };
+enum ar_sb_note_kind { AR_NOTE_BIND, AR_NOTE_RO, AR_NOTE_MASK, AR_NOTE_POLICY };
 struct ar_sb_note {
   char *opt;
   char *path;
@@ -80,6 +80,7 @@ struct ar_sb_placed {
   char *path;
   dev_t dev;
   ino_t ino;
+  off_t size; /* a file's: what it holds as made */
   bool dir;
 };
 
@@ -144,6 +145,12 @@ struct ar_sandbox {
   int *held;
   size_t n_held;
   char *new_git; /* WS/.git when it did not exist before the run */
+  /* the writable folders whose repositories were looked for, and the git
+   * folders found below them (absolute): a new one is said after the run */
+  char **git_roots;
+  size_t n_git_roots;
+  char **git_known;
+  size_t n_git_known;
   int audit_fd; /* --audit, opened once by the invoking user */
   bool bundle_only; /* spec --agent, sandbox --bundle: no run, so no
                                                     placeholders (nobody would remove them) */

@@ -1,6 +1,7 @@
 /* Paths the agent can plant: see sbpaths.h. */
 #include "config.h"
 #include "sbpaths.h"
+#include "agent.h"
 #include "log.h"
 #include "pathutil.h"
 #include "strio.h"
@@ -32,32 +33,55 @@
 #define MODULES_MAX 64
 
 /* Names under each writable folder that the person's own tools run or
- * obey. dir: a folder (its placeholder is a folder). */
+ * obey. dir: a folder (its placeholder is a folder); present: held only
+ * when it exists (a tool that asks before it obeys a new one: mise's trust,
+ * given to a file by its path, outlives a change of it). */
 static const struct {
   const char *name;
   bool dir;
+  bool present;
 } protected_names[] = {
-  { ".git/config", false },
-  { ".git/hooks", true },
-  { ".gitmodules", false },
-  { ".gitconfig", false },
-  { ".bashrc", false },
-  { ".bash_profile", false },
-  { ".profile", false },
-  { ".bash_logout", false },
-  { ".zshrc", false },
-  { ".zprofile", false },
-  { ".zshenv", false },
-  { ".envrc", false },
-  { ".vscode", true },
-  { ".idea", true },
-  { ".mcp.json", false },
-  { ".ripgreprc", false },
-  { ".claude/commands", true },
-  { ".claude/agents", true },
-  { ".claude/hooks", true },
-  { ".claude/settings.json", false },
-  { ".claude/settings.local.json", false },
+  { ".git/config", false, false },
+  { ".git/hooks", true, false },
+  { ".gitmodules", false, false },
+  { ".gitconfig", false, false },
+  { ".bashrc", false, false },
+  { ".bash_profile", false, false },
+  { ".profile", false, false },
+  { ".bash_logout", false, false },
+  { ".zshrc", false, false },
+  { ".zprofile", false, false },
+  { ".zshenv", false, false },
+  { ".envrc", false, false },
+  { ".vscode", true, false },
+  { ".idea", true, false },
+  { ".mcp.json", false, false },
+  { ".ripgreprc", false, false },
+  { ".claude/commands", true, false },
+  { ".claude/agents", true, false },
+  { ".claude/hooks", true, false },
+  { ".claude/settings.json", false, false },
+  { ".claude/settings.local.json", false, false },
+  { ".claude/skills", true, false },
+  /* the other presets' agents: project settings with MCP servers and
+   * commands (Gemini CLI, Codex, in a folder the person trusted), plugins
+   * OpenCode loads and runs */
+  { ".gemini", true, false },
+  { ".codex", true, false },
+  { ".opencode", true, false },
+  { "opencode.json", false, false },
+  { "opencode.jsonc", false, false },
+  /* editors that start the language servers or tasks a project file
+   * names (Helix's languages.toml, Zed's settings and tasks, Cursor's MCP
+   * servers) */
+  { ".helix", true, false },
+  { ".zed", true, false },
+  { ".cursor", true, false },
+  { "mise.toml", false, true },
+  { ".mise.toml", false, true },
+  { "mise.local.toml", false, true },
+  { ".mise.local.toml", false, true },
+  { ".mise", true, true },
 };
 
 /* ---- who, and as whom ---- */
@@ -289,6 +313,15 @@ is_bind (const struct ar_agent_opts *o, const char *path)
   return false;
 }
 
+static bool
+bound_readonly (const struct ar_agent_opts *o, const char *path)
+{
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (strcmp (o->binds[i].path, path) == 0)
+      return !o->binds[i].writable;
+  return false;
+}
+
 /* The writability of the deepest bind holding path. */
 static bool
 enclosing_writable (const struct ar_agent_opts *o, const char *path)
@@ -336,6 +369,59 @@ pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_err
   return 0;
 }
 
+/* The credential masks below a home the sandbox can write (the workspace
+ * is the home, with --allow-home; --home DIR): a mask on .config/gh stops
+ * a rename of gh (a mount point), not of .config, which would move the
+ * secret out from under the mask for the next run. The folders above each
+ * one that exists are pinned; one reached through a symlink, where it
+ * really is (the mask follows the symlink too). */
+static int
+pin_cred_masks (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
+{
+  struct ar_agent_opts *o = &sb->prof;
+  for (size_t h = 0; h < o->n_cred_homes; h++)
+    for (size_t i = 0; ar_agent_cred_paths[i]; i++)
+      {
+        const char *c = ar_agent_cred_paths[i];
+        char real[PATH_MAX];
+        size_t which;
+        if (!strchr (c, '/'))
+          continue;
+        cleanup_free char *p = xasprintf ("%s/%s", o->cred_homes[h], c);
+        if (realpath (p, real) && in_writable (w, real, &which) && pin_between (o, w->path[which], real, err) < 0)
+          return -1;
+      }
+  if (!o->home_src)
+    return 0;
+  /* --home DIR, bound at the home: its own folders, never through a symlink */
+  for (size_t i = 0; ar_agent_cred_paths[i]; i++)
+    {
+      const char *c = ar_agent_cred_paths[i];
+      struct stat st;
+      cleanup_free char *rel = xstrdup (c);
+      for (char *s = strchr (rel, '/'); s; s = strchr (s + 1, '/'))
+        {
+          *s = '\0';
+          cleanup_free char *src = xasprintf ("%s/%s", o->home_src, rel);
+          cleanup_free char *dst = xasprintf ("%s/%s", o->home, rel);
+          cleanup_free char *whole = xasprintf ("%s/%s", o->home_src, c);
+          if (lstat (src, &st) < 0 || !S_ISDIR (st.st_mode) || lstat (whole, &st) < 0)
+            break;
+          if (!is_bind (o, dst))
+            {
+              o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
+              o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = ar_steal_ptr (dst),
+                                                               .src = ar_steal_ptr (src),
+                                                               .writable = true };
+            }
+          *s = '/';
+        }
+    }
+  return 0;
+}
+
+static int check_links (const char *path, const struct stat *st, ar_error **err);
+
 static int
 check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note *nt, ar_error **err)
 {
@@ -354,6 +440,30 @@ check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note
                    nt->opt, nt->path, w->path[which]);
   if (fd < 0)
     return 0; /* outside: the option itself said what it found */
+  /* a file kept read-only or hidden that has a second name in a writable
+   * folder (a hard link an earlier run made) is written or read through it */
+  struct stat st;
+  bool held = inside && (nt->kind == AR_NOTE_MASK || nt->kind == AR_NOTE_RO) && fstat (fd, &st) == 0;
+  if (held && S_ISDIR (st.st_mode))
+    {
+      /* the files in a folder kept so, the same */
+      char dir[PATH_MAX];
+      int r = fd_path (fd, dir, sizeof dir) < 0 ? ar_err (err, errno, "%s", nt->path) : check_links (dir, &st, err);
+      if (r < 0)
+        {
+          close (fd);
+          return ar_err_prefix (err, "%s %s", nt->opt, nt->path);
+        }
+    }
+  if (held && S_ISREG (st.st_mode) && st.st_nlink > 1)
+    {
+      close (fd);
+      return ar_err (err, 0,
+                     "%s %s: a file with %lu names (hard links) in the writable folder %s: the sandbox could %s it "
+                     "through another one; remove the other names",
+                     nt->opt, nt->path, (unsigned long) st.st_nlink, w->path[which],
+                     nt->kind == AR_NOTE_MASK ? "read" : "write");
+    }
   char real[PATH_MAX];
   int r = fd_path (fd, real, sizeof real);
   close (fd);
@@ -385,9 +495,13 @@ no_flock (int e)
  * nothing to hold (not a file nor a folder; one we may not open is
  * nobody's placeholder); 1: it went meanwhile (another run's cleanup). A
  * lock held for long is not a cleanup's (those take it without waiting and
- * let go at once): refused, it would let one go the moment it liked. */
+ * let go at once): refused, it would let one go the moment it liked.
+ * keep: a placeholder (ours, another run's), which a cleanup may remove:
+ * its fd is kept for the run; any other name is the person's, which no
+ * cleanup removes: checked, then let go (each fd kept is one more the
+ * container's init inherits, under the sandbox's own RLIMIT_NOFILE). */
 static int
-hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar_error **err)
+hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, bool keep, ar_error **err)
 {
   struct stat now, fst;
   if (sb->bundle_only || (!S_ISREG (st->st_mode) && !S_ISDIR (st->st_mode)))
@@ -414,6 +528,8 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar
       close (fd);
       return 1;
     }
+  if (!keep)
+    return close (fd), 0;
   sb->held = xrealloc (sb->held, (sb->n_held + 1) * sizeof *sb->held);
   sb->held[sb->n_held++] = fd;
   return 0;
@@ -425,11 +541,12 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, ar
  * holds it and removes it when it is the last one out. */
 static const struct timespec placeholder_mtime = { 0, 424242424 };
 
+/* size: what a file placeholder holds (empty, but for one git must read) */
 static bool
-marked (const struct stat *st)
+marked (const struct stat *st, off_t size)
 {
   return st->st_mtim.tv_sec == placeholder_mtime.tv_sec && st->st_mtim.tv_nsec == placeholder_mtime.tv_nsec
-         && (S_ISDIR (st->st_mode) || (S_ISREG (st->st_mode) && st->st_size == 0));
+         && (S_ISDIR (st->st_mode) || (S_ISREG (st->st_mode) && st->st_size == size));
 }
 
 static int
@@ -446,7 +563,8 @@ add_placed (struct ar_sandbox *sb, const char *path, const struct stat *st)
     if (sb->placed[i].dev == st->st_dev && sb->placed[i].ino == st->st_ino)
       return;
   sb->placed = xrealloc (sb->placed, (sb->n_placed + 1) * sizeof *sb->placed);
-  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st->st_dev, st->st_ino, S_ISDIR (st->st_mode) };
+  sb->placed[sb->n_placed++] = (struct ar_sb_placed){ xstrdup (path), st->st_dev, st->st_ino, st->st_size,
+                                                      S_ISDIR (st->st_mode) };
 }
 
 /* A placeholder folder's time moved when the placeholders in it were
@@ -466,9 +584,10 @@ remark_folders (struct ar_sandbox *sb)
 }
 
 /* 0: made (and held), 1: none made (left out, or not ours to create),
- * 2: it appeared meanwhile (another run made it), -1: error. */
+ * 2: it appeared meanwhile (another run made it), -1: error. text: what a
+ * file placeholder holds (NULL: empty). */
 static int
-place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
+place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_error **err)
 {
   struct ar_fsid fs;
   struct stat st;
@@ -486,6 +605,14 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
     fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   else if (!dir)
     fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0 && text && ar_write_all (fd, text, strlen (text)) < 0)
+    {
+      e = errno;
+      ar_fsid_leave (&fs);
+      close (fd);
+      unlink (path);
+      return ar_err (err, e, "protected name %s: write the placeholder", path);
+    }
   if (fd >= 0 && mark (fd) < 0)
     {
       e = errno;
@@ -513,8 +640,76 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
     }
   add_placed (sb, path, &st);
   /* ours, just made: no other run holds it yet, nor removes it (not its own) */
-  int r = hold (sb, path, &st, fd, err);
+  int r = hold (sb, path, &st, fd, true, err);
   return r < 0 ? -1 : r == 1 ? 2 : 0;
+}
+
+/* A file below a read-only protected folder (or the file itself) with a
+ * second name, a hard link an earlier run could make while it was not
+ * protected (a repository it made): written through that name, which may
+ * lie in a writable folder, it changes what the host runs. dfd: the folder
+ * at path; *budget: the entries looked at, at most (beyond: refused). */
+static int
+check_links_below (int dfd, const char *path, int depth, int *budget, ar_error **err)
+{
+  DIR *d = fdopendir (dfd);
+  if (!d)
+    {
+      int e = errno;
+      close (dfd);
+      return ar_err (err, e, "protected folder %s: read it", path);
+    }
+  int r = 0;
+  errno = 0;
+  for (struct dirent *e; r == 0 && (e = readdir (d)); errno = 0)
+    {
+      const char *n = e->d_name;
+      struct stat st;
+      if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+        continue;
+      if (--*budget < 0 || depth > 16)
+        {
+          r = ar_err (err, 0,
+                      "protected folder %s: too many entries (or too deep) to check for hard links; lift it "
+                      "with --allow-write %s",
+                      path, path);
+          break;
+        }
+      if (fstatat (dirfd (d), n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        r = ar_err (err, errno, "protected folder %s: %s", path, n);
+      else if (S_ISREG (st.st_mode) && st.st_nlink > 1)
+        r = ar_err (err, 0,
+                    "%s/%s: a file the host runs or reads with %lu names (hard links): written through another "
+                    "one, in a writable folder, it would change; remove the other names",
+                    path, n, (unsigned long) st.st_nlink);
+      else if (S_ISDIR (st.st_mode))
+        {
+          int sub = openat (dirfd (d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          cleanup_free char *subpath = xasprintf ("%s/%s", path, n);
+          r = sub < 0 ? ar_err (err, errno, "protected folder %s", subpath)
+                      : check_links_below (sub, subpath, depth + 1, budget, err);
+        }
+    }
+  if (r == 0 && errno)
+    r = ar_err (err, errno, "protected folder %s: read it", path);
+  closedir (d);
+  return r;
+}
+
+static int
+check_links (const char *path, const struct stat *st, ar_error **err)
+{
+  if (S_ISREG (st->st_mode) && st->st_nlink > 1)
+    return ar_err (err, 0,
+                   "%s: a file the host runs or reads with %lu names (hard links): written through another one, "
+                   "in a writable folder, it would change; remove the other names",
+                   path, (unsigned long) st->st_nlink);
+  if (!S_ISDIR (st->st_mode))
+    return 0;
+  int budget = 4096, dfd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return ar_err (err, errno, "protected folder %s", path);
+  return check_links_below (dfd, path, 0, &budget, err);
 }
 
 /* path as it is: a folder or file made read-only (or pinned), a missing
@@ -522,7 +717,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, ar_error **err)
  * Another run on the same folder may make or remove a placeholder at the
  * same time: what changed under us is looked at again. */
 static int
-protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_error **err)
+protect_text (struct ar_sandbox *sb, const char *path, bool dir, bool writable, const char *text, ar_error **err)
 {
   if (lifted (sb, path) || is_bind (&sb->prof, path))
     return 0;
@@ -534,7 +729,7 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
         {
           if (errno != ENOENT)
             return ar_err (err, errno, "protected name %s", path);
-          if ((r = place (sb, path, dir, err)) == 2)
+          if ((r = place (sb, path, dir, text, err)) == 2)
             continue;
           if (r != 0)
             return r < 0 ? -1 : 0;
@@ -544,18 +739,26 @@ protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_er
                        "%s: a symlink in a writable folder, which the host's tools would follow and the "
                        "sandbox cannot keep read-only; remove it, or lift it with --allow-write %s",
                        path, path);
-      else if ((r = hold (sb, path, &st, -1, err)) != 0)
+      else if (!writable && check_links (path, &st, err) < 0)
+        return -1;
+      else if ((r = hold (sb, path, &st, -1, marked (&st, text ? (off_t) strlen (text) : 0), err)) != 0)
         {
           if (r < 0)
             return -1;
           continue;
         }
-      else if (marked (&st) && !sb->bundle_only)
+      else if (marked (&st, text ? (off_t) strlen (text) : 0) && !sb->bundle_only)
         add_placed (sb, path, &st); /* another run's: the last one out removes it */
       add_bind_of (&sb->prof, path, writable);
       return 0;
     }
   return ar_err (err, 0, "protected name %s: made and removed again and again by others while this run starts", path);
+}
+
+static int
+protect (struct ar_sandbox *sb, const char *path, bool dir, bool writable, ar_error **err)
+{
+  return protect_text (sb, path, dir, writable, NULL, err);
 }
 
 /* --allow-write names path or something beneath it. */
@@ -568,14 +771,57 @@ lifted_below (const struct ar_sandbox *sb, const char *path)
   return false;
 }
 
+/* Does a folder above dir hold a .git (dir lies in a repository's tree)? */
+static bool
+inside_repository (const char *dir)
+{
+  cleanup_free char *p = xstrdup (dir);
+  for (char *slash; (slash = strrchr (p, '/'));)
+    {
+      struct stat st;
+      *slash = '\0';
+      cleanup_free char *git = xasprintf ("%s/.git", p);
+      if (lstat (git, &st) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* VS Code's workspace files at the top of root (NAME.code-workspace: the
+ * settings and tasks, with those run when the folder opens, of a workspace
+ * the person opens by that file), held read-only where they exist. */
+static int
+protect_code_workspaces (struct ar_sandbox *sb, const char *root, ar_error **err)
+{
+  DIR *d = opendir (root);
+  if (!d)
+    return 0;
+  int r = 0;
+  for (struct dirent *e; r == 0 && (e = readdir (d));)
+    {
+      size_t n = strlen (e->d_name), sfx = strlen (".code-workspace");
+      if (n <= sfx || strcmp (e->d_name + n - sfx, ".code-workspace"))
+        continue;
+      cleanup_free char *path = xasprintf ("%s/%s", root, e->d_name);
+      r = protect (sb, path, false, false, err);
+    }
+  closedir (d);
+  return r;
+}
+
 static int
 protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
 {
   cleanup_free char *whole = NULL; /* a missing parent made read-only as a whole */
+  if (protect_code_workspaces (sb, root, err) < 0)
+    return -1;
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     {
       const char *name = protected_names[i].name, *slash = strchr (name, '/');
       cleanup_free char *path = xasprintf ("%s/%s", root, name);
+      struct stat pst;
+      if (protected_names[i].present && lstat (path, &pst) < 0 && errno == ENOENT)
+        continue;
       if (slash)
         {
           cleanup_free char *parent = xasprintf ("%s/%.*s", root, (int) (slash - name), name);
@@ -584,6 +830,18 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
           if (lifted (sb, parent) || lifted (sb, path) || (whole && strcmp (whole, parent) == 0))
             continue;
           bool there = lstat (parent, &st) == 0;
+          if (!there && errno == ENOENT && git && inside_repository (root))
+            {
+              /* the folder is part of a repository above it, whose git the
+               * person runs there: a .git made here would take its place
+               * (its config, fsmonitor, hooks). One read-only empty folder
+               * (git looks past it, to the repository above) */
+              if (protect (sb, parent, true, false, err) < 0)
+                return -1;
+              free (whole);
+              whole = ar_steal_ptr (parent);
+              continue;
+            }
           if (!there && errno == ENOENT && git)
             {
               /* no repository yet: `git init` inside must work; said after the run */
@@ -629,9 +887,37 @@ is_dir_nofollow (const char *path)
   return lstat (path, &st) == 0 && S_ISDIR (st.st_mode);
 }
 
-static int protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err);
+/* The walk of one writable folder's repositories: what is left of the git
+ * folders' budget, and the git folders protected so far (relative to the
+ * root), which the trust store keeps for the next runs. */
+struct gitwalk {
+  const struct wset *w;
+  const char *root;
+  int budget;
+  char **found;
+  size_t n_found;
+  bool report; /* after the run: a git folder not found before is said, not protected */
+};
 
-/* What else of a git folder git obeys: config.worktree (read when the
+/* Already protected in this walk? Else recorded as protected now. */
+static bool
+seen (struct gitwalk *g, const char *path)
+{
+  const char *rel = path + strlen (g->root) + 1;
+  for (size_t i = 0; i < g->n_found; i++)
+    if (strcmp (g->found[i], rel) == 0)
+      return true;
+  g->found = xrealloc (g->found, (g->n_found + 1) * sizeof *g->found);
+  g->found[g->n_found++] = xstrdup (rel);
+  return false;
+}
+
+static int protect_gitdir (struct ar_sandbox *sb, struct gitwalk *g, const char *gitdir, int depth, ar_error **err);
+
+/* What else of a git folder git obeys: commondir, which moves where git
+ * reads the config and hooks from to the folder it names, whatever git
+ * folder holds it (missing: a placeholder naming the git folder itself,
+ * ".", as an empty one would stop git); config.worktree (read when the
  * config turns extensions.worktreeConfig on, which the agent cannot: the
  * config is read-only; a placeholder then), and worktrees/, whose NAME/
  * commondir tells a linked worktree elsewhere on the host where its config
@@ -640,11 +926,14 @@ static int
 protect_git_extras (struct ar_sandbox *sb, const char *gitdir, ar_error **err)
 {
   cleanup_free char *config = xasprintf ("%s/config", gitdir);
+  cleanup_free char *commondir = xasprintf ("%s/commondir", gitdir);
   cleanup_free char *wtconfig = xasprintf ("%s/config.worktree", gitdir);
   cleanup_free char *worktrees = xasprintf ("%s/worktrees", gitdir);
   cleanup_free char *text = NULL;
   size_t len = 0;
   struct stat st;
+  if (protect_text (sb, commondir, false, false, ".\n", err) < 0)
+    return -1;
   cleanup_close int fd = open (config, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   bool wanted = fd >= 0 && ar_read_all (fd, 1u << 20, &text, &len) == 0 && strcasestr (text, "worktreeconfig");
   if ((wanted || lstat (wtconfig, &st) == 0) && protect (sb, wtconfig, false, false, err) < 0)
@@ -657,7 +946,7 @@ protect_git_extras (struct ar_sandbox *sb, const char *gitdir, ar_error **err)
 /* dir/modules: each entry a submodule's git folder (one with a HEAD), or a
  * folder of a submodule name with a slash in it. Each one pinned. */
 static int
-protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget, ar_error **err)
+protect_modules (struct ar_sandbox *sb, struct gitwalk *g, const char *dir, int depth, ar_error **err)
 {
   if (depth >= MODULES_DEPTH || lifted (sb, dir))
     return 0;
@@ -673,16 +962,16 @@ protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget,
         continue;
       cleanup_free char *sub = xasprintf ("%s/%s", dir, e->d_name);
       cleanup_free char *head = xasprintf ("%s/HEAD", sub);
-      if (!is_dir_nofollow (sub))
+      struct stat st;
+      bool gitdir = lstat (head, &st) == 0;
+      if (!is_dir_nofollow (sub) || (gitdir && seen (g, sub)))
         continue;
-      if (--*budget < 0)
+      if (--g->budget < 0)
         {
           ar_debug ("submodules: more than %d git folders, %s and the rest not protected", MODULES_MAX, sub);
           break;
         }
-      struct stat st;
-      r = lstat (head, &st) == 0 ? protect_gitdir (sb, sub, depth + 1, budget, err)
-                                 : protect_modules (sb, sub, depth + 1, budget, err);
+      r = gitdir ? protect_gitdir (sb, g, sub, depth + 1, err) : protect_modules (sb, g, sub, depth + 1, err);
     }
   closedir (d);
   return r;
@@ -691,30 +980,307 @@ protect_modules (struct ar_sandbox *sb, const char *dir, int depth, int *budget,
 /* A git folder (not the root's own, which protected_names holds): pinned,
  * its config and hooks read-only, its submodules' the same. */
 static int
-protect_gitdir (struct ar_sandbox *sb, const char *gitdir, int depth, int *budget, ar_error **err)
+protect_gitdir (struct ar_sandbox *sb, struct gitwalk *g, const char *gitdir, int depth, ar_error **err)
 {
   cleanup_free char *config = xasprintf ("%s/config", gitdir);
   cleanup_free char *hooks = xasprintf ("%s/hooks", gitdir);
   cleanup_free char *modules = xasprintf ("%s/modules", gitdir);
   if (lifted (sb, gitdir))
     return 0;
+  seen (g, gitdir);
   if (protect (sb, gitdir, true, true, err) < 0 || protect (sb, config, false, false, err) < 0
       || protect (sb, hooks, true, false, err) < 0 || protect_git_extras (sb, gitdir, err) < 0)
     return -1;
-  return is_dir_nofollow (modules) ? protect_modules (sb, modules, depth, budget, err) : 0;
+  return is_dir_nofollow (modules) ? protect_modules (sb, g, modules, depth, err) : 0;
+}
+
+/* ---- what a git config names: the hooks folder, included files ---- */
+
+/* One value of a git config line at *p (after "="): quotes joined, escapes
+ * taken, a comment or the end of the line ends it, outer blanks dropped. */
+static char *
+git_value (const char **p)
+{
+  size_t cap = strlen (*p) + 1, n = 0, keep = 0;
+  char *v = xmalloc0 (cap);
+  bool quoted = false;
+  const char *s = *p;
+  while (*s == ' ' || *s == '\t')
+    s++;
+  for (; *s && *s != '\n'; s++)
+    {
+      if (!quoted && (*s == '#' || *s == ';'))
+        break;
+      if (*s == '"')
+        {
+          quoted = !quoted;
+          keep = n;
+          continue;
+        }
+      if (*s == '\\' && s[1])
+        {
+          s++;
+          if (*s == '\n')
+            continue; /* a continued line */
+          v[n++] = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == 'b' ? '\b' : *s;
+          keep = n;
+          continue;
+        }
+      v[n++] = *s;
+      if (quoted || (*s != ' ' && *s != '\t'))
+        keep = n;
+    }
+  while (*s && *s != '\n')
+    s++;
+  *p = s;
+  v[keep] = '\0';
+  return v;
+}
+
+/* Each core.hooksPath and each include.path and includeIf.*.path of the
+ * git config file, as written, added to vals (kind 'h' or 'i' first): git
+ * reads those from where the config says, and a config of the person's may
+ * name a folder or file in a writable folder. A missing or unreadable file
+ * names nothing. A symlink is followed: the configs the sandbox could
+ * change were refused as symlinks before (a dotfile manager's are fine). */
+static void
+git_config_paths (const char *file, char ***vals, size_t *n_vals)
+{
+  /* read as the invoking user (a symlink planted in a home workspace must
+   * not make root read what that user may not) */
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  ar_fsid_enter (&fs, uid, gid);
+  int ofd = open (file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  ar_fsid_leave (&fs);
+  cleanup_close int fd = ofd;
+  cleanup_free char *text = NULL;
+  size_t len;
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || ar_read_all (fd, 1u << 20, &text, &len) < 0)
+    return;
+  char section[16] = "";
+  bool sub = false; /* the section has a subsection: [includeIf "..."] */
+  for (const char *p = text; *p; p += *p != '\0')
+    {
+      while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+      if (*p == '[')
+        {
+          size_t n = 0;
+          for (p++; *p && *p != ']' && *p != ' ' && *p != '\t' && *p != '.' && *p != '\n'; p++)
+            if (n + 1 < sizeof section)
+              section[n++] = (char) (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+          section[n] = '\0';
+          sub = *p && *p != ']';
+          while (*p && *p != ']' && *p != '\n')
+            p++;
+          if (*p == ']')
+            p++;
+          while (*p == ' ' || *p == '\t')
+            p++;
+        }
+      if (!*p || *p == '\n' || *p == '#' || *p == ';')
+        {
+          while (*p && *p != '\n')
+            p++;
+          continue;
+        }
+      char key[16];
+      size_t n = 0;
+      for (; (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'; p++)
+        if (n + 1 < sizeof key)
+          key[n++] = (char) (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+      key[n] = '\0';
+      while (*p == ' ' || *p == '\t')
+        p++;
+      if (*p != '=')
+        {
+          while (*p && *p != '\n')
+            p++;
+          continue;
+        }
+      p++;
+      cleanup_free char *v = git_value (&p);
+      char kind = 0;
+      if (strcmp (section, "core") == 0 && !sub && strcmp (key, "hookspath") == 0)
+        kind = 'h';
+      else if (((strcmp (section, "include") == 0 && !sub) || (strcmp (section, "includeif") == 0 && sub))
+               && strcmp (key, "path") == 0)
+        kind = 'i';
+      if (*v && kind)
+        {
+          *vals = xrealloc (*vals, (*n_vals + 1) * sizeof **vals);
+          (*vals)[(*n_vals)++] = xasprintf ("%c%s", kind, v);
+        }
+    }
+}
+
+/* A path as git takes it: "~/" from the home, relative from base; NULL
+ * when git would not find it (another user's "~user/"). */
+static char *
+git_path (const char *v, const char *base, const char *home)
+{
+  if (v[0] == '~' && v[1] == '/')
+    return home ? xasprintf ("%s/%s", home, v + 2) : NULL;
+  if (v[0] == '~')
+    return NULL;
+  return v[0] == '/' ? xstrdup (v) : xasprintf ("%s/%s", base, v);
+}
+
+/* What a config names git reads from (the hooks folder, dir; an included
+ * file): when it lies in a writable folder, held read-only like .git/hooks
+ * (a placeholder when missing), with the folders down to it pinned so that
+ * no rename swaps it. what: the key, for messages. */
+static int
+protect_named (struct ar_sandbox *sb, const struct wset *w, const char *what, const char *given, bool dir, ar_error **err)
+{
+  /* the path as git walks it: no empty nor "." step, and ".." taken back
+   * over a real folder only (over a symlink, or a missing one, it is left
+   * to the walk: out of a writable folder, or refused) */
+  cleanup_free char *buf = xstrdup (given), *path = xmalloc0 (strlen (given) + 2);
+  bool dots = false;
+  for (char *rest = buf, *c; *(c = next_component (&rest));)
+    if (strcmp (c, "..") == 0)
+      {
+        char *slash = strrchr (path, '/');
+        if (!slash || !is_dir_nofollow (path))
+          dots = true;
+        else
+          *slash = '\0';
+      }
+    else if (strcmp (c, "."))
+      strcat (strcat (path, "/"), c);
+  size_t which = 0;
+  if (!*path || !in_writable (w, dots ? given : path, &which))
+    return 0;
+  const char *root = w->path[which];
+  if (dots || !under (path, root) || !path[strlen (root)])
+    return ar_err (err, 0,
+                   "%s %s: reaches the writable folder %s by another path (a symlink, \"..\", or the folder "
+                   "itself), so it cannot be held read-only; name it beneath %s",
+                   what, given, root, root);
+  for (char *s = path + strlen (root) + 1;; s++)
+    {
+      s = strchr (s, '/');
+      if (s)
+        *s = '\0';
+      if (protect (sb, path, s ? true : dir, s != NULL, err) < 0)
+        return -1;
+      if (!s)
+        return 0;
+      *s = '/';
+    }
+}
+
+/* The hooks folders and the included files the configs git reads for the
+ * repository at worktree (git folder gitdir) name: the system's, the
+ * invoking user's and the repository's own, and what they include (up to
+ * 64 files). Every hooksPath is held, not only the last: an includeIf
+ * decides which one git takes, and holding one it does not is harmless. */
+static int
+protect_config_paths (struct ar_sandbox *sb, const struct wset *w, const char *worktree, const char *gitdir,
+                      ar_error **err)
+{
+  uid_t uid;
+  gid_t gid;
+  cleanup_free char *home = NULL;
+  ar_sbpaths_invoker (&uid, &gid, &home);
+  char **files = xmalloc0 (5 * sizeof *files);
+  size_t n_files = 0;
+  if (home)
+    {
+      files[n_files++] = xasprintf ("%s/.config/git/config", home);
+      files[n_files++] = xasprintf ("%s/.gitconfig", home);
+    }
+  files[n_files++] = xstrdup ("/etc/gitconfig");
+  files[n_files++] = xasprintf ("%s/config", gitdir);
+  files[n_files++] = xasprintf ("%s/config.worktree", gitdir);
+  int r = 0;
+  for (size_t f = 0; f < n_files; f++)
+    {
+      char **vals = NULL;
+      size_t n_vals = 0;
+      git_config_paths (files[f], &vals, &n_vals);
+      cleanup_free char *base = xstrdup (files[f]);
+      *strrchr (base, '/') = '\0';
+      for (size_t i = 0; i < n_vals; i++)
+        {
+          bool hooks = vals[i][0] == 'h';
+          cleanup_free char *path = git_path (vals[i] + 1, hooks ? worktree : *base ? base : "/", home);
+          if (r == 0 && path)
+            r = protect_named (sb, w, hooks ? "core.hooksPath" : "include.path", path, hooks, err);
+          if (r == 0 && path && !hooks && n_files < 64)
+            {
+              files = xrealloc (files, (n_files + 1) * sizeof *files);
+              files[n_files++] = ar_steal_ptr (path);
+            }
+          free (vals[i]);
+        }
+      free (vals);
+    }
+  for (size_t f = 0; f < n_files; f++)
+    free (files[f]);
+  free (files);
+  return r;
+}
+
+/* The git folder a gitfile (a worktree's, a submodule's, one made with
+ * --separate-git-dir: "gitdir: PATH") names, when it lies in a writable
+ * folder: git reads its config and hooks there, so it is protected like a
+ * nested one, the folders down to it pinned. (Under .git/modules the walk
+ * of modules holds it already; the rest is outside every writable folder.) */
+static int
+protect_gitfile_target (struct ar_sandbox *sb, struct gitwalk *g, const char *gitfile, ar_error **err)
+{
+  cleanup_close int fd = open (gitfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  cleanup_free char *text = NULL, *dir = xstrdup (gitfile);
+  size_t len, which;
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || ar_read_all (fd, 4096, &text, &len) < 0
+      || strncmp (text, "gitdir: ", 8))
+    return 0;
+  text[strcspn (text, "\r\n")] = '\0';
+  *strrchr (dir, '/') = '\0';
+  cleanup_free char *target = text[8] == '/' ? xstrdup (text + 8) : xasprintf ("%s/%s", dir, text + 8);
+  char real[PATH_MAX];
+  if (!realpath (target, real) || !in_writable (g->w, real, &which))
+    return 0;
+  if (!under (real, g->root) || !real[strlen (g->root)] || seen (g, real) || --g->budget < 0)
+    return 0;
+  cleanup_free char *p = xstrdup (real);
+  for (char *s = p + strlen (g->root) + 1; (s = strchr (s, '/')); s++)
+    {
+      *s = '\0';
+      int r = protect (sb, p, true, true, err);
+      *s = '/';
+      if (r < 0)
+        return -1;
+    }
+  return is_dir_nofollow (real) ? protect_gitdir (sb, g, real, 0, err) : 0;
 }
 
 /* A repository at root/rel (rel not empty): the folders from the root down
  * to it pinned, so that it cannot be swapped for another by renames. */
 static int
-protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *budget, ar_error **err)
+protect_nested (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_error **err)
 {
+  const char *root = g->root;
   cleanup_free char *p = xasprintf ("%s/%s", root, rel);
   cleanup_free char *git = xasprintf ("%s/.git", p);
   struct stat st;
-  if (lstat (git, &st) < 0 || lifted (sb, git))
+  if (lstat (git, &st) < 0 || lifted (sb, git) || seen (g, git))
     return 0;
-  if (--*budget < 0)
+  if (g->report)
+    {
+      ar_warn ("sandbox: the run created %s: its config and hooks were written by the command; review them before "
+               "running git there on the host (a git-aware prompt or an editor runs it for you)",
+               git);
+      return 0;
+    }
+  if (--g->budget < 0)
     {
       ar_debug ("nested repositories: more than %d git folders, %s and the rest not protected", MODULES_MAX, git);
       return 0;
@@ -734,9 +1300,12 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
       *s = '/';
     }
   if (S_ISDIR (st.st_mode))
-    return protect_gitdir (sb, git, 0, budget, err);
-  /* a gitfile names where git reads config and hooks: read-only */
-  return S_ISREG (st.st_mode) ? protect (sb, git, false, false, err) : 0;
+    return protect_gitdir (sb, g, git, 0, err) < 0 ? -1 : protect_config_paths (sb, g->w, p, git, err);
+  /* a gitfile names where git reads config and hooks: read-only, and what it
+   * names protected; a symlink, which git follows too, cannot be held: refused */
+  if (!S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
+    return 0;
+  return protect (sb, git, false, false, err) < 0 ? -1 : protect_gitfile_target (sb, g, git, err);
 }
 
 /* Breadth first, folders at most NESTED_DEPTH below the root and
@@ -744,8 +1313,9 @@ protect_nested (struct ar_sandbox *sb, const char *root, const char *rel, int *b
  * .git: one fstatat per folder (its .git), one read per folder above the
  * deepest level. */
 static int
-walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **err)
+walk_nested (struct ar_sandbox *sb, struct gitwalk *g, ar_error **err)
 {
+  const char *root = g->root;
   cleanup_close int rfd = open (root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rfd < 0)
     return 0;
@@ -782,7 +1352,7 @@ walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **er
           cleanup_free char *rel = strcmp (queue[head], ".") ? xasprintf ("%s/%s", queue[head], n) : xstrdup (n);
           cleanup_free char *git = xasprintf ("%s/.git", n);
           if (fstatat (dfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            r = protect_nested (sb, root, rel, budget, err);
+            r = protect_nested (sb, g, rel, err);
           if (r == 0 && depth[head] + 1 < NESTED_DEPTH)
             {
               if (tail == cap)
@@ -804,17 +1374,128 @@ walk_nested (struct ar_sandbox *sb, const char *root, int *budget, ar_error **er
   return r;
 }
 
+/* A git folder recorded by an earlier run (rel: below g->root), protected
+ * again when it is still there: the folders down to it pinned, a
+ * repository's .git as protect_nested does, a submodule's as the walk of
+ * modules does. */
 static int
-protect_repositories (struct ar_sandbox *sb, const char *root, ar_error **err)
+protect_recorded (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_error **err)
 {
-  int budget = MODULES_MAX;
+  cleanup_free char *path = xasprintf ("%s/%s", g->root, rel);
+  size_t n = strlen (rel);
+  struct stat st;
+  if (lstat (path, &st) < 0 || strstr (rel, "..") || rel[0] == '/')
+    return 0;
+  if (n > 5 && strcmp (rel + n - 5, "/.git") == 0)
+    {
+      cleanup_free char *repo = xasprintf ("%.*s", (int) (n - 5), rel);
+      return protect_nested (sb, g, repo, err);
+    }
+  if (!S_ISDIR (st.st_mode) || seen (g, path) || --g->budget < 0)
+    return 0;
+  for (char *s = path + strlen (g->root) + 1; (s = strchr (s, '/')); s++)
+    {
+      *s = '\0';
+      int r = protect (sb, path, true, true, err);
+      *s = '/';
+      if (r < 0)
+        return -1;
+    }
+  return protect_gitdir (sb, g, path, 0, err);
+}
+
+/* The trust store's record of the git folders below root: a run can make
+ * folders (or fake submodules) enough that the walk's budgets end before
+ * one it used to find, so every one protected once is protected first,
+ * before the walk. NULL key: no store out of the sandbox's reach. */
+static char *
+record_key (const struct wset *w, const char *root, char **store)
+{
+  uid_t uid;
+  gid_t gid;
+  size_t which;
+  cleanup_free char *home = NULL;
+  ar_sbpaths_invoker (&uid, &gid, &home);
+  *store = ar_trust_store_dir (home);
+  if (!*store || in_writable (w, *store, &which))
+    {
+      ar_debug ("repositories below %s: no trust store out of the sandbox's reach to remember them in", root);
+      free (*store);
+      return *store = NULL;
+    }
+  return xasprintf ("git folders below %s", root);
+}
+
+static int
+protect_repositories (struct ar_sandbox *sb, const struct wset *w, const char *root, ar_error **err)
+{
+  struct gitwalk g = { .w = w, .root = root, .budget = MODULES_MAX };
   cleanup_free char *modules = xasprintf ("%s/.git/modules", root);
   cleanup_free char *git = xasprintf ("%s/.git", root);
-  if (is_dir_nofollow (git) && !lifted (sb, git) && protect_git_extras (sb, git, err) < 0)
+  cleanup_free char *store = NULL, *text = NULL, *now = NULL;
+  cleanup_free char *key = record_key (w, root, &store);
+  size_t len = 0;
+  uid_t uid;
+  gid_t gid;
+  struct ar_fsid fs;
+  int r = -1;
+  ar_sbpaths_invoker (&uid, &gid, NULL);
+  /* (a .git held read-only as a whole, a placeholder, holds nothing to protect) */
+  if (is_dir_nofollow (git) && !lifted (sb, git) && !bound_readonly (&sb->prof, git)
+      && (protect_git_extras (sb, git, err) < 0 || protect_config_paths (sb, w, root, git, err) < 0))
     return -1;
-  if (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, modules, 0, &budget, err) < 0)
-    return -1;
-  return walk_nested (sb, root, &budget, err);
+  ar_fsid_enter (&fs, uid, gid);
+  if (key && ar_trust_read (store, key, &text, &len) < 0)
+    text = NULL;
+  ar_fsid_leave (&fs);
+  for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : line + strlen (line))
+    {
+      if ((nl = strchr (line, '\n')))
+        *nl = '\0';
+      if (*line && protect_recorded (sb, &g, line, err) < 0)
+        goto out;
+      if (nl)
+        *nl = '\n';
+    }
+  struct stat gst;
+  if ((lstat (git, &gst) == 0 && S_ISREG (gst.st_mode) && !lifted (sb, git)
+       && protect_gitfile_target (sb, &g, git, err) < 0)
+      || (is_dir_nofollow (modules) && !lifted (sb, git) && protect_modules (sb, &g, modules, 0, err) < 0)
+      || walk_nested (sb, &g, err) < 0)
+    goto out;
+  r = 0;
+  /* kept to tell a new one after the run */
+  sb->git_roots = xrealloc (sb->git_roots, (sb->n_git_roots + 1) * sizeof *sb->git_roots);
+  sb->git_roots[sb->n_git_roots++] = xstrdup (root);
+  for (size_t i = 0; i < g.n_found; i++)
+    {
+      sb->git_known = xrealloc (sb->git_known, (sb->n_git_known + 1) * sizeof *sb->git_known);
+      sb->git_known[sb->n_git_known++] = xasprintf ("%s/%s", root, g.found[i]);
+    }
+  if (!key)
+    goto out;
+  /* what changed is written: those still there, then the new ones */
+  size_t cap = 1;
+  for (size_t i = 0; i < g.n_found; i++)
+    cap += strlen (g.found[i]) + 1;
+  now = xmalloc0 (cap);
+  for (size_t i = 0; i < g.n_found; i++)
+    strcat (strcat (now, g.found[i]), "\n");
+  /* this run is protected either way: a store it cannot write (a full or
+   * read-only home) costs the next runs the record, said, not this run */
+  ar_error *werr = NULL;
+  if (((!text && g.n_found) || (text && strcmp (text, now)))
+      && ar_trust_approve (store, key, now, strlen (now), uid, gid, &werr) < 0)
+    {
+      ar_warn ("sandbox: the repositories below %s are not remembered for the next runs: %s", root,
+               werr ? werr->msg : "?");
+      ar_error_free (werr);
+    }
+out:
+  for (size_t i = 0; i < g.n_found; i++)
+    free (g.found[i]);
+  free (g.found);
+  return r;
 }
 
 static int
@@ -908,12 +1589,12 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
   for (size_t i = 0; i < sb->n_notes; i++)
     if (check_note (sb, &w, &sb->notes[i], err) < 0)
       goto out;
-  if (protect_policies (sb, &w, err) < 0)
+  if (protect_policies (sb, &w, err) < 0 || pin_cred_masks (sb, &w, err) < 0)
     goto out;
   struct stat st;
   for (size_t i = 0; roots[i]; i++)
     if (stat (roots[i], &st) == 0 && S_ISDIR (st.st_mode)
-        && (protect_folder (sb, roots[i], err) < 0 || protect_repositories (sb, roots[i], err) < 0))
+        && (protect_folder (sb, roots[i], err) < 0 || protect_repositories (sb, &w, roots[i], err) < 0))
       goto out;
   remark_folders (sb);
   if (sb->n_unplaced)
@@ -981,12 +1662,16 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   /* the repository's own excludes first, then our names */
   cleanup_free char *text = NULL;
   size_t len = 0;
-  cleanup_close int in = open (dst, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* not blocking: an earlier run may have left a FIFO there (under a
+   * renamed info/), which would hold this start for good */
+  cleanup_close int in = open (dst, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (in >= 0 && (fstat (in, &st) < 0 || !S_ISREG (st.st_mode)))
+    return ar_err (err, 0, "%s: not a regular file (left by an earlier run?); remove it", dst);
   if (in >= 0 && ar_read_all (in, 1u << 20, &text, &len) < 0)
     return ar_err (err, errno, "read %s", dst);
   if (in < 0 && errno != ENOENT)
     return ar_err (err, errno, "open %s", dst);
-  int placed = in < 0 ? place (sb, dst, false, err) : 0;
+  int placed = in < 0 ? place (sb, dst, false, NULL, err) : 0;
   if (placed != 0)
     return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
@@ -1028,7 +1713,7 @@ still_ours (const struct ar_sb_placed *p, int *waits)
     r = 0;
   /* a file as made, untouched; a folder's time changes with what is made
    * in it (our own placeholders too), and rmdir takes only an empty one */
-  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st))
+  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st, p->size))
       || lstat (p->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
     {
       close (fd);
@@ -1037,9 +1722,33 @@ still_ours (const struct ar_sb_placed *p, int *waits)
   return fd;
 }
 
+/* The repositories the run made below each writable folder, said (those
+ * the walk finds within its budgets). */
+static void
+report_new_repositories (struct ar_sandbox *sb)
+{
+  for (size_t r = 0; r < sb->n_git_roots && !sb->bundle_only; r++)
+    {
+      struct gitwalk g = { .root = sb->git_roots[r], .budget = MODULES_MAX, .report = true };
+      size_t n = strlen (g.root);
+      for (size_t i = 0; i < sb->n_git_known; i++)
+        if (strncmp (sb->git_known[i], g.root, n) == 0 && sb->git_known[i][n] == '/')
+          seen (&g, sb->git_known[i]);
+      walk_nested (sb, &g, NULL);
+      for (size_t i = 0; i < g.n_found; i++)
+        free (g.found[i]);
+      free (g.found);
+    }
+  /* said once */
+  for (size_t r = 0; r < sb->n_git_roots; r++)
+    free (sb->git_roots[r]);
+  sb->n_git_roots = 0;
+}
+
 void
 ar_sbpaths_cleanup (struct ar_sandbox *sb)
 {
+  report_new_repositories (sb);
   /* ours let go first: a lock of ours would keep us from removing too */
   for (size_t i = 0; i < sb->n_held; i++)
     close (sb->held[i]);

@@ -158,7 +158,7 @@ deny_write (struct sctx *s, const char *v)
     return ar_jerr (&s->c, "\"%s\": cannot make the path absolute (HOME or the current folder)", v);
   bool exists = realpath (p, real) != NULL;
   const char *q = exists ? real : p;
-  ar_sbpaths_note (s->sb, "denyWrite", p, AR_NOTE_BIND);
+  ar_sbpaths_note (s->sb, "denyWrite", p, AR_NOTE_RO);
   if (deny_fixed (s, v, q, cwd) < 0)
     return -1;
   bool inside = under (q, workspace_of (o, cwd)) || (o->out && under (q, o->out)), turned = false;

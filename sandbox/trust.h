@@ -4,7 +4,9 @@
  * One entry per file, named by the SHA-256 of its resolved path, in
  * $XDG_CONFIG_HOME/agentrun/trust/ (else ~/.config/agentrun/trust/) of the
  * invoking user, written as that user, 0600: HEX holds the trusted bytes
- * (so that a change can be shown as a diff), HEX.path the file's path. */
+ * (so that a change can be shown as a diff), HEX.path the file's path.
+ * The sandbox also keeps there, under the key "git folders below ROOT",
+ * the git folders it protected below each writable folder ROOT. */
 #ifndef AR_TRUST_H
 #define AR_TRUST_H
 

