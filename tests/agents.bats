@@ -121,7 +121,8 @@ claude_p() {
   # whose settings and MCP servers the person's own claude runs on the host
   [ -d "$(state_of claude)/.claude" ]
   jq -e . "$(state_of claude)/.claude.json" >/dev/null
-  [ ! -e "$FHOME/.claude" ] && [ ! -e "$FHOME/.claude.json" ]
+  [ ! -e "$FHOME/.claude" ]
+  [ ! -e "$FHOME/.claude.json" ]
 }
 
 codex_exec() {
@@ -156,8 +157,10 @@ opencode_run() {
   api_log | jq -e 'map(select(.api == "anthropic" and (.tools | index("bash"))
                    and (.tool_result // "" | contains("example-refused")))) | length >= 1'
   # its state (a fresh home has no ~/.local/share) lasts: the next run lists the session
-  [ -d "$(state_of opencode)/.local/share/opencode" ] && [ -d "$(state_of opencode)/.config/opencode" ]
-  [ ! -e "$FHOME/.local/share/opencode" ] && [ ! -e "$FHOME/.config" ]
+  [ -d "$(state_of opencode)/.local/share/opencode" ]
+  [ -d "$(state_of opencode)/.config/opencode" ]
+  [ ! -e "$FHOME/.local/share/opencode" ]
+  [ ! -e "$FHOME/.config" ]
   run agent_sb -q --agent opencode -- opencode session list
   echo "$output"
   [ "$status" -eq 0 ]

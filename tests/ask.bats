@@ -340,7 +340,8 @@ ask_always() {
   [ "$status" -eq 0 ]
   local me=0
   [ "$AS" = root ] || me=$WHO_UID
-  [ "$(stat -c %u "$U/team.json")" = "$me" ] && [ "$(stat -c %u "$U/new.json")" = "$me" ]
+  [ "$(stat -c %u "$U/team.json")" = "$me" ]
+  [ "$(stat -c %u "$U/new.json")" = "$me" ]
 }
 
 @test "sandbox --ask: always is saved to --save-profile, which allows it next time" {

@@ -37,7 +37,8 @@ teardown() { cleanup_containers; kill_tracked; }
   [ "${lines[1]}" = /tmp ]
   [ -n "${lines[2]}" ]
   run ar exec -u 1000:1001 x1 sh -c 'id -u; id -g'
-  [ "${lines[0]}" = 1000 ] && [ "${lines[1]}" = 1001 ]
+  [ "${lines[0]}" = 1000 ]
+  [ "${lines[1]}" = 1001 ]
   run ar exec --cap CAP_SYS_ADMIN x1 grep CapBnd /proc/self/status
   # CAP_SYS_ADMIN is bit 21
   [ $(( 0x$(echo "$output" | awk '{print $2}') >> 21 & 1 )) -eq 1 ]
@@ -53,15 +54,20 @@ teardown() { cleanup_containers; kill_tracked; }
   printf 'agents:x:2345:\ntools:x:3456:other,agent\nbuild:x:4567:agent\nnot:x:5678:agentx\n' >>"$B/rootfs/etc/group"
   run ar exec -u agent x1 sh -c 'id -u; id -g; id -G'
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = 1234 ] && [ "${lines[1]}" = 2345 ]
-  [[ " ${lines[2]} " == *" 3456 "* ]] && [[ " ${lines[2]} " == *" 4567 "* ]]
+  [ "${lines[0]}" = 1234 ]
+  [ "${lines[1]}" = 2345 ]
+  [[ " ${lines[2]} " == *" 3456 "* ]]
+  [[ " ${lines[2]} " == *" 4567 "* ]]
   [[ " ${lines[2]} " != *" 5678 "* ]]
   run ar exec -u agent:tools x1 sh -c 'id -u; id -g'
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = 1234 ] && [ "${lines[1]}" = 3456 ]
+  [ "${lines[0]}" = 1234 ]
+  [ "${lines[1]}" = 3456 ]
   run ar exec -u 42:build x1 sh -c 'id -u; id -g; id -G'
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = 42 ] && [ "${lines[1]}" = 4567 ] && [ "${lines[2]}" = 4567 ]
+  [ "${lines[0]}" = 42 ]
+  [ "${lines[1]}" = 4567 ]
+  [ "${lines[2]}" = 4567 ]
   run ar exec -u nosuch x1 true
   [ "$status" -ne 0 ]
   [[ "$output" == *'no user "nosuch"'*/etc/passwd* ]]
@@ -76,7 +82,8 @@ teardown() { cleanup_containers; kill_tracked; }
   ln -s /etc/passwd.img "$B/rootfs/etc/passwd"
   printf 'img:x:77:77::/:/bin/sh\n' >"$B/rootfs/etc/passwd.img"
   run ar exec -u img x1 id -u
-  [ "$status" -eq 0 ] && [ "$output" = 77 ]
+  [ "$status" -eq 0 ]
+  [ "$output" = 77 ]
   # a relative escape ends at the container's root: the host has
   # /etc/passwd- with root in it, the container has no such file
   [ -f /etc/passwd- ] || skip "needs the host's /etc/passwd-"

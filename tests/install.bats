@@ -179,7 +179,8 @@ teardown() {
   apt_q install "$pkg" >/dev/null
   pkg_installed
   host_state >"$deb/during"
-  grep -qx /usr/bin/agentrun "$deb/during" && grep -q '^agentrun\.postinst$' "$deb/during"
+  grep -qx /usr/bin/agentrun "$deb/during"
+  grep -q '^agentrun\.postinst$' "$deb/during"
   [ "$(/usr/bin/agentrun --version | awk 'NR == 1 { print $3 }')" = "$v" ]
   grep -q '^BinaryName = "/usr/bin/agentrun"' <(sed 's/^ *//' /usr/share/agentrun/containerd/config.toml)
   grep -q '^runtime_path = "/usr/bin/agentrun"' /etc/crio/crio.conf.d/10-agentrun.conf

@@ -140,7 +140,8 @@ status_of() { ar state "$1" | jq -r .status; }
   ar run -d -b "$B" l1
   ar create -b "$B" l2
   run ar list -q
-  [ "${lines[0]}" = l1 ] && [ "${lines[1]}" = l2 ]
+  [ "${lines[0]}" = l1 ]
+  [ "${lines[1]}" = l2 ]
   ar list --format json | jq -e 'length == 2 and (map(.status) | sort == ["created","running"])'
   run ar list
   [[ "${lines[0]}" == ID* ]]

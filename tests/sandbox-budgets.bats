@@ -20,7 +20,9 @@ teardown() { sandbox_teardown; }
   local s
   for s in "${lines[1]}" "${lines[2]}"; do
     s=$(echo $s)
-    [ "$s" -le 1073741824 ] && [ "$s" -ge $(( want - 4096 )) ] && [ "$s" -le $(( want + 4096 )) ]
+    [ "$s" -le 1073741824 ]
+    [ "$s" -ge $(( want - 4096 )) ]
+    [ "$s" -le $(( want + 4096 )) ]
   done
   # a write beyond the size fails, and only the size was taken
   run sb --tmp-size 8m --home-size 4m -- sh -c '
@@ -49,7 +51,8 @@ teardown() { sandbox_teardown; }
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "${lines[1]}" ]
   n=${lines[0]}
-  [ "$n" -le 1024 ] && [ "$n" -ge 64 ]
+  [ "$n" -le 1024 ]
+  [ "$n" -ge 64 ]
   [ "$n" -le 64 ] || [ $(( n * 4096 )) -le $(( fmax / 2 )) ]
   run sb --pids 64 -- sh -c 'ulimit -Hn'
   [ "$status" -eq 0 ]
@@ -106,7 +109,8 @@ EOF
 @test "budgets: --inotify and the inotify profile key set the sandbox's inotify budget, within its user's" {
   run sb --inotify 3:100 -- cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_inotify_watches
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = 3 ] && [ "${lines[1]}" = 100 ]
+  [ "${lines[0]}" = 3 ]
+  [ "${lines[1]}" = 100 ]
   echo '{ "inotify": "5" }' >"$T/p.json"
   run sb --profile "$T/p.json" -- cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_inotify_watches
   [ "$status" -eq 0 ]
@@ -260,7 +264,8 @@ mem_cgroup_of() {
   run sb --memory 32m --tmp-size 128m -- sh -c "$fill"
   echo "$output"
   local size=$(echo "$output" | sed -n 's/^size=//p')
-  [ -n "$size" ] && [ "$size" -lt $((32 << 20)) ]
+  [ -n "$size" ]
+  [ "$size" -lt $((32 << 20)) ]
   # the control: without a limit the same write takes all 64 MiB
   run sb --memory unlimited --tmp-size 128m -- sh -c "$fill"
   [ "$status" -eq 0 ]

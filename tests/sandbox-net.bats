@@ -55,7 +55,8 @@ wildcard_told_once() {
   [[ "${lines[0]}" =~ ^127\.77\.1\.[0-9]+\ +foo\.example\.test$ ]]
   [ "${lines[1]}" = through-the-wildcard ]
   [[ "${lines[2]}" =~ ^127\.77\.1\.[0-9]+\ +bar\.example\.test$ ]]
-  [ "${lines[3]}" = pypi-refused ] && [ "${lines[5]}" = apex-refused ]
+  [ "${lines[3]}" = pypi-refused ]
+  [ "${lines[5]}" = apex-refused ]
   # told once per name, outside the sandbox, with the fix; a summary at exit
   [ "$(grep -c 'agentrun: blocked pypi.org (not allowed; add --allow pypi.org)' "$T/err")" = 1 ]
   grep -qx 'agentrun: blocked example.test (not allowed; add --allow example.test)' "$T/err"

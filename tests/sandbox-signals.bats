@@ -160,7 +160,9 @@ sigkill_takes_all() {
   LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$STATE/state.json")")
   # the run made placeholders for the protected names; the person replaces
   # one with a file of their own and writes into another meanwhile
-  [ -f "$WS/.bashrc" ] && [ -d "$WS/.vscode" ] && [ -d "$WS/.claude" ]
+  [ -f "$WS/.bashrc" ]
+  [ -d "$WS/.vscode" ]
+  [ -d "$WS/.claude" ]
   rm "$WS/.profile" && touch "$WS/.profile"
   echo "export A=1" >>"$WS/.envrc"
   kill -KILL "$AR_PID"
@@ -172,7 +174,9 @@ sigkill_takes_all() {
   wait_for bash -c "! pgrep -f -- '--containe[r] $ID' >/dev/null"
   # the janitor removed the placeholders that were still as made, only those
   wait_for bash -c "[ ! -e '$WS/.bashrc' ]"
-  [ ! -e "$WS/.vscode" ] && [ ! -e "$WS/.claude" ] && [ ! -e "$WS/.mcp.json" ]
+  [ ! -e "$WS/.vscode" ]
+  [ ! -e "$WS/.claude" ]
+  [ ! -e "$WS/.mcp.json" ]
   [ -f "$WS/.profile" ]
   grep -qx "export A=1" "$WS/.envrc"
 }

@@ -52,7 +52,9 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [ "${lines[0]}" = "$(id -u "$USER_NAME")" ]
   private=${lines[1]%/bundle/hosts}
   [[ "$private" == */agentrun-sandbox-* ]]
-  [ ! -e "/dev/shm$private" ] && [ ! -e "/tmp$private" ] && [ ! -e "$private" ]
+  [ ! -e "/dev/shm$private" ]
+  [ ! -e "/tmp$private" ]
+  [ ! -e "$private" ]
   run as_user agentrun check
   echo "$output"
   [ "$status" -eq 0 ]
@@ -129,7 +131,8 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   grep -qx "key=$ANTHROPIC_API_KEY" "$T/out"
   [ "$(cat "$(state_of claude)/.claude/state")" = kept ]
   [ "$(cat "$(state_of claude)/.claude.json")" = "{}" ]
-  [ ! -e "$FHOME/.claude" ] && [ ! -e "$FHOME/.claude.json" ]
+  [ ! -e "$FHOME/.claude" ]
+  [ ! -e "$FHOME/.claude.json" ]
   # a variable the preset does not name stays out
   OPENAI_API_KEY=nope run sb --agent claude -- sh -c 'echo "o=${OPENAI_API_KEY:-unset}"'
   [ "$output" = o=unset ]
@@ -148,7 +151,8 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   S=$(state_of opencode)
   [ "$(cat "$S/.local/share/opencode/data")" = kept ]
   [ "$(cat "$S/.config/opencode/c")" = c ]
-  [ ! -e "$FHOME/.config" ] && [ ! -e "$FHOME/.local/share/opencode" ]
+  [ ! -e "$FHOME/.config" ]
+  [ ! -e "$FHOME/.local/share/opencode" ]
   # the folders on the way belong to the invoking user (root), the state to the agent
   [ "$(stat -c %a:%u "$FHOME/.local/share/agentrun" "$S" "$S/.local/share" "$S/.local/state/opencode")" = \
     "$(printf '700:%s\n' 0 0 0 "$AGENT_UID")" ]
@@ -223,7 +227,8 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [[ "$output" == *api.openai.com* ]]
   [[ "$output" == *chatgpt.com* ]]
   [ -d "$T/agent-home" ]
-  [ -d "$T/agent-home/.codex" ] && [ ! -e "$(state_of codex)" ]   # with --home the state is in it
+  [ -d "$T/agent-home/.codex" ]
+  [ ! -e "$(state_of codex)" ]   # with --home the state is in it
   run sb --agent nosuch -- true
   [ "$status" -ne 0 ]
   [[ "$output" == *"--agent nosuch: no such preset"* ]]
@@ -316,7 +321,8 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [[ "$output" == *refused* ]]
   [[ "$output" == *"agentrun: blocked pypi.org (not allowed; add --allow pypi.org)"* ]]
   [ "$(stat -c %a:%U "$FHOME/sb")" = "700:$USER_NAME" ]
-  [ -d "$FHOME/sb/.claude" ] && [ "$(cat "$FHOME/sb/.claude.json")" = "{}" ]
+  [ -d "$FHOME/sb/.claude" ]
+  [ "$(cat "$FHOME/sb/.claude.json")" = "{}" ]
 }
 
 @test "--net-idle-timeout on the command line reaches the relay (its option id is its own)" {
@@ -398,8 +404,11 @@ root_folder_behind() {
   run "${AR[@]}" spec --agent --workspace "$WS" --bundle "$WS/b2" -- true
   echo "$output"
   [ "$status" -eq 0 ]
-  [ -d "$T/data/agentrun/state/opencode/.config/opencode" ] && [ -d "$FHOME/h/.config/opencode" ]
-  [ -s "$WS/b1/config.json" ] && [ -s "$WS/b2/config.json" ] && [ -d "$WS/b2/rootfs/proc" ]
+  [ -d "$T/data/agentrun/state/opencode/.config/opencode" ]
+  [ -d "$FHOME/h/.config/opencode" ]
+  [ -s "$WS/b1/config.json" ]
+  [ -s "$WS/b2/config.json" ]
+  [ -d "$WS/b2/rootfs/proc" ]
   run find "$T/data" "$FHOME" "$WS" ! -user "$USER_NAME"
   echo "$output"
   [ -z "$output" ]
@@ -489,7 +498,9 @@ root_folder_behind() {
     [[ "$output" == *"through sudo the command runs as the sudo caller ($uid:$gid) or as nobody"* ]]
   done
   run sb_as --user "$uid" -- id -u
-  [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$uid" ]
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "$uid" ]
   run sb_as --user 65534 -- id -u
-  [ "$status" -eq 0 ] && [ "${lines[-1]}" = 65534 ]
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = 65534 ]
 }

@@ -241,7 +241,8 @@ start_sleeper() {
   [ "$status" -ne 0 ]
   echo "$output" | grep -Eq '^Max processes +12 +12 '
   last=$(echo "$output" | grep '^forked' | tail -n 1 | cut -d' ' -f2)
-  [ -n "$last" ] && [ "$last" -lt 12 ]
+  [ -n "$last" ]
+  [ "$last" -lt 12 ]
   # the control: the same loop under the default cap gets all 30
   run sb -- sh -c 'i=0; while [ $i -lt 30 ]; do sleep 0.1 & i=$((i + 1)); done; wait; echo "forked $i"'
   [ "$status" -eq 0 ]
@@ -262,7 +263,8 @@ start_sleeper() {
     elif [ -n "$mem" ]; then
       [ "$found" = "$mem/agentrun/$id" ]
     else
-      [ "$(echo "$found" | wc -l)" = 1 ] && [ "$(cat "$found/pids.max" 2>/dev/null || echo max)" = max ]
+      [ "$(echo "$found" | wc -l)" = 1 ]
+      [ "$(cat "$found/pids.max" 2>/dev/null || echo max)" = max ]
     fi
     kill -TERM "$SB"
     wait "$SB" || true
@@ -316,7 +318,9 @@ start_sleeper() {
 @test "sandbox --bundle writes the bundle and exits; spec --agent writes the same" {
   run sb --memory 256m --pids 100 --cpus 0.5 --bundle "$T/b1" -- echo hi
   [ "$status" -eq 0 ]
-  [ -f "$T/b1/config.json" ] && [ -d "$T/b1/rootfs" ] && [ -f "$T/b1/hosts" ]
+  [ -f "$T/b1/config.json" ]
+  [ -d "$T/b1/rootfs" ]
+  [ -f "$T/b1/hosts" ]
   [ -z "$(ls "$ROOT" 2>/dev/null)" ]
   c=$T/b1/config.json
   [ "$(jq '.process.user.uid' "$c")" = "$AGENT_UID" ]
