@@ -408,7 +408,7 @@ codex_tui() {
   [ "$(cat "$WS/written-by-agent")" = from-the-agent ]
   [ "$(stat -c %u "$WS/written-by-agent")" = "$WHO_UID" ]
   screen cx | grep -q 'example-refused'
-  ! screen cx | grep -q 'AGENTRUN-TEST-PRIVATE-KEY'
+  refute grep -q 'AGENTRUN-TEST-PRIVATE-KEY' <<<"$(screen cx)"
   api_log | jq -e 'map(select(.api == "openai" and (.tool_result // "" | contains("example-refused")))) | length >= 1'
   # it ran with its app server, not embedded
   [ -d "$keep/.codex/app-server-daemon" ]

@@ -21,7 +21,7 @@ check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" c
   echo "$output"
   [ "$status" -eq 0 ]
   echo "$output" | grep -q '^PASS'
-  ! echo "$output" | grep -q '^CROSSED'
+  refute grep -q '^CROSSED' <<<"$output"
   # the battery really ran: every probe reported, so none can pass by being skipped
   for p in inherited-fd "read-credential:$FHOME/.ssh/id_test" write-outside:/usr write-outside:/etc \
     "write-outside:$FHOME" host-loopback outside-address:10.255.255.1 resolve-denied-name see-host-process \
@@ -93,7 +93,7 @@ check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" c
   echo "$output"
   [ "$status" -eq 0 ]
   echo "$output" | grep -q '^PASS'
-  ! echo "$output" | grep -q '^CROSSED'
+  refute grep -q '^CROSSED' <<<"$output"
   # the runtime ran rootless: no state or private folder of root's was used, and nothing is left in the user's
   [ "$(ls "$T/xdg")" = agentrun ]
   [ -z "$(ls "$T/xdg/agentrun")" ]

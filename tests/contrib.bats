@@ -129,7 +129,7 @@ EOS
   kill "$pid"
   wait "$pid" || true
   echo "$output" | grep -E 'io\.containerd\.grpc\.v1 +cri .* ok *$'
-  ! grep -q "failed to load plugin io.containerd.grpc.v1.cri" "$d/log"
+  refute grep -q "failed to load plugin io.containerd.grpc.v1.cri" "$d/log"
   grep -q "Runtimes:map\[agentrun:" "$d/log"
 }
 
@@ -146,8 +146,8 @@ EOS
   grep -q "runtime_path = \"$p/bin/agentrun\"" "$s/agentrun/crio/agentrun.conf"
   grep -q "ExecStart=$p/bin/agentrun-relay" "$s/agentrun/systemd/agentrun-relay.service"
   jq -e --arg p "$p/bin/agentrun-netproxy" '.hook.path == $p' "$s/containers/oci/hooks.d/agentrun-netproxy.json"
-  ! grep -rq "/usr/local" "$s"
-  ! grep -rq "@bindir@\|@datadir@" "$s"
+  refute grep -rq "/usr/local" "$s"
+  refute grep -rq "@bindir@\|@datadir@" "$s"
   # and the build tree's own copies are back to this build's paths
   make -s -C "$BUILDDIR" contrib/containerd/config.toml >/dev/null
   ! grep -q "$p" "$MADE/containerd/config.toml"

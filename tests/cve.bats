@@ -75,7 +75,7 @@ wait_running() {
   for i in $(seq 100); do grep -q RESULT "$BATS_TEST_TMPDIR/watch.out" && break; sleep 0.1; done
   cat "$BATS_TEST_TMPDIR/watch.out"
   grep -q 'RESULT .* wrote=0' "$BATS_TEST_TMPDIR/watch.out"
-  ! grep -q WROTE "$BATS_TEST_TMPDIR/watch.out"
+  refute grep -q WROTE "$BATS_TEST_TMPDIR/watch.out"
   [ "$(sha256sum <"$ARC")" = "$HASH" ]
 }
 
@@ -214,7 +214,7 @@ wait_running() {
   [ -z "$(ls -A "$h/dir")" ]
   [ "$(cat "$h/file")" = HOST ]
   [ "$(stat -c %s "$h/file")" -eq 5 ]
-  ! grep -q " $h" /proc/self/mountinfo
+  refute grep -q " $h" /proc/self/mountinfo
   [ "$(count_mounts)" -eq "$before" ]
 }
 

@@ -251,7 +251,7 @@ print("ended after", n, "bytes in", round(time.time() - t, 1), "s")
   cat "$T/client.out"
   grep -q "ended after" "$T/client.out"
   # no relay process is left, and a new relay takes over the stale socket
-  ! kill -0 $rp 2>/dev/null
+  refute kill -0 $rp 2>/dev/null
   "$RELAY" --dir "$T/s" --allow "up.test:443=127.0.0.1:$port" 2>"$T/relay2.err" &
   track_pid $!
   for i in $(seq 50); do grep -q listening "$T/relay2.err" && break; sleep 0.1; done

@@ -13,6 +13,16 @@ ROOT=${BATS_TEST_TMPDIR:-/tmp}/state
 
 ar() { "$AGENTRUN" --root "$ROOT" "$@"; }
 
+# refute CMD...: fails when CMD succeeds. A bare "! CMD" line fails a test
+# only when it is the test's last line: errexit ignores a negated command.
+# For a pipeline, feed the output in: refute grep -q x <<<"$output".
+refute() {
+  if "$@"; then
+    echo "succeeded, expected to fail: $*" >&2
+    return 1
+  fi
+}
+
 need_cmd() {
   local c
   for c in "$@"; do

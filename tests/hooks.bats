@@ -106,7 +106,7 @@ sh_hook() {
   [ "$(cat "$B/argv")" = "my-argv0 $BATS_TEST_TMPDIR/args.sh $B one " ]
   grep -qx 'FOO=bar baz' "$B/env"
   grep -qx 'AR_TEST=1' "$B/env"
-  ! grep -q AR_SHOULD_NOT_LEAK "$B/env"
+  refute grep -q AR_SHOULD_NOT_LEAK "$B/env"
   ! grep -q '^HOME=' "$B/env"
 }
 
@@ -128,7 +128,7 @@ sh_hook() {
   local pid
   pid=$(cat "$B/hook-pid")
   track_pid "$pid"
-  ! kill -0 "$pid" 2>/dev/null
+  refute kill -0 "$pid" 2>/dev/null
   run ar state hk-timeout
   [ "$status" -ne 0 ]
   [ ! -e "$ROOT/hk-timeout" ]

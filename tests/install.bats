@@ -156,7 +156,7 @@ teardown() {
   [ "$(dpkg-deb -f "$pkg" Version)" = "$v" ]
   run lintian --no-tag-display-limit "$pkg"
   echo "$output"
-  ! grep -q '^E:' <<<"$output"
+  refute grep -q '^E:' <<<"$output"
   # what goes where its readers look
   dpkg-deb -c "$pkg" | awk '{ print $6 }' | sed 's|^\./|/|' >"$deb/files"
   local f
@@ -218,7 +218,7 @@ teardown() {
 
   # purge: the host as it was
   apt_q purge agentrun >/dev/null
-  ! pkg_installed
+  refute pkg_installed
   host_state >"$deb/after"
   run diff "$deb/before" "$deb/after"
   [ "$status" -eq 0 ] || { echo "left behind or removed: $output"; return 1; }

@@ -200,7 +200,7 @@ status_of() { ar state "$1" | jq -r .status; }
   [ "$(ls "$ROOT" | wc -l)" -eq 0 ]
   # nothing of ours is mounted on the host; the host-wide count moves only
   # with other work on the machine (a leak per run would add 50)
-  ! grep -q " $BATS_TEST_TMPDIR" /proc/self/mountinfo
+  refute grep -q " $BATS_TEST_TMPDIR" /proc/self/mountinfo
   m1=$(count_mounts)
   [ $((m1 - m0)) -lt 10 ]
   # no process of ours is left: none runs in the bundle's rootfs or names

@@ -246,7 +246,7 @@ add_mount() { config_edit "$B" '.mounts += [$m]' --argjson m "$1"; }
   [[ "$output" == *"$HOSTDIR/missing"* ]]
   [[ "$output" != *ran* ]]
   ar delete -f "$ID" >/dev/null 2>&1 || true
-  ! grep -q "$BATS_TEST_TMPDIR" /proc/self/mountinfo
+  refute grep -q "$BATS_TEST_TMPDIR" /proc/self/mountinfo
   [ ! -e "$ROOT/$ID" ]
 }
 

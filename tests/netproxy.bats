@@ -450,7 +450,7 @@ PY
   ino=$(inside awk -v p=":$port" '$2 == "02004D7F:01BB" && $3 ~ p"$" {print $10}' /proc/net/tcp)
   [ -n "$ino" ]
   sock_inodes "$RELAY_PID" | grep -qx "$ino"
-  ! sock_inodes "$s" | grep -qx "$ino"
+  refute grep -qx "$ino" <<<"$(sock_inodes "$s")"
   touch "$T/go"; wait "$holder"
   wait_for grep -q '"outcome":"ok"' "$T/np.log"
   run jq -r 'select(.event=="connection") | "\(.bytes_up) \(.bytes_down) \(.outcome)"' "$T/np.log"

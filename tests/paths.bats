@@ -42,8 +42,8 @@ host_secret() {
   # run 2, the same command line, binds neither host folder
   run sb --profile "$T/prof.json" -- sh -c "cat $WS/vendor/data/key; touch $WS/out/build/pwned; echo ran"
   [ "$status" -ne 0 ]
-  ! echo "$output" | grep -q s3cret
-  ! echo "$output" | grep -qx ran
+  refute grep -q s3cret <<<"$output"
+  refute grep -qx ran <<<"$output"
   echo "$output" | grep -q "symlink.*inside the writable folder $WS"
   [ ! -e "$T/host/build/pwned" ]
   # the same for --rw, --ro and --unix-socket given on the command line
@@ -74,20 +74,20 @@ host_secret() {
   chown -R "$AGENT_UID:$AGENT_UID" "$WS"
   run sb --mask "$WS/config/secrets" -- sh -c 'cat config/secrets; mv config config2 || echo rename-refused; ls config2 2>/dev/null; echo done'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -qx rename-refused
   [ -e "$WS/config/secrets" ]
   # renamed behind the sandbox's back (as a run without the pin could): the next run refuses
   mv "$WS/config" "$WS/config2"
   run sb --mask "$WS/config/secrets" -- cat config2/secrets
   [ "$status" -ne 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -q "missing inside the writable folder $WS"
   # the same for a denyRead of Claude Code's settings
   printf '{"sandbox":{"filesystem":{"denyRead":["%s/config/secrets"]}}}\n' "$WS" >"$T/settings.json"
   run sb --settings "$T/settings.json" -- cat config2/secrets
   [ "$status" -ne 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   # a mask outside every writable folder that is missing stays moot
   run sb --mask "$T/nothing-here" -- true
   [ "$status" -eq 0 ]
@@ -104,7 +104,7 @@ host_secret() {
   run sb --mask "$WS/config/secrets" -- cat config2/secrets
   echo "$output"
   [ "$status" -ne 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -q "$WS/config"
   [ "$(cat "$T/decoy/secrets")" = decoy ]
 }
@@ -154,7 +154,7 @@ host_secret() {
   run sb --profile "$WS/.agentrun.json" -- sh -c 'echo $A'
   [ "$status" -ne 0 ]
   echo "$output" | grep -q "changed since it was trusted.*agentrun trust $WS/.agentrun.json"
-  ! echo "$output" | grep -qx 2
+  refute grep -qx 2 <<<"$output"
   # no terminal, no --yes: not approved
   run env XDG_CONFIG_HOME="$T/config" setsid "$AGENTRUN" trust "$WS/.agentrun.json" </dev/null
   [ "$status" -ne 0 ]
@@ -206,12 +206,12 @@ host_secret() {
     echo hi >f && git -c user.email=a@b.test -c user.name=a add f && git -c user.email=a@b.test -c user.name=a commit -qm one && git branch b2 && git checkout -q b2 && git checkout -q -b b3 && echo git-works
     git status --porcelain | grep -v "^?? f$" || echo status-clean'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -qx config-writable
+  refute grep -qx config-writable <<<"$output"
   for w in config hook bashrc envrc vscode claude mcp; do echo "$output" | grep -qx "$w-refused"; done
   echo "$output" | grep -qx git-pinned
   echo "$output" | grep -qx git-works
   echo "$output" | grep -qx status-clean
-  ! grep -q fsmonitor "$WS/.git/config"
+  refute grep -q fsmonitor "$WS/.git/config"
   [ ! -e "$WS/.git/hooks/post-checkout" ]
   # nothing of the placeholders is left on the host
   [ "$(ls -A "$WS" | sort | tr '\n' ' ')" = ".git f " ]
@@ -298,11 +298,11 @@ host_secret() {
 @test "paths: --ro of the workspace and settings with allowWrite: [] leave the workspace read-only" {
   run sb --ro "$WS" -- sh -c 'touch f && echo ws-writable; echo done'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -qx ws-writable
+  refute grep -qx ws-writable <<<"$output"
   echo '{"sandbox":{"filesystem":{"allowWrite":[]}}}' >"$T/settings.json"
   run sb --settings "$T/settings.json" -- sh -c 'touch f && echo ws-writable; echo done'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -qx ws-writable
+  refute grep -qx ws-writable <<<"$output"
   [ ! -e "$WS/f" ]
   # nothing protected, nothing placed in a workspace that is not written
   [ -z "$(ls -A "$WS")" ]
@@ -358,7 +358,7 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   ln -s "$T/host/dir" "$T/data/sub"
   run "$AGENTRUN" --root "$ROOT" run --bundle "$T/b" swapped
   [ "$status" -ne 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -q "mount source \`$T/data/sub\`: Too many levels of symbolic links"
 }
 
@@ -446,8 +446,8 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   done
   for w in module inner sub; do echo "$output" | grep -qx "$w-pinned"; done
   echo "$output" | grep -qx inner-git-works
-  ! grep -q fsmonitor "$WS/.git/modules/lib/config"
-  ! grep -q evil "$WS/.git/modules/a/b/config" "$WS/sub/inner/.git/config"
+  refute grep -q fsmonitor "$WS/.git/modules/lib/config"
+  refute grep -q evil "$WS/.git/modules/a/b/config" "$WS/sub/inner/.git/config"
   [ ! -e "$WS/.git/modules/lib/hooks/post-checkout" ]
   [ ! -e "$WS/sub/inner/.git/hooks/post-checkout" ]
   # the hooks folder made for the submodule was a placeholder: gone again
@@ -536,14 +536,14 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   # run 2 would write the config and the hook the host's git runs through them
   run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>cfg; echo "touch pwned" >>hook; echo ran'
   [ "$status" -eq 125 ]
-  ! echo "$output" | grep -qx ran
+  refute grep -qx ran <<<"$output"
   echo "$output" | grep -q "$WS/.git/config: a file the host runs or reads with 2 names (hard links)"
-  ! grep -q fsmonitor "$WS/.git/config"
+  refute grep -q fsmonitor "$WS/.git/config"
   rm "$WS/cfg"
   run sb -- sh -c 'echo "touch pwned" >>hook; echo ran'
   [ "$status" -eq 125 ]
   echo "$output" | grep -q "$WS/.git/hooks/pre-commit: a file the host runs or reads with 2 names (hard links)"
-  ! grep -q pwned "$WS/.git/hooks/pre-commit"
+  refute grep -q pwned "$WS/.git/hooks/pre-commit"
   rm "$WS/hook"
   run sb -- true
   [ "$status" -eq 0 ]
@@ -574,7 +574,7 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   chown -R "$AGENT_UID:$AGENT_UID" "$WS"
   run sb -- sh -c 'printf "[core]\n\tfsmonitor = touch pwned\n" >>sub/.git/config; echo ran'
   [ "$status" -eq 125 ]
-  ! echo "$output" | grep -qx ran
+  refute grep -qx ran <<<"$output"
   echo "$output" | grep -q "$WS/sub/.git: a symlink in a writable folder"
   ! grep -q fsmonitor "$WS/g/repo/config"
 }
@@ -602,7 +602,7 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   for w in hooks-refused newhook-refused include-refused conf-pinned hooks-pinned subhooks-refused git-works; do
     echo "$output" | grep -qx "$w"
   done
-  ! grep -q pwned "$WS/.githooks/pre-commit"
+  refute grep -q pwned "$WS/.githooks/pre-commit"
   [ ! -e "$WS/.githooks/post-checkout" ]
   # what was missing was a placeholder: gone again
   [ ! -e "$WS/conf" ]
@@ -664,7 +664,7 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx nested-refused
   echo "$output" | grep -qx module-refused
-  ! grep -q fsmonitor "$WS/zzz/repo/.git/config" "$WS/.git/modules/lib/config"
+  refute grep -q fsmonitor "$WS/zzz/repo/.git/config" "$WS/.git/modules/lib/config"
   # what it remembers is in the trust store, out of the sandbox's reach
   grep -rqx "zzz/repo/.git" "$T/config/agentrun/trust"
 }
@@ -695,7 +695,7 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
   for w in init git config; do echo "$output" | grep -qx "$w-refused"; done
   [ ! -e "$WS/.git" ]
-  ! echo "$output" | grep -q "the run created"
+  refute grep -q "the run created" <<<"$output"
   # the person's git there is the repository's above
   [ "$(git -c safe.directory='*' -C "$WS" rev-parse --show-toplevel)" = "$(cd "$T" && pwd -P)" ]
 }
@@ -709,7 +709,7 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx made
   echo "$output" | grep -q "the run created $WS/src/lib/.git"
-  ! echo "$output" | grep -q "the run created $WS/old"
+  refute grep -q "the run created $WS/old" <<<"$output"
   # the next run found it there: nothing to tell
   run sb -- true
   [ "$status" -eq 0 ]
@@ -779,8 +779,8 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo "$output"
   [ "$status" -eq 0 ]
   for w in top-refused top-hooks-refused nested-refused relative-refused pinned; do echo "$output" | grep -qx "$w"; done
-  ! grep -q fsmonitor "$WS/.realgit/config"
-  ! grep -q fsmonitor "$WS/gitdirs/proj/config"
+  refute grep -q fsmonitor "$WS/.realgit/config"
+  refute grep -q fsmonitor "$WS/gitdirs/proj/config"
   ! grep -q fsmonitor "$WS/store/lib.git/config"
 }
 
@@ -795,18 +795,18 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo TOKEN=2 >"$WS/secret.env"
   run sb --mask "$WS/secret.env" -- cat .s
   [ "$status" -eq 125 ]
-  ! echo "$output" | grep -q TOKEN
+  refute grep -q TOKEN <<<"$output"
   echo "$output" | grep -q -- "--mask $WS/secret.env: a file with 2 names (hard links)"
   run sb --ro "$WS/conf.json" -- sh -c 'echo "{\"x\":1}" >.c; echo ran'
   [ "$status" -eq 125 ]
-  ! echo "$output" | grep -qx ran
+  refute grep -qx ran <<<"$output"
   echo "$output" | grep -q -- "--ro $WS/conf.json: a file with 2 names (hard links)"
   [ "$(cat "$WS/conf.json")" = '{}' ]
   # without the second names both hold
   rm "$WS/.s" "$WS/.c"
   run sb --mask "$WS/secret.env" --ro "$WS/conf.json" -- sh -c 'cat secret.env; echo x >conf.json || echo ro'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q TOKEN
+  refute grep -q TOKEN <<<"$output"
   echo "$output" | grep -qx ro
 }
 
@@ -819,6 +819,6 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   echo TOKEN=2 >"$WS/secrets/token"
   run sb --mask "$WS/secrets" -- cat .t
   [ "$status" -eq 125 ]
-  ! echo "$output" | grep -q TOKEN
+  refute grep -q TOKEN <<<"$output"
   echo "$output" | grep -q -- "--mask $WS/secrets: .*$WS/secrets/token: .* 2 names (hard links)"
 }

@@ -36,7 +36,7 @@ EOF
   [ "${lines[0]}" = "$WS" ]
   echo "$output" | grep -qx 'env=yes'
   echo "$output" | grep -qx 'hidden'
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -qx 'wrote'
   [ "$(cat "$T/build/made")" = new ]
 }
@@ -104,7 +104,7 @@ EOF
     echo bad >keep/file || echo keep-refused
     echo ok >workfile && echo ws-writable'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -qx read-refused
   echo "$output" | grep -qx build-writable
   echo "$output" | grep -qx locked-refused
@@ -127,7 +127,7 @@ EOF
     echo bad >'"$T"'/build/locked/file || echo locked-refused
     echo ok >'"$T"'/build/x && echo build-writable'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q s3cret
+  refute grep -q s3cret <<<"$output"
   echo "$output" | grep -qx read-refused
   echo "$output" | grep -qx locked-refused
   echo "$output" | grep -qx build-writable
@@ -147,12 +147,12 @@ EOF
   echo "$output" | grep -q 'sandbox.filesystem.allowWrite\[0\] "/tmp/\*.log": not mapped'
   echo "$output" | grep -q 'sandbox.filesystem.allowRead: not mapped'
   # a wildcard domain maps onto a wildcard allow (tests/sandbox-net.bats)
-  ! echo "$output" | grep -q 'allowedDomains\[0\]'
+  refute grep -q 'allowedDomains\[0\]' <<<"$output"
   echo "$output" | grep -q 'sandbox.network.allowUnixSockets\[0\] "/run/x.sock": not mapped'
   echo "$output" | grep -q 'sandbox.network.allowLocalBinding: not mapped'
   echo "$output" | grep -q 'sandbox.autoAllowBashIfSandboxed: not mapped'
   # a false switch asks for nothing
-  ! echo "$output" | grep -q allowAllUnixSockets
+  refute grep -q allowAllUnixSockets <<<"$output"
   [ "$(echo "$output" | grep -c 'not mapped')" -eq 5 ]
 }
 
@@ -257,7 +257,7 @@ print("echo:" + s.recv(100).decode().strip())'
   run sbx --settings "$T/sock.json" -- python3 -c "$probe"
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx 'echo:via-socket'
-  ! echo "$output" | grep -q 'not mapped'
+  refute grep -q 'not mapped' <<<"$output"
 
   echo '{ "unix_sockets": ["agent.sock"] }' >"$T/sock-profile.json"
   run sbx --profile "$T/sock-profile.json" -- python3 -c "$probe"

@@ -441,7 +441,7 @@ while time.time() - t < 30 and not os.path.exists(out + ".done"):
   wait_for test -s "$T/held"
   [ "$(cat "$T/held")" = "27 33" ]
   [ "$(ls /proc/$RELAY_PID/fd | wc -l)" -lt 256 ]
-  ! grep -q "Too many open files" "$T/relay.err"
+  refute grep -q "Too many open files" "$T/relay.err"
   touch "$T/held.done"
   wait "$holder"
   run client unix "$T/s/api.test:443.sock" "served again"

@@ -232,7 +232,7 @@ user_can_cgroup() {
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"rootless: no cgroup for the container"* ]]
-  ! ls -d /sys/fs/cgroup/*/agentrun/nocg /sys/fs/cgroup/agentrun/nocg 2>/dev/null
+  refute ls -d /sys/fs/cgroup/*/agentrun/nocg /sys/fs/cgroup/agentrun/nocg 2>/dev/null
   user_edit "$U/b" '.linux.resources.pids.limit = 10'
   run uar run -b "$U/b" limited
   echo "$output"

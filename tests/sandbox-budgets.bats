@@ -247,7 +247,7 @@ mem_cgroup_of() {
   [ "$(jq -c '.linux.resources.memory' "$T/b0/config.json")" = null ]
   run sb --memory unlimited -- sh -c 'sed -n "s/^[0-9]*:memory://p; s/^0:://p" /proc/self/cgroup'
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q sandbox-
+  refute grep -q sandbox- <<<"$output"
   # no cgroup manager: the default goes quietly, --memory asked is refused
   run env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" --cgroup-manager disabled sandbox \
     --workspace "$WS" -- echo ran

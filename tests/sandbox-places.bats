@@ -63,7 +63,7 @@ READ_CREDS='for f in '"${CRED_FILES[*]}"'; do cat "$HOME/$f" 2>/dev/null; done; 
   echo "$output"
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx visible
-  ! echo "$output" | grep -q SECRET
+  refute grep -q SECRET <<<"$output"
   [ "$(cat "$FHOME/made")" = made ]
   # and read-only it needs nothing
   run sb --workspace "$WS" --ro "$FHOME" -- true
@@ -121,19 +121,19 @@ READ_CREDS='for f in '"${CRED_FILES[*]}"'; do cat "$HOME/$f" 2>/dev/null; done; 
   run sb --workspace "$FHOME" --allow-home -- sh -c "$mv_all"
   echo "$output"
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q moved
+  refute grep -q moved <<<"$output"
   run sb --workspace "$FHOME" --allow-home -- sh -c "$read_moved; $READ_CREDS"
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q SECRET
+  refute grep -q SECRET <<<"$output"
   # the same in a home of the agent's own that holds them
   mkdir -p "$T/agenthome"
   cp -a "$FHOME/." "$T/agenthome/"
   run sb --workspace "$WS" --home "$T/agenthome" -- sh -c "$mv_all"
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q moved
+  refute grep -q moved <<<"$output"
   run sb --workspace "$WS" --home "$T/agenthome" -- sh -c "$read_moved; $READ_CREDS"
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q SECRET
+  refute grep -q SECRET <<<"$output"
   # the folders are still writable, each mask still in place
   run sb --workspace "$FHOME" --allow-home -- sh -c 'touch "$HOME/.config/new" && echo config-writable'
   echo "$output" | grep -qx config-writable

@@ -68,7 +68,7 @@ own_init() {
   for c in CapPrm CapEff CapBnd; do echo "$output" | grep -qx "$c:[[:space:]]*0000000000000000"; done
   echo "$output" | grep -qx 'NoNewPrivs:[[:space:]]*1'
   echo "$output" | grep -Eqx 'me=[0-9]+ parent=1'
-  ! echo "$output" | grep -q 'me=1 '
+  refute grep -q 'me=1 ' <<<"$output"
   echo "$output" | grep -qx 'ptrace: Operation not permitted'
   echo "$output" | grep -qx 'environ: Permission denied'
   echo "$output" | grep -qx 'mem: Permission denied'
@@ -211,7 +211,7 @@ signals_end_at_once() {
     cat "$T/err"
     [ "$st" -eq $((128 + num)) ]
     [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1000 ]   # within a second; the grace would be 10 s
-    ! grep -q "did not stop" "$T/err"
+    refute grep -q "did not stop" "$T/err"
     wait_for gone "$CMD"
     [ ! -e "$STATE" ]
   done
@@ -324,10 +324,10 @@ for fd in (0, 1, 2):
   printf '{"a": 1}\nline2\n' | cmp - "$T/out"
   echo "$output" | grep -q to-stderr
   echo "$output" | grep -q "uid=$WHO_UID"
-  ! echo "$output" | grep -q '=tty'
+  refute grep -q '=tty' <<<"$output"
   echo "$output" | grep -q 'fd0=pipe'
   echo "$output" | grep -q 'fd2=pipe'
-  ! echo "$output" | grep -q injected
+  refute grep -q injected <<<"$output"
   [ "$(echo "$output" | grep -c '^tiocsti fd ')" -eq 3 ]
 }
 

@@ -77,7 +77,7 @@ start_echo() {
   # no host home folder is visible
   local h
   for h in $(ls -A /home 2>/dev/null); do
-    ! echo "$output" | grep -qx "homedir=$h"
+    refute grep -qx "homedir=$h" <<<"$output"
   done
 }
 
@@ -96,7 +96,7 @@ start_echo() {
     true'
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx visible
-  ! echo "$output" | grep -q SECRET
+  refute grep -q SECRET <<<"$output"
   echo "$output" | grep -qx home=readonly
 }
 
@@ -104,7 +104,7 @@ start_echo() {
   run env AGENTRUN_TEST_LEAK=leaked AGENTRUN_TEST_COPY=copied LANG=C.UTF-8 HOME="$FHOME" \
     "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" --env AGENTRUN_TEST_COPY --env SET=value -- env
   [ "$status" -eq 0 ]
-  ! echo "$output" | grep -q AGENTRUN_TEST_LEAK
+  refute grep -q AGENTRUN_TEST_LEAK <<<"$output"
   echo "$output" | grep -qx AGENTRUN_TEST_COPY=copied
   echo "$output" | grep -qx SET=value
   echo "$output" | grep -qx "HOME=$FHOME"
@@ -149,7 +149,7 @@ except OSError:
 '
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx "echo:ping-through-relay"
-  ! echo "$output" | grep -q '^reached'
+  refute grep -q '^reached' <<<"$output"
   echo "$output" | grep -q '^refused 10.255.255.1 Network is unreachable'
   echo "$output" | grep -qx 'unresolved example.com'
   grep -q '"endpoint":"echo.test:443"' "$T/audit.log"
@@ -159,7 +159,7 @@ except OSError:
   start_echo
   run sb -- bash -c "exec 3<>/dev/tcp/127.0.0.1/$ECHO_PORT && echo reached"
   [ "$status" -ne 0 ]
-  ! echo "$output" | grep -q reached
+  refute grep -q reached <<<"$output"
   # --no-network wins over --allow: no relay, no hook
   run sb --no-network --allow "echo.test:443=127.0.0.1:$ECHO_PORT" -- bash -c 'exec 3<>/dev/tcp/echo.test/443 && echo reached'
   [ "$status" -ne 0 ]
@@ -192,8 +192,8 @@ except OSError:
   wait "$SB" || true
   [ -z "$(ls "$ROOT" 2>/dev/null | grep "^$id")" ]
   [ ! -e "$tmpdir" ]
-  ! kill -0 "$relay" 2>/dev/null
-  ! grep -q "$id" /proc/self/mountinfo
+  refute kill -0 "$relay" 2>/dev/null
+  refute grep -q "$id" /proc/self/mountinfo
   [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
 }
 
@@ -311,7 +311,7 @@ start_sleeper() {
   run sb --allow "a.test:443=127.0.0.1:9" --audit "$T/no-such-dir/audit.log" -- echo ran
   [ "$status" -ne 0 ]
   echo "$output" | grep -q "network step"
-  ! echo "$output" | grep -qx ran
+  refute grep -qx ran <<<"$output"
   [ -z "$(ls "$ROOT" 2>/dev/null)" ]
 }
 
