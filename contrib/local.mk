@@ -19,7 +19,7 @@ nodist_systemdunit_DATA = contrib/systemd/agentrun-relay.service
 # build's paths (configure --prefix, or make install prefix=...): remade at
 # every make, written only when they change.
 CONTRIB_MADE = contrib/containers.conf contrib/containerd/config.toml contrib/crio/agentrun.conf \
-	contrib/systemd/agentrun-relay.service hooks/hooks.d/agentrun-netproxy.json
+	contrib/systemd/agentrun-relay.service hooks/hooks.d/agentrun-netproxy.json contrib/apparmor/agentrun
 EXTRA_DIST += $(CONTRIB_MADE:=.in)
 CLEANFILES += $(CONTRIB_MADE)
 contrib_subst = sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@datadir[@]|$(datadir)|g'
@@ -28,13 +28,8 @@ $(CONTRIB_MADE): contrib-force
 	  && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 contrib-force:
 .PHONY: contrib-force
-# The AppArmor userns profile for the installed binary (see contrib/apparmor/agentrun.in),
-# installed where AppArmor reads it when configure found or was given that folder.
-EXTRA_DIST += contrib/apparmor/agentrun.in
-CLEANFILES += contrib/apparmor/agentrun
-contrib/apparmor/agentrun: $(srcdir)/contrib/apparmor/agentrun.in Makefile
-	@mkdir -p contrib/apparmor
-	$(AM_V_GEN)sed 's|@bindir[@]|$(bindir)|g' $(srcdir)/contrib/apparmor/agentrun.in >$@.tmp && mv $@.tmp $@
+# The AppArmor userns profile for the installed binary (see contrib/apparmor/agentrun.in,
+# made above), installed where AppArmor reads it when configure found or was given that folder.
 if INSTALL_APPARMOR
 nodist_apparmor_DATA = contrib/apparmor/agentrun
 endif

@@ -7,9 +7,10 @@ nodist_man_MANS += $(MAN_SCD:.scd=)
 CLEANFILES += $(MAN_SCD:.scd=)
 # A path in scdoc text: '_' would start an underline.
 man_path = $(subst _,\\_,$(1))
-# Version and paths come from configure: rebuilt when it reruns.
-man/%: $(srcdir)/man/%.scd Makefile
+# Version and paths come from configure, or from make install prefix=...:
+# remade at every make, as the contrib snippets, written only when they change.
+man/%: $(srcdir)/man/%.scd contrib-force
 	@mkdir -p man
 	$(AM_V_GEN)sed -e 's|@VERSION[@]|$(VERSION)|g' -e 's|@datadir[@]|$(call man_path,$(datadir))|g' \
 	  -e 's|@apparmordir[@]|$(call man_path,$(apparmordir))|g' \
-	  $< | $(SCDOC) >$@.tmp && mv $@.tmp $@
+	  $< | $(SCDOC) >$@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }

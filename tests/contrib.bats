@@ -146,11 +146,12 @@ EOS
   grep -q "runtime_path = \"$p/bin/agentrun\"" "$s/agentrun/crio/agentrun.conf"
   grep -q "ExecStart=$p/bin/agentrun-relay" "$s/agentrun/systemd/agentrun-relay.service"
   jq -e --arg p "$p/bin/agentrun-netproxy" '.hook.path == $p' "$s/containers/oci/hooks.d/agentrun-netproxy.json"
-  refute grep -rq "/usr/local" "$s"
+  refute grep -rq "/usr/local" "$d"   # AppArmor profile and man pages too
   refute grep -rq "@bindir@\|@datadir@" "$s"
-  # and the build tree's own copies are back to this build's paths
-  make -s -C "$BUILDDIR" contrib/containerd/config.toml >/dev/null
-  ! grep -q "$p" "$MADE/containerd/config.toml"
+  # and the build tree's own copies (snippets, AppArmor profile, man pages)
+  # are back to this build's paths
+  make -s -C "$BUILDDIR" all >/dev/null
+  ! grep -rq "$p" "$MADE/containerd/config.toml" "$BUILDDIR/contrib/apparmor/agentrun" "$BUILDDIR/man"
 }
 
 @test "contrib: CRI-O drop-in defines an oci runtime handler named agentrun" {
