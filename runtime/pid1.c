@@ -2,7 +2,11 @@
  * rather than a program exec'd as pid 1: no exec and no window in which the
  * init is dumpable or under the container's credentials; its memory map was
  * made on the host (mm->user_ns is the host's), so even a process holding
- * every capability of the container's user namespace cannot ptrace it. */
+ * every capability of the container's user namespace cannot ptrace it. It
+ * drops its own capabilities and takes the command's ids right after the
+ * command's execve (the command's side shares its memory until then, and
+ * needs those rights for its own set-up): for that moment the command can
+ * see them in /proc/1/status, and reach nothing of them. */
 #include "config.h"
 #include "pid1.h"
 #include "caps.h"

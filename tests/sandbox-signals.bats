@@ -60,8 +60,11 @@ EOF
 
 gone() { [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"; }
 
+# pid 1 takes the command's ids and drops its capabilities right after the
+# command's start (it waits, suspended, for the command's execve until then):
+# the probes wait (2 s at most) for its permitted set to be empty, then read.
 own_init() {
-  run sb_as -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status; echo "me=$$ parent=$PPID"; python3 probe.py'
+  run sb_as -- sh -c 'i=0; while ! grep -q "^CapPrm:[[:space:]]*0*\$" /proc/1/status && [ $i -lt 200 ]; do i=$((i+1)); sleep 0.01; done; grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status; echo "me=$$ parent=$PPID"; python3 probe.py'
   echo "$output"
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx 'Name:[[:space:]]*agentrun-init'
@@ -96,7 +99,7 @@ own_init() {
   tuid=$(id -u agentrun-test)
   chown agentrun-test "$WS" "$FHOME"
   asuser() { runuser -u agentrun-test -- env -u XDG_RUNTIME_DIR HOME="$FHOME" sh -c 'cd "$0" && exec "$@"' "$WS" "$@"; }
-  run asuser "$bin/agentrun" sandbox -- sh -c 'grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status
+  run asuser "$bin/agentrun" sandbox -- sh -c 'i=0; while ! grep -q "^CapPrm:[[:space:]]*0*\$" /proc/1/status && [ $i -lt 200 ]; do i=$((i+1)); sleep 0.01; done; grep -E "^(Name|CapPrm|CapEff|CapBnd|NoNewPrivs):" /proc/1/status
     cat /proc/1/uid_map; python3 probe.py'
   echo "$output"
   [ "$status" -eq 0 ]
