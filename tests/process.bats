@@ -145,6 +145,47 @@ runc_out() { ar run -b "$B" "p$RANDOM" 2>&1; }
   [ "$output" = "0 1 2 3 " ]
 }
 
+# sleeping PID ID: C, the container's sleep once it runs: PID itself, or
+# its child when our pid 1 (container ID i2) runs it.
+sleeping() {
+  C=$1
+  [ "$2" = i1 ] || C=$(tr -d " " </proc/"$1"/task/"$1"/children)
+  [ -n "$C" ] && grep -qx sleep /proc/"$C"/comm
+}
+
+# fd_links PID: "N TARGET" for each fd PID holds, in order.
+fd_links() {
+  local f
+  for f in $(ls /proc/"$1"/fd | sort -n); do echo "$f $(readlink /proc/"$1"/fd/"$f")"; done
+}
+
+@test "process: the init holds none of its caller's fds, nor does our pid 1 or the command" {
+  [ "$(id -u)" = 0 ] || skip "reads the init's fds from the host: needs root"
+  make_bundle "$B" sleep 100
+  local x=$BATS_TEST_TMPDIR/x id pid
+  for id in i1 i2; do
+    [ "$id" = i1 ] || config_edit "$B" '.annotations["run.agentrun.init"] = "true"'
+    # fd 3 (bats') closed: the state folder lands there; 7, 8, 200: the caller's
+    (exec 3>&- 7</etc/hostname 8>"$x" 200</dev/null; exec "$AGENTRUN" --root "$ROOT" create -b "$B" "$id") \
+      </dev/null >/dev/null 2>&1
+    pid=$(ar state "$id" | jq -r .pid)
+    run fd_links "$pid"
+    echo "init before start: $output"
+    [ -z "$(echo "$output" | grep -E "^(7|8|200) |/etc/hostname|$x")" ]
+    [ "${lines[3]}" = "3 $ROOT/$id" ]
+    # stdio, the state folder and, for our pid 1, the socket to agentrun
+    [ "${#lines[@]}" -eq "$([ "$id" = i1 ] && echo 4 || echo 5)" ]
+    ar start "$id"
+    wait_for sleeping "$pid" "$id"
+    run fd_links "$pid"
+    echo "init after start: $output"
+    [ -z "$(echo "$output" | grep -E "/etc/hostname|$x")" ]
+    run fd_links "$C"
+    echo "command: $output"
+    [ "$(echo "$output" | cut -d' ' -f1 | tr '\n' ' ')" = "0 1 2 " ]
+  done
+}
+
 @test "process: the agentrun binary cannot be written from inside (CVE-2019-5736)" {
   make_bundle "$B" sleep 100
   config_edit "$B" '.process.capabilities = null'
