@@ -822,3 +822,40 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   ! echo "$output" | grep -q TOKEN
   echo "$output" | grep -q -- "--mask $WS/secrets: .*$WS/secrets/token: .* 2 names (hard links)"
 }
+
+# stopped PID: PID is stopped (state T).
+stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
+
+@test "paths: a folder swapped for a symlink while placeholders are made: none lands where it points" {
+  mkdir -p "$T/outside"
+  chown "$AGENT_UID:$AGENT_UID" "$T/outside"
+  # stopped as it is about to make the first placeholder: then another
+  # run's agent swaps the workspace for a symlink to a folder it chose
+  (export AGENTRUN_FAULT=sandbox-before-place:stop; exec env -u SUDO_UID -u SUDO_GID HOME="$FHOME" \
+    XDG_CONFIG_HOME="$T/config" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- true) 2>"$T/err" &
+  local pid=$! i status
+  track_pid "$pid"
+  wait_for stopped "$pid"
+  mv "$WS" "$T/ws.real"
+  ln -s "$T/outside" "$WS"
+  # what it makes outside is seen at its next stop (a cleanup removes it after)
+  local seen=
+  for i in $(seq 400); do
+    kill -0 "$pid" 2>/dev/null || break
+    if stopped "$pid"; then
+      seen+=$(ls -A "$T/outside")
+      kill -CONT "$pid"
+    fi
+    sleep 0.05
+  done
+  echo "made outside: $seen"
+  [ -z "$seen" ]
+  status=0
+  wait "$pid" || status=$?
+  cat "$T/err"
+  ls -A "$T/outside"
+  [ -z "$(ls -A "$T/outside")" ]
+  [ -z "$(ls -A "$T/ws.real")" ]
+  [ "$status" -ne 0 ]
+  grep -q "a symlink on the way" "$T/err"
+}
