@@ -859,3 +859,22 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
   [ "$status" -ne 0 ]
   grep -q "a symlink on the way" "$T/err"
 }
+
+@test "paths: a protected name the person saves during the run (by a rename, or in place) outlives the run's cleanup" {
+  sb -- sh -c 'while [ ! -e go ]; do sleep 0.1; done' 2>"$T/err" &
+  local pid=$!
+  track_pid "$pid"
+  wait_for test -e "$WS/.zshrc"
+  # an editor's save: a new file renamed over the placeholder
+  echo 'export A=1' >"$WS/.envrc.tmp"
+  mv "$WS/.envrc.tmp" "$WS/.envrc"
+  # a write into the placeholder itself
+  echo 'alias x=y' >>"$WS/.bashrc"
+  touch "$WS/go"
+  wait "$pid"
+  cat "$T/err"
+  [ "$(cat "$WS/.envrc")" = 'export A=1' ]
+  [ "$(cat "$WS/.bashrc")" = 'alias x=y' ]
+  # the placeholders nobody touched are gone
+  [ ! -e "$WS/.zshrc" ]
+}

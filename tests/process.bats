@@ -145,6 +145,26 @@ runc_out() { ar run -b "$B" "p$RANDOM" 2>&1; }
   [ "$output" = "0 1 2 3 " ]
 }
 
+@test "process: systemd's LISTEN_FDS: those fds, then --preserve-fds ones, with LISTEN_FDS and LISTEN_PID=1" {
+  make_bundle "$B" sh -c 'echo "[$LISTEN_FDS $LISTEN_PID]"; ls /proc/self/fd | tr "\n" " "'
+  # 3 4: the listening sockets, 5: --preserve-fds 1, 9: not passed
+  run bash -c 'exec 3</dev/null 4</dev/null 5</dev/null 9</dev/null; export LISTEN_FDS=2 LISTEN_PID=$$; exec "$@"' \
+    bash "$AGENTRUN" --root "$ROOT" run --preserve-fds 1 -b "$B" l1
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "[2 1]" ]
+  # and 6: the one ls opens for the listing
+  [ "${lines[1]}" = "0 1 2 3 4 5 6 " ]
+  # set for another process (LISTEN_PID not ours): nothing passed, nothing set
+  run bash -c 'exec 3</dev/null 4</dev/null; export LISTEN_FDS=2 LISTEN_PID=1; exec "$@"' \
+    bash "$AGENTRUN" --root "$ROOT" run -b "$B" l2
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "[ ]" ]
+  [ "${lines[1]}" = "0 1 2 3 " ]
+  run bash -c 'export LISTEN_FDS=x LISTEN_PID=$$; exec "$@"' bash "$AGENTRUN" --root "$ROOT" run -b "$B" l3
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"LISTEN_FDS=x"* ]]
+}
+
 # sleeping PID ID: C, the container's sleep once it runs: PID itself, or
 # its child when our pid 1 (container ID i2) runs it.
 sleeping() {
