@@ -5,7 +5,11 @@
 #include "log.h"
 #include "util.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 enum {
   O_BUNDLE = 1,
@@ -58,6 +62,35 @@ flag_value (const char *arg)
   return !arg || strcmp (arg, "false") != 0;
 }
 
+/* systemd's socket activation, as runc takes it: the LISTEN_FDS fds from
+ * 3 on, handed to this very process (LISTEN_PID), reach the container at
+ * the same numbers, with LISTEN_FDS and LISTEN_PID=1 in its environment;
+ * --preserve-fds counts the fds after them. Anything else (no variable, or
+ * the fds of another process that left them set): nothing passed. */
+static int
+listen_fds (struct ar_create_opts *o, ar_error **err)
+{
+  static char fds_var[32], pid_var[] = "LISTEN_PID=1";
+  static char *env[2];
+  const char *fds = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  char *end;
+  if (!fds || !pid || !*pid || strtol (pid, &end, 10) != (long) getpid () || *end)
+    return 0;
+  errno = 0;
+  long n = strtol (fds, &end, 10);
+  if (!*fds || *end || errno || n < 0 || n > INT_MAX - 3 - o->preserve_fds)
+    return ar_err (err, 0, "LISTEN_FDS=%s: not a number of fds (systemd's socket activation)", fds);
+  if (n == 0)
+    return 0;
+  o->preserve_fds += (int) n;
+  snprintf (fds_var, sizeof fds_var, "LISTEN_FDS=%ld", n);
+  env[0] = fds_var;
+  env[1] = pid_var;
+  o->exec_env = env;
+  o->n_exec_env = 2;
+  return 0;
+}
+
 int
 ar_parse_create_opts (int argc, char **argv, bool run, struct ar_create_opts *o, ar_error **err)
 {
@@ -92,7 +125,7 @@ ar_parse_create_opts (int argc, char **argv, bool run, struct ar_create_opts *o,
           o->keep = flag_value (arg);
         break;
       }
-  if (id < 0)
+  if (id < 0 || listen_fds (o, err) < 0)
     return -1;
   return ar_one_id (&p, &o->id, err);
 }

@@ -13,8 +13,16 @@ void
 ar_fault_point (const char *phase)
 {
   const char *want = getenv ("AGENTRUN_FAULT");
+  size_t n = phase ? strlen (phase) : 0;
 
-  if (want == NULL || phase == NULL || strcmp (want, phase) != 0)
+  if (want == NULL || phase == NULL || strncmp (want, phase, n) != 0)
+    return;
+  if (strcmp (want + n, ":stop") == 0)
+    {
+      raise (SIGSTOP);
+      return;
+    }
+  if (want[n])
     return;
   /* raise() can in theory return if the signal is blocked; SIGKILL cannot
    * be blocked, but fall through to _exit so a phase never continues. */

@@ -9,7 +9,10 @@
 #include <stdbool.h>
 
 /* Phase names are "<command>-<step>", e.g. "create-after-clone".
- * No effect unless the environment names this exact phase. */
+ * No effect unless the environment names this exact phase. "<phase>:stop"
+ * stops the process there instead (SIGSTOP), each time it gets there, and
+ * it goes on once continued: a test changes the files it works on at that
+ * very step (a race made deterministic). */
 void ar_fault_point (const char *phase);
 
 /* The same variable, for a step that must fail the way it would on a host

@@ -34,6 +34,12 @@ ar_log_init (const char *file, const char *format, bool debug, ar_error **err)
   return 0;
 }
 
+int
+ar_log_fd (void)
+{
+  return log_fd;
+}
+
 void
 ar_log_set_command (const char *name)
 {

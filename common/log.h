@@ -15,6 +15,8 @@ int ar_log_init (const char *file, const char *format, bool debug, ar_error **er
  * it themselves. The log file's lines keep the message alone, as runc's. */
 void ar_log_set_command (const char *name);
 bool ar_log_debug_enabled (void);
+/* The --log file's fd, or -1: a child that closes what it does not need keeps it. */
+int ar_log_fd (void);
 void ar_log (enum ar_log_level level, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* Report an error object at error level (and free it). */
 void ar_log_error (ar_error *err);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int
@@ -160,4 +162,54 @@ ar_read_regular (int fd, const char *what, size_t max, bool fifo_ok, char **out,
     return errno == EFBIG ? ar_err (err, 0, "%s grew past the %zu byte limit", what, max)
                           : ar_err (err, errno, "read %s", what);
   return 0;
+}
+
+/* Close lo..hi: close_range past the preserved fds, one by one among them
+ * (only the runtime's own, close-on-exec, go). */
+static int
+close_span (unsigned int lo, unsigned int hi, unsigned int pend, unsigned int scan_end)
+{
+  for (; lo <= hi && lo < pend; lo++)
+    {
+      int flags;
+      if (lo >= scan_end)
+        {
+          lo = pend;
+          break;
+        }
+      if ((flags = fcntl ((int) lo, F_GETFD)) >= 0 && (flags & FD_CLOEXEC) && close ((int) lo) < 0 && errno != EINTR)
+        return -1;
+    }
+  if (lo > hi)
+    return 0;
+  return (int) syscall (SYS_close_range, lo, hi, 0);
+}
+
+static int
+int_cmp (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+  return (x > y) - (x < y);
+}
+
+int
+ar_close_fds_except (int *keep, size_t n, int preserve)
+{
+  unsigned int pend = 3 + (unsigned int) (preserve > 0 ? preserve : 0), scan_end = pend;
+  struct rlimit rl;
+  /* no fd can be made at or past the limit: no need to look there */
+  if (pend > 3 && getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < scan_end)
+    scan_end = (unsigned int) rl.rlim_cur;
+  if (n)
+    qsort (keep, n, sizeof *keep, int_cmp);
+  unsigned int from = 3;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < 0 || (unsigned int) keep[i] < from)
+        continue;
+      if ((unsigned int) keep[i] > from && close_span (from, (unsigned int) keep[i] - 1, pend, scan_end) < 0)
+        return -1;
+      from = (unsigned int) keep[i] + 1;
+    }
+  return close_span (from, ~0U, pend, scan_end);
 }

@@ -33,4 +33,11 @@ int ar_read_all (int fd, size_t max, char **out, size_t *len);
  * the MAX byte limit", "read WHAT: ...". */
 int ar_read_regular (int fd, const char *what, size_t max, bool fifo_ok, char **out, size_t *len, ar_error **err);
 
+/* Close every fd from 3 on but the N in KEEP (any order, -1s ignored;
+ * sorted in place) and, among 3 .. 3+PRESERVE-1, those without FD_CLOEXEC:
+ * the caller's own, passed on to a container on purpose (whatever the
+ * runtime opens is close-on-exec; numbers in that range above the
+ * RLIMIT_NOFILE now in force are left alone). 0, or -1 with errno. */
+int ar_close_fds_except (int *keep, size_t n, int preserve);
+
 #endif

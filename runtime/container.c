@@ -742,6 +742,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
       if (ic->unixconn_mine >= 0)
         close (ic->unixconn_mine); /* the supervisor's end is never the container's */
       take_stdio (o->stdio, ic->sock);
+      ar_init_close_fds (ic);
       if (ic->direct)
         ar_init_direct (ic);
       ar_init_child1 (ic);

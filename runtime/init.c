@@ -18,6 +18,7 @@
 #include "rootless.h"
 #include "seccomp.h"
 #include "signals.h"
+#include "strio.h"
 #include "unixconn.h"
 #include "spec_state.h"
 #include "terminal.h"
@@ -423,6 +424,35 @@ init_main (struct ar_init_ctx *c)
   if (pid1 && ar_pid1_fork (&p1, command_tail, &tc, &err) < 0)
     fail_late (err);
   command_tail (&tc, NULL);
+}
+
+/* Whatever agentrun held (its caller's fds, the sandbox's held names,
+ * pipes, sockets) is none of the container's business: only what c names
+ * survives, besides stdio, the log and the fds the caller passes on. Done
+ * first, before any rlimit of the container's applies to what we hold. */
+void
+ar_init_close_fds (struct ar_init_ctx *c)
+{
+  size_t n_binds = c->bind_fds ? c->spec->n_mounts : 0;
+  size_t cap = 4 + AR_NS_N + c->n_cg_join + c->cc_hooks.n + c->sc_hooks.n + n_binds, n = 0;
+  cleanup_free int *keep = xmalloc0 (cap * sizeof *keep);
+  ar_error *err = NULL;
+  keep[n++] = c->sock;
+  keep[n++] = c->state_fd;
+  keep[n++] = c->unixconn_sock;
+  keep[n++] = ar_log_fd ();
+  for (int i = 0; i < AR_NS_N; i++)
+    keep[n++] = c->ns_fds[i];
+  for (size_t i = 0; i < c->n_cg_join; i++)
+    keep[n++] = c->cg_join_fds[i];
+  for (size_t i = 0; i < c->cc_hooks.n; i++)
+    keep[n++] = c->cc_hooks.fds[i];
+  for (size_t i = 0; i < c->sc_hooks.n; i++)
+    keep[n++] = c->sc_hooks.fds[i];
+  for (size_t i = 0; i < n_binds; i++)
+    keep[n++] = c->bind_fds[i];
+  if (ar_close_fds_except (keep, n, c->preserve_fds) < 0)
+    ar_err (&err, errno, "close the runtime's files in the container's init"), fail (c, err);
 }
 
 static pid_t

@@ -101,6 +101,9 @@ struct ar_init_ctx {
   struct ar_nested_userns nested; /* the process runs in a nested user namespace (namespaces.h) */
 };
 
+/* In the first child, at once: close every fd but those in c, the log's
+ * and the caller's --preserve-fds (init.c). */
+void ar_init_close_fds (struct ar_init_ctx *c);
 /* Child side (init.c): never returns. */
 __attribute__ ((noreturn)) void ar_init_child1 (struct ar_init_ctx *c);
 /* The init cloned straight into its new namespaces (ic->direct). */

@@ -9,6 +9,7 @@
 #include "landlock.h"
 #include "sync.h"
 #include "terminal.h"
+#include "strio.h"
 #include "util.h"
 
 #include <errno.h>
@@ -70,22 +71,6 @@ drop_to (const struct ar_user *u, ar_error **err)
   return 0;
 }
 
-/* Close every fd from 3 on but a and b (-1: none). */
-static int
-close_all_but (int a, int b)
-{
-  int keep[2] = { a < b ? a : b, a < b ? b : a }, from = 3;
-  for (int i = 0; i < 2; i++)
-    {
-      if (keep[i] < from)
-        continue;
-      if (keep[i] > from && syscall (SYS_close_range, from, keep[i] - 1, 0) < 0)
-        return -1;
-      from = keep[i] + 1;
-    }
-  return (int) syscall (SYS_close_range, from, ~0U, 0);
-}
-
 /* Before the handover only the socket to the container stays open: the
  * caller's stdio and every other fd of the runtime's (lock, state folder)
  * must not be held by a process that outlives it; a caller reading
@@ -99,7 +84,7 @@ supervisor_fds (int sock, ar_error **err)
   if (dup2 (null, 0) < 0 || dup2 (null, 1) < 0 || dup2 (null, 2) < 0)
     return ar_err (err, errno, "dup2 /dev/null");
   close (null);
-  if (close_all_but (sock, -1) < 0)
+  if (ar_close_fds_except (&sock, 1, 0) < 0)
     return ar_err (err, errno, "close_range");
   return 0;
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "sbpaths.h"
 #include "agent.h"
+#include "fault.h"
 #include "log.h"
 #include "pathutil.h"
 #include "strio.h"
@@ -567,6 +568,37 @@ add_placed (struct ar_sandbox *sb, const char *path, const struct stat *st)
                                                       S_ISDIR (st->st_mode) };
 }
 
+/* The folder that holds path, as an O_PATH fd, and *base its last
+ * component (within path). Placeholders are made and removed only at
+ * resolved paths (realpath'd writable folders, each step below checked): a
+ * symlink on the way now is one made since, by the agent of another run on
+ * the same folder that swapped a folder for it, to have us (root, or the
+ * person) make or remove a file where it chose. So no step may be one, and
+ * what is done is done by name in that fd, never by the whole path again.
+ * -1 with errno (ELOOP: a symlink on the way). */
+static int
+open_parent (const char *path, const char **base)
+{
+  const char *slash = strrchr (path, '/');
+  if (!slash || !slash[1])
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  *base = slash + 1;
+  cleanup_free char *dir = slash == path ? xstrdup ("/") : xasprintf ("%.*s", (int) (slash - path), path);
+  return ar_openat2 (AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS);
+}
+
+/* fd still is what base names in dfd. */
+static bool
+named (int dfd, const char *base, int fd)
+{
+  struct stat a, b;
+  return fstatat (dfd, base, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat (fd, &b) == 0 && a.st_dev == b.st_dev
+         && a.st_ino == b.st_ino;
+}
+
 /* A placeholder folder's time moved when the placeholders in it were
  * made: marked again, so that another run knows it for one too. */
 static void
@@ -577,7 +609,9 @@ remark_folders (struct ar_sandbox *sb)
       struct stat st;
       if (!sb->placed[i].dir)
         continue;
-      cleanup_close int fd = open (sb->placed[i].path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      const char *base;
+      cleanup_close int dfd = open_parent (sb->placed[i].path, &base);
+      cleanup_close int fd = dfd < 0 ? -1 : openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0 && fstat (fd, &st) == 0 && st.st_dev == sb->placed[i].dev && st.st_ino == sb->placed[i].ino)
         mark (fd);
     }
@@ -596,21 +630,25 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
       sb->n_unplaced++;
       return 1;
     }
+  ar_fault_point ("sandbox-before-place");
   /* made with the command's own ids: where it could not make the name
-   * itself no placeholder is needed, and root never follows a symlink the
-   * command (nobody, for root without sudo) left on the way */
+   * itself no placeholder is needed; and in the folder reached without a
+   * symlink (open_parent), so never where another run's agent points */
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
+  const char *base;
+  cleanup_close int dfd = open_parent (path, &base);
   int fd = -1, e;
-  if (dir && mkdir (path, 0755) == 0)
-    fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  else if (!dir)
-    fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (dfd >= 0 && dir && mkdirat (dfd, base, 0755) == 0)
+    fd = openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  else if (dfd >= 0 && !dir)
+    fd = openat (dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd >= 0 && text && ar_write_all (fd, text, strlen (text)) < 0)
     {
       e = errno;
+      if (named (dfd, base, fd))
+        unlinkat (dfd, base, 0);
       ar_fsid_leave (&fs);
       close (fd);
-      unlink (path);
       return ar_err (err, e, "protected name %s: write the placeholder", path);
     }
   if (fd >= 0 && mark (fd) < 0)
@@ -630,6 +668,11 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
       ar_debug ("protected name %s: no placeholder: %s", path, strerror (e));
       return 1;
     }
+  if (fd < 0 && (e == ELOOP || e == ENOTDIR || e == EXDEV))
+    return ar_err (err, e,
+                   "protected name %s: a symlink on the way to it, where the folders were checked just before "
+                   "(swapped by another run's agent?); no placeholder made",
+                   path);
   if (fd < 0)
     return ar_err (err, e, "protected name %s: create the read-only placeholder", path);
   if (fstat (fd, &st) < 0)
@@ -1693,17 +1736,17 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   return 0;
 }
 
-/* Is path still the placeholder p as we made it (same inode, empty), and
- * bound by no other run (an exclusive flock)? Then fd holds that lock
- * until it is removed. A child of ours forked while we held ours (the
- * janitor, the relay before its exec) shares our lock until it closes its
- * copy, at once: a little wait (*waits, shared by all), then it is
+/* Is base in dfd still the placeholder p as we made it (same inode,
+ * untouched), and bound by no other run (an exclusive flock)? Then fd holds
+ * that lock until it is removed. A child of ours forked while we held ours
+ * (the janitor, the relay before its exec) shares our lock until it closes
+ * its copy, at once: a little wait (*waits, shared by all), then it is
  * another run's. */
 static int
-still_ours (const struct ar_sb_placed *p, int *waits)
+still_ours (const struct ar_sb_placed *p, int dfd, const char *base, int *waits)
 {
-  struct stat st, now;
-  int fd = open (p->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (p->dir ? O_DIRECTORY : 0));
+  struct stat st;
+  int fd = openat (dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (p->dir ? O_DIRECTORY : 0));
   if (fd < 0)
     return -1;
   int r;
@@ -1713,13 +1756,33 @@ still_ours (const struct ar_sb_placed *p, int *waits)
     r = 0;
   /* a file as made, untouched; a folder's time changes with what is made
    * in it (our own placeholders too), and rmdir takes only an empty one */
-  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st, p->size))
-      || lstat (p->path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st, p->size)))
     {
       close (fd);
       return -1;
     }
   return fd;
+}
+
+/* Remove the placeholder p if it still is one, by name in its folder
+ * reached without a symlink. The person may have saved a file of theirs
+ * there meanwhile, by a rename over the name (an editor's atomic save) or
+ * by writing into it: the name is checked to be the inode we opened, and
+ * that inode still marked and as large as made, right before unlinkat.
+ * What remains is the kernel's: it has no unlink-if-this-inode, so a
+ * rename over the name, or a write into the placeholder, that lands
+ * between those checks and the unlinkat (a few microseconds) is lost. */
+static void
+remove_placed (const struct ar_sb_placed *p, int *waits)
+{
+  const char *base;
+  struct stat st;
+  cleanup_close int dfd = open_parent (p->path, &base);
+  cleanup_close int fd = dfd < 0 ? -1 : still_ours (p, dfd, base, waits);
+  if (fd < 0 || !named (dfd, base, fd) || fstat (fd, &st) < 0 || (!p->dir && !marked (&st, p->size)))
+    return;
+  if (unlinkat (dfd, base, p->dir ? AT_REMOVEDIR : 0) < 0 && !(p->dir && (errno == ENOTEMPTY || errno == EEXIST)))
+    ar_warn ("sandbox cleanup: remove the placeholder %s: %s", p->path, strerror (errno));
 }
 
 /* The repositories the run made below each writable folder, said (those
@@ -1759,13 +1822,8 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   for (size_t i = sb->n_placed; i-- > 0;)
     {
-      struct ar_sb_placed *p = &sb->placed[i];
-      cleanup_free char *path = p->path;
-      cleanup_close int fd = still_ours (p, &waits);
-      if (fd < 0)
-        continue;
-      if (p->dir ? rmdir (path) < 0 && errno != ENOTEMPTY && errno != EEXIST : unlink (path) < 0)
-        ar_warn ("sandbox cleanup: remove the placeholder %s: %s", path, strerror (errno));
+      remove_placed (&sb->placed[i], &waits);
+      free (sb->placed[i].path);
     }
   ar_fsid_leave (&fs);
   free (sb->placed);

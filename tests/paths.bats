@@ -822,3 +822,59 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   refute grep -q TOKEN <<<"$output"
   echo "$output" | grep -q -- "--mask $WS/secrets: .*$WS/secrets/token: .* 2 names (hard links)"
 }
+
+# stopped PID: PID is stopped (state T).
+stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
+
+@test "paths: a folder swapped for a symlink while placeholders are made: none lands where it points" {
+  mkdir -p "$T/outside"
+  chown "$AGENT_UID:$AGENT_UID" "$T/outside"
+  # stopped as it is about to make the first placeholder: then another
+  # run's agent swaps the workspace for a symlink to a folder it chose
+  (export AGENTRUN_FAULT=sandbox-before-place:stop; exec env -u SUDO_UID -u SUDO_GID HOME="$FHOME" \
+    XDG_CONFIG_HOME="$T/config" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- true) 2>"$T/err" &
+  local pid=$! i status
+  track_pid "$pid"
+  wait_for stopped "$pid"
+  mv "$WS" "$T/ws.real"
+  ln -s "$T/outside" "$WS"
+  # what it makes outside is seen at its next stop (a cleanup removes it after)
+  local seen=
+  for i in $(seq 400); do
+    kill -0 "$pid" 2>/dev/null || break
+    if stopped "$pid"; then
+      seen+=$(ls -A "$T/outside")
+      kill -CONT "$pid"
+    fi
+    sleep 0.05
+  done
+  echo "made outside: $seen"
+  [ -z "$seen" ]
+  status=0
+  wait "$pid" || status=$?
+  cat "$T/err"
+  ls -A "$T/outside"
+  [ -z "$(ls -A "$T/outside")" ]
+  [ -z "$(ls -A "$T/ws.real")" ]
+  [ "$status" -ne 0 ]
+  grep -q "a symlink on the way" "$T/err"
+}
+
+@test "paths: a protected name the person saves during the run (by a rename, or in place) outlives the run's cleanup" {
+  sb -- sh -c 'while [ ! -e go ]; do sleep 0.1; done' 2>"$T/err" &
+  local pid=$!
+  track_pid "$pid"
+  wait_for test -e "$WS/.zshrc"
+  # an editor's save: a new file renamed over the placeholder
+  echo 'export A=1' >"$WS/.envrc.tmp"
+  mv "$WS/.envrc.tmp" "$WS/.envrc"
+  # a write into the placeholder itself
+  echo 'alias x=y' >>"$WS/.bashrc"
+  touch "$WS/go"
+  wait "$pid"
+  cat "$T/err"
+  [ "$(cat "$WS/.envrc")" = 'export A=1' ]
+  [ "$(cat "$WS/.bashrc")" = 'alias x=y' ]
+  # the placeholders nobody touched are gone
+  [ ! -e "$WS/.zshrc" ]
+}

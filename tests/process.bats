@@ -145,6 +145,67 @@ runc_out() { ar run -b "$B" "p$RANDOM" 2>&1; }
   [ "$output" = "0 1 2 3 " ]
 }
 
+@test "process: systemd's LISTEN_FDS: those fds, then --preserve-fds ones, with LISTEN_FDS and LISTEN_PID=1" {
+  make_bundle "$B" sh -c 'echo "[$LISTEN_FDS $LISTEN_PID]"; ls /proc/self/fd | tr "\n" " "'
+  # 3 4: the listening sockets, 5: --preserve-fds 1, 9: not passed
+  run bash -c 'exec 3</dev/null 4</dev/null 5</dev/null 9</dev/null; export LISTEN_FDS=2 LISTEN_PID=$$; exec "$@"' \
+    bash "$AGENTRUN" --root "$ROOT" run --preserve-fds 1 -b "$B" l1
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "[2 1]" ]
+  # and 6: the one ls opens for the listing
+  [ "${lines[1]}" = "0 1 2 3 4 5 6 " ]
+  # set for another process (LISTEN_PID not ours): nothing passed, nothing set
+  run bash -c 'exec 3</dev/null 4</dev/null; export LISTEN_FDS=2 LISTEN_PID=1; exec "$@"' \
+    bash "$AGENTRUN" --root "$ROOT" run -b "$B" l2
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "[ ]" ]
+  [ "${lines[1]}" = "0 1 2 3 " ]
+  run bash -c 'export LISTEN_FDS=x LISTEN_PID=$$; exec "$@"' bash "$AGENTRUN" --root "$ROOT" run -b "$B" l3
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"LISTEN_FDS=x"* ]]
+}
+
+# sleeping PID ID: C, the container's sleep once it runs: PID itself, or
+# its child when our pid 1 (container ID i2) runs it.
+sleeping() {
+  C=$1
+  [ "$2" = i1 ] || C=$(tr -d " " </proc/"$1"/task/"$1"/children)
+  [ -n "$C" ] && grep -qx sleep /proc/"$C"/comm
+}
+
+# fd_links PID: "N TARGET" for each fd PID holds, in order.
+fd_links() {
+  local f
+  for f in $(ls /proc/"$1"/fd | sort -n); do echo "$f $(readlink /proc/"$1"/fd/"$f")"; done
+}
+
+@test "process: the init holds none of its caller's fds, nor does our pid 1 or the command" {
+  [ "$(id -u)" = 0 ] || skip "reads the init's fds from the host: needs root"
+  make_bundle "$B" sleep 100
+  local x=$BATS_TEST_TMPDIR/x id pid
+  for id in i1 i2; do
+    [ "$id" = i1 ] || config_edit "$B" '.annotations["run.agentrun.init"] = "true"'
+    # fd 3 (bats') closed: the state folder lands there; 7, 8, 200: the caller's
+    (exec 3>&- 7</etc/hostname 8>"$x" 200</dev/null; exec "$AGENTRUN" --root "$ROOT" create -b "$B" "$id") \
+      </dev/null >/dev/null 2>&1
+    pid=$(ar state "$id" | jq -r .pid)
+    run fd_links "$pid"
+    echo "init before start: $output"
+    [ -z "$(echo "$output" | grep -E "^(7|8|200) |/etc/hostname|$x")" ]
+    [ "${lines[3]}" = "3 $ROOT/$id" ]
+    # stdio, the state folder and, for our pid 1, the socket to agentrun
+    [ "${#lines[@]}" -eq "$([ "$id" = i1 ] && echo 4 || echo 5)" ]
+    ar start "$id"
+    wait_for sleeping "$pid" "$id"
+    run fd_links "$pid"
+    echo "init after start: $output"
+    [ -z "$(echo "$output" | grep -E "/etc/hostname|$x")" ]
+    run fd_links "$C"
+    echo "command: $output"
+    [ "$(echo "$output" | cut -d' ' -f1 | tr '\n' ' ')" = "0 1 2 " ]
+  done
+}
+
 @test "process: the agentrun binary cannot be written from inside (CVE-2019-5736)" {
   make_bundle "$B" sleep 100
   config_edit "$B" '.process.capabilities = null'

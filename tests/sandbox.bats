@@ -115,6 +115,28 @@ start_echo() {
   done
 }
 
+@test "sandbox: none of the caller's fds, nor agentrun's own, reach the init, pid 1 or the command" {
+  # more of them than the sandbox's RLIMIT_NOFILE: an init that held them
+  # could open nothing once that limit applies
+  run bash -c 'exec 7</etc/hostname 8>"$1/x"; for f in $(seq 20 150); do eval "exec $f</dev/null"; done; shift; "$@"' \
+    bash "$T" env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sandbox --nofile 64 --workspace "$WS" \
+    -- sh -c 'ls /proc/self/fd | tr "\n" " "'
+  [ "$status" -eq 0 ]
+  # 3: the one ls opens for the listing
+  [ "$output" = "0 1 2 3 " ]
+  exec 7</etc/hostname 8>"$T/x"
+  start_cmd sleep -- sleep 100
+  exec 7<&- 8>&-
+  local p f
+  for p in "$INIT" "$CMD"; do
+    for f in $(ls /proc/"$p"/fd); do
+      echo "$p: $f $(readlink /proc/"$p"/fd/"$f")"
+      case $(readlink /proc/"$p"/fd/"$f") in /etc/hostname | "$T/x" | "$WS"/*) false ;; esac
+    done
+  done
+  [ "$(ls /proc/"$CMD"/fd | sort -n | tr '\n' ' ')" = "0 1 2 " ]
+}
+
 @test "sandbox: a new pid namespace: pid 1 is not the host's init" {
   run sb -- sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; ls /proc | grep -c "^[0-9]"'
   [ "$status" -eq 0 ]

@@ -14,8 +14,11 @@
 #include "seccomp_cache.h"
 #include "sha256.h"
 #include "spec.h"
+#include "strio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -488,6 +491,44 @@ test_nested (void)
           "a user namespace joined");
 }
 
+/* In a child: fds on chosen numbers, the runtime's close-on-exec, the
+ * caller's not; which survive ar_close_fds_except, one bit each. */
+static int
+fds_left (void)
+{
+  static const struct {
+    int fd;
+    bool cloexec;
+  } made[] = { { 5, false }, { 6, true }, { 20, true }, { 21, true }, { 40, false }, { 41, false } };
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      int null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+      for (size_t i = 0; i < sizeof made / sizeof *made; i++)
+        if (null < 0 || dup3 (null, made[i].fd, made[i].cloexec ? O_CLOEXEC : 0) < 0)
+          _exit (255);
+      int keep[] = { 41, -1, 20 };
+      /* 3 .. 6 preserved: 5 (the caller's) stays, 6 (the runtime's) goes */
+      if (ar_close_fds_except (keep, 3, 4) < 0)
+        _exit (255);
+      int bits = 0;
+      for (size_t i = 0; i < sizeof made / sizeof *made; i++)
+        if (fcntl (made[i].fd, F_GETFD) >= 0)
+          bits |= 1 << i;
+      _exit (bits);
+    }
+  int st;
+  return pid > 0 && waitpid (pid, &st, 0) == pid && WIFEXITED (st) ? WEXITSTATUS (st) : -1;
+}
+
+static void
+test_close_fds (void)
+{
+  /* bits: 5, 6, 20, 21, 40, 41 */
+  is_int (fds_left (), (1 << 0) | (1 << 2) | (1 << 5),
+          "close_fds_except: the kept ones and the caller's preserved ones stay, nothing else");
+}
+
 int
 main (void)
 {
@@ -507,5 +548,6 @@ main (void)
   test_exit_status ();
   test_confined ();
   test_nested ();
+  test_close_fds ();
   return done_testing ();
 }
