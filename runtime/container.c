@@ -711,7 +711,8 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !by_itself);
   cleanup_error ar_error *jerr = NULL;
   if (ic->direct && by_itself
-      && ar_cgroup_self_join_fds (c->st.cgroup_path, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds), &ic->n_cg_join, &jerr)
+      && ar_cgroup_self_join_fds (c->st.cgroup_path, false, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds),
+                                  &ic->n_cg_join, &jerr)
              < 0)
     {
       ar_debug ("the init cannot join by itself (%s): joined from here", jerr->msg);
@@ -743,9 +744,6 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   *(ic->direct ? &c->init : &c->child1) = first;
   close (ic->sock);
   ic->sock = -1;
-  /* the supervisor's end is the container's alone: its EOF says the init is gone */
-  if (ic->unixconn_sock >= 0)
-    close (ar_steal_fd (ic->unixconn_sock));
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
   /* the init's copies of the tasks files are its own */
@@ -759,6 +757,11 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
                         < 0)
     return -1;
   ar_fault_point ("create-after-cgroup");
+  /* then the supervisor's end is the container's alone: its EOF says the init is gone */
+  if (ar_unixconn_cgroup (ic->unixconn_sock, c->st.cgroup_path, err) < 0)
+    return -1;
+  if (ic->unixconn_sock >= 0)
+    close (ar_steal_fd (ic->unixconn_sock));
   struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
   io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0

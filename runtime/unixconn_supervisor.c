@@ -145,9 +145,12 @@ report_failure (int sock, int report, const char *msg)
     dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
 }
 
-/* What the container's process hands over (unixconn.c send_handover). */
+/* What the container's process hands over (unixconn.c send_handover),
+ * and the runtime's word on the container's cgroup (ar_unixconn_cgroup). */
 struct handover {
   int listener, root, userns, err, diag, report, netns;
+  bool handed, cgroup_told;
+  ar_error *join_err; /* the first cgroup file we could not join */
 };
 
 static void
@@ -160,6 +163,29 @@ handover_close (struct handover *h)
         close (*fds[i]);
         *fds[i] = -1;
       }
+}
+
+/* Into the container's cgroup through one of its files (the runtime opened
+ * it: the kernel checks the opener's rights): "0" moves the writer. We are
+ * single-threaded until we serve, so a v1 "tasks" file, which moves one
+ * thread, moves all of us; before any socket is made, so the kernel
+ * charges each socket's buffers to the memory cgroup we are in when it is
+ * made or accepted. */
+static void
+join_cgroup (int fd, struct handover *h)
+{
+  if (h->join_err)
+    return;
+  if (ar_fault_fails ("unixconn-supervisor-cgroup"))
+    errno = EPERM;
+  else if (write (fd, "0", 1) == 1)
+    return;
+  int e = errno;
+  char link[64], path[512];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t len = readlink (link, path, sizeof path - 1);
+  path[len > 0 ? len : 0] = '\0';
+  ar_err (&h->join_err, e, "join the container's cgroup (write 0 to %s)", len > 0 ? path : "its file");
 }
 
 /* 1 with every fd, 0 at EOF (the container's process failed before, and
@@ -185,8 +211,21 @@ recv_handover (int sock, struct handover *h, ar_error **err)
                   : tag == 'F' ? &h->report
                   : tag == 'N' ? &h->netns
                                : NULL;
-      if (tag == '.' && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
+      if (tag == 'C' && fd >= 0 && !h->cgroup_told)
+        {
+          join_cgroup (fd, h);
+          close (fd);
+          continue;
+        }
+      bool done = tag == 'G' && fd < 0 && !h->cgroup_told;
+      if (tag == '.' && !h->handed && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
+        done = h->handed = true;
+      else if (done)
+        h->cgroup_told = true;
+      if (done && h->handed && h->cgroup_told)
         return 1;
+      if (done)
+        continue;
       if (!slot || fd < 0 || *slot >= 0)
         {
           if (fd >= 0)
@@ -262,7 +301,7 @@ sockets_init (long max, int proc, ar_error **err)
 __attribute__ ((noreturn)) static void
 supervisor (int sock, const char *id, const char *text, bool scoped, long max_sockets, const struct ar_user *u)
 {
-  struct handover h = { -1, -1, -1, -1, -1, -1, -1 };
+  struct handover h = { -1, -1, -1, -1, -1, -1, -1, false, false, NULL };
   struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
   ar_error *err = NULL;
   size_t n = 0;
@@ -289,7 +328,8 @@ supervisor (int sock, const char *id, const char *text, bool scoped, long max_so
     _exit (r == 0 ? 0 : 1);
   dup2 (h.err, STDERR_FILENO);
   ar_fault_point ("unixconn-supervisor-start");
-  if (ar_fault_fails ("unixconn-supervisor-error"))
+  err = ar_steal_ptr (h.join_err);
+  if (!err && ar_fault_fails ("unixconn-supervisor-error"))
     ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
   if (!err && (proc < 0 || self_fd < 0))
     ar_err (&err, proc_errno, "open the host's /proc");
