@@ -644,8 +644,7 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
     return -1;
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, ctx->root, &ic->prog, err) < 0)
     return -1;
-  if (ar_unixconn_validate (c->spec, err) < 0
-      || ar_unixconn_prepare (c->st.id, c->spec, &c->spec->process->user, &ic->unixconn_sock, err) < 0)
+  if (ar_unixconn_validate (c->spec, err) < 0)
     return -1;
   if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)
@@ -698,8 +697,11 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   const char *mgr = ctx->cgroup_manager;
   cleanup_close int cgfd = -1;
   bool has_cgroup;
+  bool sup_in_cgroup;
   if (record_pending_cgroup (ctx, c, &has_cgroup, err) < 0
-      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err) < 0)
+      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err) < 0
+      || ar_unixconn_prepare (c->st.id, c->spec, &c->spec->process->user, cgfd, &ic->unixconn_sock, &sup_in_cgroup, err)
+             < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
@@ -758,7 +760,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
     return -1;
   ar_fault_point ("create-after-cgroup");
   /* then the supervisor's end is the container's alone: its EOF says the init is gone */
-  if (ar_unixconn_cgroup (ic->unixconn_sock, c->st.cgroup_path, err) < 0)
+  if (ar_unixconn_cgroup (ic->unixconn_sock, sup_in_cgroup ? NULL : c->st.cgroup_path, err) < 0)
     return -1;
   if (ic->unixconn_sock >= 0)
     close (ar_steal_fd (ic->unixconn_sock));

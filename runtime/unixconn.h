@@ -86,14 +86,17 @@ bool ar_unixconn_own_netns (const struct ar_spec *spec);
  * supervisor (it waits for the handover, non-dumpable, in no session) and
  * set *sock to the end the container's process inherits (-1 without the
  * annotation); `ps` on the host shows it as "ar-unixconn ID". It runs as `user` once it has the listener, and exits when
- * every process under the filter is gone, or at EOF before the handover. */
-int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
-                         ar_error **err);
+ * every process under the filter is gone, or at EOF before the handover.
+ * cgroup_fd >= 0: a cgroup2 directory to start it in (CLONE_INTO_CGROUP);
+ * *in_cgroup says whether it was. */
+int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int cgroup_fd,
+                         int *sock, bool *in_cgroup, ar_error **err);
 
 /* On the host, once the container's cgroup exists, and while sock (from
  * ar_unixconn_prepare) is still ours: hand the supervisor the files through
  * which it joins that cgroup by itself (record, as state.json stores it;
- * NULL: there is none), then the word that no more come. It joins as each
+ * NULL: there is none, or the supervisor was born in it), then the word
+ * that no more come. It joins as each
  * arrives, single-threaded and before it makes any socket, so the sockets
  * it makes and accepts for the container are charged to the container's
  * memory cgroup and carry its cgroup; it does not serve until it has the

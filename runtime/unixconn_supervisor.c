@@ -370,14 +370,34 @@ supervisor (int sock, const char *id, const char *text, bool scoped, long max_so
 /* One fork, not waited for (a wait for a second fork's middle process
  * would put its scheduling on every start): no exit signal, so a runtime
  * that stays (`run`, `sandbox`, `exec`) is not woken by its end, and its
- * zombie goes when the runtime does. */
+ * zombie goes when the runtime does. Born in cgroup_fd's cgroup when
+ * asked and the kernel can (5.7): a later join through cgroup.procs would
+ * wait for an RCU grace period. */
+static pid_t
+fork_supervisor (int cgroup_fd, bool *in_cgroup)
+{
+  struct clone_args a = { .exit_signal = 0 };
+  if (cgroup_fd >= 0)
+    {
+      a.flags = CLONE_INTO_CGROUP;
+      a.cgroup = (uint64_t) cgroup_fd;
+    }
+  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  if (pid < 0 && cgroup_fd >= 0 && (errno == EINVAL || errno == E2BIG))
+    return fork_supervisor (-1, in_cgroup);
+  *in_cgroup = cgroup_fd >= 0 && pid >= 0;
+  return pid;
+}
+
 int
-ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock, ar_error **err)
+ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int cgroup_fd, int *sock,
+                     bool *in_cgroup, ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
   int sv[2];
 
   *sock = -1;
+  *in_cgroup = false;
   if (!text)
     return 0;
   long max_sockets;
@@ -389,8 +409,7 @@ ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar
       scoped = strstr (spec->annotations[i].value, "\"abstract-unix-socket\"") != NULL;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "annotation " AR_UNIXCONN_ANNOTATION ": socketpair");
-  struct clone_args a = { .exit_signal = 0 };
-  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  pid_t pid = fork_supervisor (cgroup_fd, in_cgroup);
   if (pid == 0)
     {
       close (sv[1]);
