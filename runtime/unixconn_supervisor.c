@@ -128,8 +128,11 @@ blank_cmdline (const char *id)
       end = strtoul (t, NULL, 10);
   if (!start || end <= start + sizeof "ar-unixconn")
     return;
+  /* id may lie in that memory (exec's is its argument): copy it first */
+  char name[256];
+  snprintf (name, sizeof name, "ar-unixconn %s", id);
   memset ((void *) start, 0, end - start);
-  snprintf ((char *) start, end - start, "ar-unixconn %s", id);
+  snprintf ((char *) start, end - start, "%s", name);
 }
 
 /* The supervisor cannot serve: say why where someone waits for it. With a
