@@ -239,7 +239,7 @@ send_tagged (int sock, char tag, int fd, ar_error **err)
 int
 ar_unixconn_cgroup (int sock, const char *record, ar_error **err)
 {
-  int fds[16];
+  int fds[32]; /* every v1 controller in a hierarchy of its own, and cgroup2 */
   size_t n = 0;
   if (sock < 0)
     return 0;
