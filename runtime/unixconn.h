@@ -96,11 +96,11 @@ int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struc
  * ar_unixconn_prepare) is still ours: hand the supervisor the files through
  * which it joins that cgroup by itself (record, as state.json stores it;
  * NULL: there is none, or the supervisor was born in it), then the word
- * that no more come. It joins as each
- * arrives, single-threaded and before it makes any socket, so the sockets
- * it makes and accepts for the container are charged to the container's
- * memory cgroup and carry its cgroup; it does not serve until it has the
- * word, and a file it cannot join fails it (closed). No-op with sock < 0. */
+ * that no more come. It joins as each arrives, single-threaded and before
+ * it makes any socket, so the sockets it makes and accepts for the
+ * container are charged to the container's memory cgroup and carry its
+ * cgroup; it does not serve until it has the word, and a file it cannot
+ * join fails it (closed). No-op with sock < 0. */
 int ar_unixconn_cgroup (int sock, const char *record, ar_error **err);
 
 /* In the container, after pivot_root and Landlock, while the capabilities
