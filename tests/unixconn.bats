@@ -535,3 +535,26 @@ check_ssh_agent_inside() {
   wait_for test -z "$(supervisors "$id")"
   [ -z "$(find /sys/fs/cgroup -maxdepth 4 -name "$id")" ]
 }
+
+@test "unixconn: on cgroup2 the supervisor starts in the container's cgroup" {
+  local mnt id=unixconn-cg2-$$ init sup
+  mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+  [ -n "$mnt" ] || skip "no cgroup2 mounted"
+  make_bundle "$T/b" sleep 60
+  config_edit "$T/b" '.annotations = {"run.agentrun.unixconn": "[]", "run.agentrun.max-sockets": "8"}'
+  # the runtime on cgroup2 alone (the cgroup2 half, on a hybrid host like this one)
+  export AGENTRUN_CGROUP_ROOT=$mnt
+  ar create -b "$T/b" "$id"
+  ar start "$id"
+  init=$(ar state "$id" | jq -r .pid)
+  track_pid "$init"
+  sup=$(supervisors "$id")
+  [ -n "$sup" ]
+  track_pid "$sup"
+  [ "$(grep '^0::' "/proc/$sup/cgroup")" = "$(grep '^0::' "/proc/$init/cgroup")" ]
+  grep -q "^0::.*/$id\$" "/proc/$sup/cgroup"
+  grep -qx "$sup" "$mnt$(sed -n 's/^0:://p' "/proc/$init/cgroup")/cgroup.procs"
+  ar delete -f "$id"
+  wait_for test -z "$(supervisors "$id")"
+  [ -z "$(find "$mnt" -maxdepth 3 -name "$id")" ]
+}
