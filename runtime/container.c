@@ -716,7 +716,8 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !by_itself);
   cleanup_error ar_error *jerr = NULL;
   if (ic->direct && by_itself
-      && ar_cgroup_self_join_fds (c->st.cgroup_path, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds), &ic->n_cg_join, &jerr)
+      && ar_cgroup_self_join_fds (c->st.cgroup_path, false, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds),
+                                  &ic->n_cg_join, &jerr)
              < 0)
     {
       ar_debug ("the init cannot join by itself (%s): joined from here", jerr->msg);
@@ -751,9 +752,6 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   *(ic->direct ? &c->init : &c->child1) = first;
   close (ic->sock);
   ic->sock = -1;
-  /* the supervisor's end is the container's alone: its EOF says the init is gone */
-  if (ic->unixconn_sock >= 0)
-    close (ar_steal_fd (ic->unixconn_sock));
   cleanup_close int sock = sv[0];
   ar_fault_point ("create-after-clone");
   /* the init's copies of the tasks files are its own */
@@ -772,9 +770,16 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;
-  /* the init makes its mounts meanwhile: this fork is off the start's path */
-  if (ar_unixconn_spawn (c->st.id, c->spec, &c->spec->process->user, &ic->unixconn_mine, err) < 0)
+  /* the init makes its mounts meanwhile: this fork is off the start's
+   * path; the supervisor is born in the cgroup (cgroup2), or is handed its
+   * files to join it by itself before it makes any socket */
+  bool sup_in_cgroup = false;
+  if (ar_unixconn_spawn (c->st.id, c->spec, &c->spec->process->user, cgfd, &ic->unixconn_mine, &sup_in_cgroup, err) < 0
+      || ar_unixconn_cgroup (ic->unixconn_sock, sup_in_cgroup ? NULL : c->st.cgroup_path, err) < 0)
     return -1;
+  /* then the supervisor's end is the container's alone: its EOF says the init is gone */
+  if (ic->unixconn_sock >= 0)
+    close (ar_steal_fd (ic->unixconn_sock));
   if (converse (&io, err) < 0)
     return -1;
   /* our pid 1 tells a foreground run when the command stops */

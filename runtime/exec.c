@@ -297,9 +297,14 @@ static int
 spawn_exec (struct exec_ctx *x, const struct ar_cstate *st, struct exec_parent *ep, ar_error **err)
 {
   int sv[2];
-  if (ar_unixconn_prepare (x->o->id, x->spec, &x->p->user, &x->unixconn_sock, err) < 0)
+  bool in_cgroup;
+  if (ar_unixconn_prepare (x->o->id, x->spec, &x->p->user, -1, &x->unixconn_sock, &in_cgroup, err) < 0)
     return -1;
   cleanup_close int uc = x->unixconn_sock; /* the exec'd process's alone after the clone */
+  /* the container's cgroup, not a --cgroup sub one: the supervisor's
+   * sockets are the container's */
+  if (ar_unixconn_cgroup (uc, st->cgroup_path, err) < 0)
+    return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
   x->sock = sv[1];

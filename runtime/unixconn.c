@@ -2,6 +2,7 @@
  * handover to the supervisor (unixconn.h), in the container. */
 #include "config.h"
 #include "unixconn.h"
+#include "cgroups.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -233,6 +234,27 @@ send_tagged (int sock, char tag, int fd, ar_error **err)
   if (ar_send_fd (sock, fd, &tag, 1, err) < 0)
     return -1;
   return 0;
+}
+
+int
+ar_unixconn_cgroup (int sock, const char *record, ar_error **err)
+{
+  int fds[32]; /* every v1 controller in a hierarchy of its own, and cgroup2 */
+  size_t n = 0;
+  if (sock < 0)
+    return 0;
+  if (record && ar_cgroup_self_join_fds (record, true, fds, ARRAY_SIZE (fds), &n, err) < 0)
+    return ar_err_prefix (err, "annotation " AR_UNIXCONN_ANNOTATION ": the unixconn supervisor's cgroup");
+  int r = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (r == 0)
+        r = send_tagged (sock, 'C', fds[i], err);
+      close (fds[i]);
+    }
+  if (r == 0)
+    r = send_tagged (sock, 'G', -1, err);
+  return r < 0 ? ar_err_prefix (err, "annotation " AR_UNIXCONN_ANNOTATION ": the unixconn supervisor's cgroup") : 0;
 }
 
 static int

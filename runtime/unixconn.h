@@ -94,12 +94,25 @@ int ar_unixconn_pair (const struct ar_spec *spec, int *sock, int *mine, ar_error
  * its first step closing every fd but its own). `ps` on the host shows it
  * as "ar-unixconn ID". It runs as `user` once it has the listener, and
  * exits when every process under the filter is gone, or at EOF before the
- * handover. */
-int ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *mine, ar_error **err);
+ * handover. cgroup_fd >= 0: a cgroup2 directory to start it in
+ * (CLONE_INTO_CGROUP); *in_cgroup says whether it was. */
+int ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_user *user, int cgroup_fd, int *mine,
+                       bool *in_cgroup, ar_error **err);
 
 /* Both at once, where nothing runs in parallel with the fork (exec). */
-int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock,
-                         ar_error **err);
+int ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int cgroup_fd,
+                         int *sock, bool *in_cgroup, ar_error **err);
+
+/* On the host, once the container's cgroup exists and the supervisor is
+ * forked, while sock (the container's end) is still ours: hand the
+ * supervisor the files through which it joins that cgroup by itself
+ * (record, as state.json stores it; NULL: there is none, or the supervisor
+ * was born in it), then the word that no more come. It joins as each
+ * arrives, single-threaded and before it makes any socket, so the sockets
+ * it makes and accepts for the container are charged to the container's
+ * memory cgroup and carry its cgroup; it does not serve until it has the
+ * word, and a file it cannot join fails it (closed). No-op with sock < 0. */
+int ar_unixconn_cgroup (int sock, const char *record, ar_error **err);
 
 /* In the container, after pivot_root and Landlock, while the capabilities
  * are still held, before process.user is taken: load the connect filter

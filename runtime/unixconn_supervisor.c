@@ -113,8 +113,11 @@ blank_cmdline (const char *id)
       end = strtoul (t, NULL, 10);
   if (!start || end <= start + sizeof "ar-unixconn")
     return;
+  /* id may lie in that memory (exec's is its argument): copy it first */
+  char name[256];
+  snprintf (name, sizeof name, "ar-unixconn %s", id);
   memset ((void *) start, 0, end - start);
-  snprintf ((char *) start, end - start, "ar-unixconn %s", id);
+  snprintf ((char *) start, end - start, "%s", name);
 }
 
 /* The supervisor cannot serve: say why where someone waits for it. With a
@@ -130,9 +133,12 @@ report_failure (int sock, int report, const char *msg)
     dprintf (STDERR_FILENO, "agentrun: %s\n", msg);
 }
 
-/* What the container's process hands over (unixconn.c send_handover). */
+/* What the container's process hands over (unixconn.c send_handover),
+ * and the runtime's word on the container's cgroup (ar_unixconn_cgroup). */
 struct handover {
   int listener, root, userns, err, diag, report, netns;
+  bool handed, cgroup_told;
+  ar_error *join_err; /* the first cgroup file we could not join */
 };
 
 static void
@@ -145,6 +151,29 @@ handover_close (struct handover *h)
         close (*fds[i]);
         *fds[i] = -1;
       }
+}
+
+/* Into the container's cgroup through one of its files (the runtime opened
+ * it: the kernel checks the opener's rights): "0" moves the writer. We are
+ * single-threaded until we serve, so a v1 "tasks" file, which moves one
+ * thread, moves all of us; before any socket is made, so the kernel
+ * charges each socket's buffers to the memory cgroup we are in when it is
+ * made or accepted. */
+static void
+join_cgroup (int fd, struct handover *h)
+{
+  if (h->join_err)
+    return;
+  if (ar_fault_fails ("unixconn-supervisor-cgroup"))
+    errno = EPERM;
+  else if (write (fd, "0", 1) == 1)
+    return;
+  int e = errno;
+  char link[64], path[512];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t len = readlink (link, path, sizeof path - 1);
+  path[len > 0 ? len : 0] = '\0';
+  ar_err (&h->join_err, e, "join the container's cgroup (write 0 to %s)", len > 0 ? path : "its file");
 }
 
 /* 1 with every fd, 0 at EOF (the container's process failed before, and
@@ -170,8 +199,21 @@ recv_handover (int sock, struct handover *h, ar_error **err)
                   : tag == 'F' ? &h->report
                   : tag == 'N' ? &h->netns
                                : NULL;
-      if (tag == '.' && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
+      if (tag == 'C' && fd >= 0 && !h->cgroup_told)
+        {
+          join_cgroup (fd, h);
+          close (fd);
+          continue;
+        }
+      bool done = tag == 'G' && fd < 0 && !h->cgroup_told;
+      if (tag == '.' && !h->handed && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
+        done = h->handed = true;
+      else if (done)
+        h->cgroup_told = true;
+      if (done && h->handed && h->cgroup_told)
         return 1;
+      if (done)
+        continue;
       if (!slot || fd < 0 || *slot >= 0)
         {
           if (fd >= 0)
@@ -247,7 +289,7 @@ sockets_init (long max, int proc, ar_error **err)
 __attribute__ ((noreturn)) static void
 supervisor (int sock, const char *id, const char *text, bool scoped, long max_sockets, const struct ar_user *u)
 {
-  struct handover h = { -1, -1, -1, -1, -1, -1, -1 };
+  struct handover h = { -1, -1, -1, -1, -1, -1, -1, false, false, NULL };
   struct ar_unixconn_allow allow[AR_UNIXCONN_MAX_ALLOW];
   ar_error *err = NULL;
   size_t n = 0;
@@ -274,7 +316,8 @@ supervisor (int sock, const char *id, const char *text, bool scoped, long max_so
     _exit (r == 0 ? 0 : 1);
   dup2 (h.err, STDERR_FILENO);
   ar_fault_point ("unixconn-supervisor-start");
-  if (ar_fault_fails ("unixconn-supervisor-error"))
+  err = ar_steal_ptr (h.join_err);
+  if (!err && ar_fault_fails ("unixconn-supervisor-error"))
     ar_err (&err, EPERM, "take uid %u gid %u", u->uid, u->gid);
   if (!err && (proc < 0 || self_fd < 0))
     ar_err (&err, proc_errno, "open the host's /proc");
@@ -330,14 +373,34 @@ ar_unixconn_pair (const struct ar_spec *spec, int *sock, int *mine, ar_error **e
 /* One fork, not waited for (a wait for a second fork's middle process
  * would put its scheduling on every start): no exit signal, so a runtime
  * that stays (`run`, `sandbox`, `exec`) is not woken by its end, and its
- * zombie goes when the runtime does. */
+ * zombie goes when the runtime does. Born in cgroup_fd's cgroup when
+ * asked and the kernel can (5.7): a later join through cgroup.procs would
+ * wait for an RCU grace period. */
+static pid_t
+fork_supervisor (int cgroup_fd, bool *in_cgroup)
+{
+  struct clone_args a = { .exit_signal = 0 };
+  if (cgroup_fd >= 0)
+    {
+      a.flags = CLONE_INTO_CGROUP;
+      a.cgroup = (uint64_t) cgroup_fd;
+    }
+  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  if (pid < 0 && cgroup_fd >= 0 && (errno == EINVAL || errno == E2BIG))
+    return fork_supervisor (-1, in_cgroup);
+  *in_cgroup = cgroup_fd >= 0 && pid >= 0;
+  return pid;
+}
+
 int
-ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *mine, ar_error **err)
+ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_user *user, int cgroup_fd, int *mine,
+                   bool *in_cgroup, ar_error **err)
 {
   const char *text = ar_unixconn_annotation (spec->annotations, spec->n_annotations);
   int sv0 = *mine;
 
   *mine = -1;
+  *in_cgroup = false;
   if (sv0 < 0 || !text)
     return 0;
   long max_sockets;
@@ -347,8 +410,7 @@ ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_u
   for (size_t i = 0; i < spec->n_annotations; i++)
     if (strcmp (spec->annotations[i].key, AR_LANDLOCK_ANNOTATION) == 0)
       scoped = strstr (spec->annotations[i].value, "\"abstract-unix-socket\"") != NULL;
-  struct clone_args a = { .exit_signal = 0 };
-  pid_t pid = (pid_t) syscall (SYS_clone3, &a, sizeof a);
+  pid_t pid = fork_supervisor (cgroup_fd, in_cgroup);
   if (pid == 0)
     supervisor (sv0, id, text, scoped, max_sockets, user);
   int e = errno;
@@ -359,12 +421,14 @@ ar_unixconn_spawn (const char *id, const struct ar_spec *spec, const struct ar_u
 }
 
 int
-ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int *sock, ar_error **err)
+ar_unixconn_prepare (const char *id, const struct ar_spec *spec, const struct ar_user *user, int cgroup_fd, int *sock,
+                     bool *in_cgroup, ar_error **err)
 {
   int mine;
+  *in_cgroup = false;
   if (ar_unixconn_pair (spec, sock, &mine, err) < 0)
     return -1;
-  if (ar_unixconn_spawn (id, spec, user, &mine, err) < 0)
+  if (ar_unixconn_spawn (id, spec, user, cgroup_fd, &mine, in_cgroup, err) < 0)
     {
       close (*sock);
       *sock = -1;

@@ -134,10 +134,12 @@ triple_max (const char *v)
  * namespace is counted (both ends of a loopback connection, those queued
  * and closing: runtime/unixconn_sockets.c), each with up to tcp_rmem's and
  * tcp_wmem's largest buffers. The cap at full buffers stays within the
- * quarter of the host's tcp_mem the cgroup's TCP limit takes, and within
- * the memory limit if there is one (the supervisor makes the sockets, in
- * its own cgroup: the sandbox's no longer sees their buffers), and a few
- * dozen connections are always had. */
+ * quarter of the host's tcp_mem the cgroup's TCP limit takes (the bound
+ * where there is no memory cgroup: a plain user's), and a few dozen
+ * connections are always had. The supervisor that makes and accepts the
+ * sockets is in the sandbox's memory cgroup, so where that cgroup counts
+ * TCP buffers its limit bounds them; where it does not (v1 without
+ * memory.kmem.tcp), the cap stays within the memory limit too. */
 static void
 fill_sockets (struct ar_agent_opts *o)
 {
@@ -145,7 +147,10 @@ fill_sockets (struct ar_agent_opts *o)
     return;
   int64_t per = triple_max (AR_AGENT_TCP_RMEM) + triple_max (AR_AGENT_TCP_WMEM);
   int64_t share = tcp_share ();
-  if (o->has_memory && o->memory > 0 && (share <= 0 || o->memory < share))
+  struct ar_cgroup_memory_caps caps = { 0 };
+  if (o->has_memory && o->memory > 0)
+    ar_cgroup_memory_caps (&caps);
+  if (o->has_memory && o->memory > 0 && !caps.tcp && (share <= 0 || o->memory < share))
     share = o->memory;
   int64_t v = share / per;
   o->max_sockets = v < AR_BUDGET_SOCKETS_MIN ? AR_BUDGET_SOCKETS_MIN : v > AR_SOCKCAP_MAX ? AR_SOCKCAP_MAX : v;

@@ -499,3 +499,62 @@ check_ssh_agent_inside() {
   [[ "$output" == *"annotation run.agentrun.max-sockets: needs a network namespace of the container's own"* ]]
   [ ! -e "$ROOT/sockcap-hostnet" ]
 }
+
+@test "unixconn: the supervisors of a container and of an exec are in the container's cgroups, frozen with it, gone with it" {
+  make_bundle "$T/b" sleep 60
+  config_edit "$T/b" '.annotations = {"run.agentrun.unixconn": "[]", "run.agentrun.max-sockets": "8"}
+    | .linux.resources.memory = {"limit": 67108864}'
+  local id=unixconn-cg-$$ init sup p path
+  ar create -b "$T/b" "$id"
+  ar start "$id"
+  init=$(ar state "$id" | jq -r .pid)
+  track_pid "$init"
+  sup=$(supervisors "$id")
+  [ -n "$sup" ]
+  track_pid "$sup"
+  # every hierarchy's line (the unified one too) as the container's init has it
+  diff "/proc/$init/cgroup" "/proc/$sup/cgroup"
+  grep -q "/$id\$" "/proc/$sup/cgroup"
+  ar exec -d "$id" sleep 50
+  wait_for bash -c "[ \$(ps -eo args= | grep -c '^ar-unixconn $id\$') = 2 ]"
+  for p in $(supervisors "$id"); do
+    track_pid "$p"
+    diff "/proc/$init/cgroup" "/proc/$p/cgroup"
+    ar ps --format json "$id" | jq -e --argjson p "$p" 'index($p) != null' >/dev/null
+  done
+  # paused, it is frozen with the container (it serves no one meanwhile)
+  ar pause "$id"
+  path=$(awk -F: '$2 == "freezer" { print $3 }' "/proc/$sup/cgroup")
+  if [ -n "$path" ]; then
+    [ "$(cat "/sys/fs/cgroup/freezer$path/freezer.state")" = FROZEN ]
+    grep -qx "$sup" "/sys/fs/cgroup/freezer$path/cgroup.procs"
+  fi
+  ar resume "$id"
+  # delete kills what is in the cgroup, and removes it in every hierarchy
+  ar delete -f "$id"
+  wait_for test -z "$(supervisors "$id")"
+  [ -z "$(find /sys/fs/cgroup -maxdepth 4 -name "$id")" ]
+}
+
+@test "unixconn: on cgroup2 the supervisor starts in the container's cgroup" {
+  local mnt id=unixconn-cg2-$$ init sup
+  mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+  [ -n "$mnt" ] || skip "no cgroup2 mounted"
+  make_bundle "$T/b" sleep 60
+  config_edit "$T/b" '.annotations = {"run.agentrun.unixconn": "[]", "run.agentrun.max-sockets": "8"}'
+  # the runtime on cgroup2 alone (the cgroup2 half, on a hybrid host like this one)
+  export AGENTRUN_CGROUP_ROOT=$mnt
+  ar create -b "$T/b" "$id"
+  ar start "$id"
+  init=$(ar state "$id" | jq -r .pid)
+  track_pid "$init"
+  sup=$(supervisors "$id")
+  [ -n "$sup" ]
+  track_pid "$sup"
+  [ "$(grep '^0::' "/proc/$sup/cgroup")" = "$(grep '^0::' "/proc/$init/cgroup")" ]
+  grep -q "^0::.*/$id\$" "/proc/$sup/cgroup"
+  grep -qx "$sup" "$mnt$(sed -n 's/^0:://p' "/proc/$init/cgroup")/cgroup.procs"
+  ar delete -f "$id"
+  wait_for test -z "$(supervisors "$id")"
+  [ -z "$(find "$mnt" -maxdepth 3 -name "$id")" ]
+}

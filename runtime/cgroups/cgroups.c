@@ -436,18 +436,21 @@ ar_cgroup_enter (const char *record, pid_t pid, ar_error **err)
 }
 
 int
-ar_cgroup_self_join_fds (const char *record, int *fds, size_t max, size_t *n, ar_error **err)
+ar_cgroup_self_join_fds (const char *record, bool unified, int *fds, size_t max, size_t *n, ar_error **err)
 {
   const char *path;
   const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, err);
   *n = 0;
   if (!l)
     return -1;
-  if (l->unified || l->n_v1 > max)
-    return ar_err (err, 0, "cgroup: %s: a thread joins by itself only on v1, %zu hierarchies at most", record, max);
-  for (size_t i = 0; i < l->n_v1; i++)
+  size_t want = l->n_v1 + (l->unified != NULL);
+  if ((l->unified && !unified) || want > max)
+    return ar_err (err, 0, "cgroup: %s: a process joins by itself only on v1, %zu hierarchies at most", record, max);
+  const char *rel = path[0] == '/' ? path + 1 : path;
+  for (size_t i = 0; i < want; i++)
     {
-      cleanup_free char *f = xasprintf ("%s/%s/tasks", l->v1[i].mnt, path[0] == '/' ? path + 1 : path);
+      cleanup_free char *f = i < l->n_v1 ? xasprintf ("%s/%s/tasks", l->v1[i].mnt, rel)
+                                         : xasprintf ("%s/%s/cgroup.procs", l->unified, rel);
       fds[i] = open (f, O_WRONLY | O_CLOEXEC);
       if (fds[i] < 0)
         {
@@ -457,7 +460,7 @@ ar_cgroup_self_join_fds (const char *record, int *fds, size_t max, size_t *n, ar
           return ar_err (err, e, "cgroup: open %s", f);
         }
     }
-  *n = l->n_v1;
+  *n = want;
   return 0;
 }
 
@@ -604,12 +607,13 @@ ar_cgroup_memory_caps (struct ar_cgroup_memory_caps *c)
   if (m)
     {
       c->swap = ar_cg_exists (m, "memory.memsw.limit_in_bytes");
-      c->kernel_tcp = ar_cg_exists (m, "memory.kmem.tcp.limit_in_bytes");
+      c->kernel_tcp = c->tcp = ar_cg_exists (m, "memory.kmem.tcp.limit_in_bytes");
       return;
     }
   /* cgroup2's root has no memory.swap.max: look at a cgroup below it */
   cleanup_free char *own = l && l->unified ? own_v2_dir (l) : NULL;
   c->swap = own && ar_cg_exists (own, "memory.swap.max");
+  c->tcp = l && l->unified;
 }
 
 /* The nearest existing folder at or above dir lets us create below it. */

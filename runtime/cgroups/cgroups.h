@@ -52,15 +52,17 @@ int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
  * *dirfd_out is -1, *path_out NULL, and ar_cgroup_create does it all. */
 int ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
                             char **path_out, int *dirfd_out, ar_error **err);
-/* The files through which a process moves itself into a cgroup that
- * ar_cgroup_create_early made on v1: each hierarchy's "tasks", opened here
- * (the kernel checks the opener's rights, so they serve a process that
- * has none), O_CLOEXEC. Why: writing "0" there moves the writer's one
- * thread without the threadgroup rwsem, so without the RCU grace period
- * that a write of a pid to cgroup.procs waits for; a single-threaded
- * process is then all in. An error when the cgroup is on cgroup2 too, or
- * in more than max hierarchies. */
-int ar_cgroup_self_join_fds (const char *record, int *fds, size_t max, size_t *n, ar_error **err);
+/* The files through which a process moves itself into the cgroup a
+ * record names: each v1 hierarchy's "tasks", and with unified the cgroup2
+ * cgroup's "cgroup.procs" (else a cgroup on cgroup2 too is an error),
+ * opened here (the kernel checks the opener's rights, so they serve a
+ * process that has none), O_CLOEXEC; more than max files is an error.
+ * Why: writing "0" into "tasks" moves the writer's one thread without the
+ * threadgroup rwsem, so without the RCU grace period that a write of a pid
+ * to cgroup.procs waits for; a single-threaded process is then all in.
+ * "0" into cgroup.procs moves the whole writer and waits for that period
+ * (cgroup2 moves no lone thread between domains). */
+int ar_cgroup_self_join_fds (const char *record, bool unified, int *fds, size_t max, size_t *n, ar_error **err);
 /* Could ar_cgroup_create make the container's cgroup with our rights
  * (every hierarchy's nearest existing folder writable)? For rootless
  * callers deciding before create, e.g. the sandbox's pids fallback. */
@@ -68,9 +70,9 @@ bool ar_cgroup_usable (const char *manager, const char *id, const struct ar_linu
 /* What a memory limit can also cover in a cgroup made here: swap
  * (memory.memsw on v1, memory.swap.max on v2, with swap accounting on),
  * and TCP buffers with a limit of their own (v1's memory.kmem.tcp; v2
- * counts them in memory.max). */
+ * counts them in memory.max): tcp, the cgroup counts them either way. */
 struct ar_cgroup_memory_caps {
-  bool swap, kernel_tcp;
+  bool swap, kernel_tcp, tcp;
 };
 void ar_cgroup_memory_caps (struct ar_cgroup_memory_caps *c);
 /* What ar_cgroup_create will make, so that create can record it before
