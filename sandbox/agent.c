@@ -456,8 +456,7 @@ g_user_binds (struct ar_gen *G, const struct ar_agent_opts *o)
       for (size_t i = 0; i < o->n_binds; i++)
         if (path_depth (o->binds[i].path) == d)
           {
-            g_bind (G, o->binds[i].path, o->binds[i].src ? o->binds[i].src : o->binds[i].path,
-                    o->binds[i].writable);
+            g_bind (G, o->binds[i].path, o->binds[i].src ? o->binds[i].src : o->binds[i].path, o->binds[i].writable);
             if (o->binds[i].scratch)
               g_scratch (G, o, o->binds[i].path);
           }

@@ -882,8 +882,7 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
       if (protect (sb, path, protected_names[i].dir, false, err) < 0)
         return -1;
       /* the bind just added holds a folder (a file there stays read-only) */
-      if (protected_names[i].scratch && sb->prof.n_binds > before && lstat (path, &sst) == 0
-          && S_ISDIR (sst.st_mode))
+      if (protected_names[i].scratch && sb->prof.n_binds > before && lstat (path, &sst) == 0 && S_ISDIR (sst.st_mode))
         sb->prof.binds[sb->prof.n_binds - 1].scratch = true;
     }
   return 0;
