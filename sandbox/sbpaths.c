@@ -35,59 +35,71 @@
 /* Names under each writable folder that the person's own tools run or
  * obey. dir: a folder (its placeholder is a folder); present: held only
  * when it exists (a tool that asks before it obeys a new one: mise's trust,
- * given to a file by its path, outlives a change of it); scratch: held, and
- * a tmpfs of the run's own over it holds a copy the command may write (an
- * agent that writes its project folder at start). */
+ * given to a file by its path, outlives a change of it). */
 static const struct {
   const char *name;
   bool dir;
   bool present;
-  bool scratch;
 } protected_names[] = {
-  { ".git/config", false, false, false },
-  { ".git/hooks", true, false, false },
-  { ".gitmodules", false, false, false },
-  { ".gitconfig", false, false, false },
-  { ".bashrc", false, false, false },
-  { ".bash_profile", false, false, false },
-  { ".profile", false, false, false },
-  { ".bash_logout", false, false, false },
-  { ".zshrc", false, false, false },
-  { ".zprofile", false, false, false },
-  { ".zshenv", false, false, false },
-  { ".envrc", false, false, false },
-  { ".vscode", true, false, false },
-  { ".idea", true, false, false },
-  { ".mcp.json", false, false, false },
-  { ".ripgreprc", false, false, false },
-  { ".claude/commands", true, false, false },
-  { ".claude/agents", true, false, false },
-  { ".claude/hooks", true, false, false },
-  { ".claude/settings.json", false, false, false },
-  { ".claude/settings.local.json", false, false, false },
-  { ".claude/skills", true, false, false },
+  { ".git/config", false, false },
+  { ".git/hooks", true, false },
+  { ".gitmodules", false, false },
+  { ".gitconfig", false, false },
+  { ".bashrc", false, false },
+  { ".bash_profile", false, false },
+  { ".profile", false, false },
+  { ".bash_logout", false, false },
+  { ".zshrc", false, false },
+  { ".zprofile", false, false },
+  { ".zshenv", false, false },
+  { ".envrc", false, false },
+  { ".vscode", true, false },
+  { ".idea", true, false },
+  { ".mcp.json", false, false },
+  { ".ripgreprc", false, false },
+  { ".claude/commands", true, false },
+  { ".claude/agents", true, false },
+  { ".claude/hooks", true, false },
+  { ".claude/settings.json", false, false },
+  { ".claude/settings.local.json", false, false },
+  { ".claude/skills", true, false },
   /* the other presets' agents: project settings with MCP servers and
    * commands (Gemini CLI, Codex, in a folder the person trusted), plugins
    * OpenCode loads and runs. Codex asks whether to trust a folder that has
    * a .codex folder: a missing one is held by a file. OpenCode writes its
    * .opencode/.gitignore and plugin package at start: a scratch copy */
-  { ".gemini", true, false, false },
-  { ".codex", false, false, false },
-  { ".opencode", true, false, true },
-  { "opencode.json", false, false, false },
-  { "opencode.jsonc", false, false, false },
+  { ".gemini", true, false },
+  { ".codex", false, false },
+  { ".opencode", true, false },
+  { "opencode.json", false, false },
+  { "opencode.jsonc", false, false },
   /* editors that start the language servers or tasks a project file
    * names (Helix's languages.toml, Zed's settings and tasks, Cursor's MCP
    * servers) */
-  { ".helix", true, false, false },
-  { ".zed", true, false, false },
-  { ".cursor", true, false, false },
-  { "mise.toml", false, true, false },
-  { ".mise.toml", false, true, false },
-  { "mise.local.toml", false, true, false },
-  { ".mise.local.toml", false, true, false },
-  { ".mise", true, true, false },
+  { ".helix", true, false },
+  { ".zed", true, false },
+  { ".cursor", true, false },
+  { "mise.toml", false, true },
+  { ".mise.toml", false, true },
+  { "mise.local.toml", false, true },
+  { ".mise.local.toml", false, true },
+  { ".mise", true, true },
 };
+
+/* Protected folders held on the host as the others, and covered inside by a
+ * tmpfs of the run's own holding a copy of them, which the command may
+ * write: an agent that writes its project folder at start (OpenCode's
+ * .gitignore and plugin package in .opencode/) and stops when it cannot. */
+static const char *const scratch_names[] = { ".opencode" };
+
+static bool
+is_scratch_name (const char *name)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (scratch_names); i++)
+    if (strcmp (scratch_names[i], name) == 0)
+      return true;
+  return false;
+}
 
 /* ---- who, and as whom ---- */
 
@@ -882,7 +894,7 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
       if (protect (sb, path, protected_names[i].dir, false, err) < 0)
         return -1;
       /* the bind just added holds a folder (a file there stays read-only) */
-      if (protected_names[i].scratch && sb->prof.n_binds > before && lstat (path, &sst) == 0 && S_ISDIR (sst.st_mode))
+      if (is_scratch_name (name) && sb->prof.n_binds > before && lstat (path, &sst) == 0 && S_ISDIR (sst.st_mode))
         sb->prof.binds[sb->prof.n_binds - 1].scratch = true;
     }
   return 0;
