@@ -420,6 +420,24 @@ path_depth (const char *p)
   return d;
 }
 
+/* A tmpfs over a held folder, filled with what the folder holds
+ * (tmpcopyup copies the held bind's content, owners and modes kept): a
+ * tool that writes its project folder at start (OpenCode's .opencode/)
+ * works, and none of it reaches the host's folder, which stays pinned by
+ * the bind beneath. Sized like /tmp: its pages are the sandbox's memory. */
+static void
+g_scratch (struct ar_gen *G, const struct ar_agent_opts *o, const char *path)
+{
+  char sz[48], ino[48], uidopt[32], gidopt[32];
+  snprintf (sz, sizeof sz, "size=%lld", (long long) o->tmp_size);
+  snprintf (ino, sizeof ino, "nr_inodes=%lld", (long long) (o->tmp_size / 4096 + 64));
+  /* its top is the command's, as the home's (tmpcopyup copies what is below) */
+  snprintf (uidopt, sizeof uidopt, "uid=%u", o->nested_userns ? 0U : (unsigned) o->uid);
+  snprintf (gidopt, sizeof gidopt, "gid=%u", o->nested_userns ? 0U : (unsigned) o->gid);
+  g_mount (G, path, "tmpfs", "tmpfs",
+           (const char *const[]){ "nosuid", "nodev", "mode=755", sz, ino, uidopt, gidopt, "tmpcopyup", NULL });
+}
+
 static void
 g_user_binds (struct ar_gen *G, const struct ar_agent_opts *o)
 {
@@ -437,7 +455,11 @@ g_user_binds (struct ar_gen *G, const struct ar_agent_opts *o)
     {
       for (size_t i = 0; i < o->n_binds; i++)
         if (path_depth (o->binds[i].path) == d)
-          g_bind (G, o->binds[i].path, o->binds[i].src ? o->binds[i].src : o->binds[i].path, o->binds[i].writable);
+          {
+            g_bind (G, o->binds[i].path, o->binds[i].src ? o->binds[i].src : o->binds[i].path, o->binds[i].writable);
+            if (o->binds[i].scratch)
+              g_scratch (G, o, o->binds[i].path);
+          }
       if (path_depth (o->workspace) == d)
         g_bind (G, o->workspace, o->workspace, !o->workspace_ro);
       if (o->out && path_depth (o->out) == d)

@@ -38,6 +38,9 @@ struct ar_agent_bind {
   char *src; /* NULL, or the host path bound at path (a preset's state) */
   bool writable;
   bool socket; /* --unix-socket: the only sockets connect(2) may reach */
+  bool scratch; /* a tmpfs of the run's own over the held folder, filled with
+                 * its content: the command writes there, the host's folder
+                 * never changes, and what was written is gone after the run */
 };
 
 struct ar_agent_opts {

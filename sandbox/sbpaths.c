@@ -66,9 +66,11 @@ static const struct {
   { ".claude/skills", true, false },
   /* the other presets' agents: project settings with MCP servers and
    * commands (Gemini CLI, Codex, in a folder the person trusted), plugins
-   * OpenCode loads and runs */
+   * OpenCode loads and runs. Codex asks whether to trust a folder that has
+   * a .codex folder: a missing one is held by a file. OpenCode writes its
+   * .opencode/.gitignore and plugin package at start: a scratch copy */
   { ".gemini", true, false },
-  { ".codex", true, false },
+  { ".codex", false, false },
   { ".opencode", true, false },
   { "opencode.json", false, false },
   { "opencode.jsonc", false, false },
@@ -84,6 +86,21 @@ static const struct {
   { ".mise.local.toml", false, true },
   { ".mise", true, true },
 };
+
+/* Protected folders held on the host as the others, and covered inside by a
+ * tmpfs of the run's own holding a copy of them, which the command may
+ * write: an agent that writes its project folder at start (OpenCode's
+ * .gitignore and plugin package in .opencode/) and stops when it cannot. */
+static const char *const scratch_names[] = { ".opencode" };
+
+static bool
+is_scratch_name (const char *name)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (scratch_names); i++)
+    if (strcmp (scratch_names[i], name) == 0)
+      return true;
+  return false;
+}
 
 /* ---- who, and as whom ---- */
 
@@ -915,8 +932,13 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
           if (protect (sb, parent, true, true, err) < 0)
             return -1;
         }
+      size_t before = sb->prof.n_binds;
+      struct stat sst;
       if (protect (sb, path, protected_names[i].dir, false, err) < 0)
         return -1;
+      /* the bind just added holds a folder (a file there stays read-only) */
+      if (is_scratch_name (name) && sb->prof.n_binds > before && lstat (path, &sst) == 0 && S_ISDIR (sst.st_mode))
+        sb->prof.binds[sb->prof.n_binds - 1].scratch = true;
     }
   return 0;
 }

@@ -620,7 +620,6 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   run sb -- sh -c '
     echo "{\"mcp\":{\"x\":{\"type\":\"local\",\"command\":[\"touch\",\"pwned\"]}}}" >opencode.json || echo opencode-refused
     echo "{}" >opencode.jsonc || echo opencodec-refused
-    mkdir -p .opencode/plugin || echo opencode-dir-refused
     mkdir -p .gemini/commands || echo gemini-refused
     mkdir -p .codex/x || echo codex-refused
     mkdir -p .claude/skills/x || echo skills-refused
@@ -632,13 +631,54 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
     [ ! -e .mise.toml ] && echo absent-mise-not-made'
   echo "$output"
   [ "$status" -eq 0 ]
-  for w in opencode opencodec opencode-dir gemini codex skills helix zed cursor mise workspace-file; do
+  for w in opencode opencodec gemini codex skills helix zed cursor mise workspace-file; do
     echo "$output" | grep -qx "$w-refused"
   done
   echo "$output" | grep -qx absent-mise-not-made
   [ ! -s "$WS/mise.toml" ]
   grep -q folders "$WS/proj.code-workspace"
   [ "$(ls -A "$WS" | tr '\n' ' ')" = "mise.toml proj.code-workspace " ]
+}
+
+@test "paths: OpenCode's .opencode/ is the run's own copy and a missing .codex a file: nothing written there reaches the host" {
+  run sb -- sh -c '
+    mkdir -p .opencode/plugin && echo "export default 1" >.opencode/plugin/x.js && echo opencode-written
+    echo "{}" >opencode.json || echo opencode-json-refused
+    mkdir -p .codex || echo codex-refused
+    echo "notify = [\"touch\", \"pwned\"]" >.codex/config.toml || echo codex-config-refused
+    mv .opencode .oc || echo opencode-move-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in opencode-written opencode-json-refused codex-refused codex-config-refused opencode-move-refused; do
+    echo "$output" | grep -qx "$w"
+  done
+  # the placeholders gone, nothing of the run's writes left
+  [ -z "$(ls -A "$WS")" ]
+  # existing ones: the host's content is seen inside, changed there only
+  mkdir -p "$WS/.opencode/command" "$WS/.codex"
+  echo host-command >"$WS/.opencode/command/a.md"
+  echo 'model = "host"' >"$WS/.codex/config.toml"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
+  run sb -- sh -c '
+    cat .opencode/command/a.md
+    echo agent >.opencode/command/a.md && rm -rf .opencode/command && echo opencode-changed
+    mkdir -p .opencode/plugin && echo "export default 1" >.opencode/plugin/x.js && echo plugin-written
+    echo "notify = [\"touch\", \"pwned\"]" >>.codex/config.toml || echo codex-config-refused
+    mkdir .codex/x || echo codex-dir-refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for w in host-command opencode-changed plugin-written codex-config-refused codex-dir-refused; do
+    echo "$output" | grep -qx "$w"
+  done
+  [ "$(cat "$WS/.opencode/command/a.md")" = host-command ]
+  [ "$(ls -A "$WS/.opencode")" = command ]
+  [ "$(cat "$WS/.codex/config.toml")" = 'model = "host"' ]
+  [ "$(ls -A "$WS/.codex")" = config.toml ]
+  # the next run sees the host's folder again, not the last run's copy
+  run sb -- sh -c 'cat .opencode/command/a.md; [ ! -e .opencode/plugin ] && echo no-plugin'
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -qx host-command
+  echo "$output" | grep -qx no-plugin
 }
 
 @test "paths: folders or fake submodules a run makes to use up the walk's budgets leave the repositories it found protected" {
