@@ -2,6 +2,7 @@
  * handover to the supervisor (unixconn.h), in the container. */
 #include "config.h"
 #include "unixconn.h"
+#include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -180,7 +181,7 @@ add_socket_rules (scmp_filter_ctx ctx, ar_error **err)
  * profile that denies connect wins; one that allows it does not override
  * the notification). libseccomp also catches socketcall(2) of 32-bit x86. */
 static int
-load_filter (int *listener, bool sockets, ar_error **err)
+build_filter (struct ar_seccomp_prog **prog, bool sockets, ar_error **err)
 {
   __attribute__ ((cleanup (ctx_release))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   int r;
@@ -218,11 +219,39 @@ load_filter (int *listener, bool sockets, ar_error **err)
     return -1;
   if ((r = seccomp_rule_add_array (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (seccomp), 2, new_listener)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add seccomp");
-  if ((r = seccomp_load (ctx)) < 0)
-    return ar_err (err, -r, LABEL ": load the connect filter");
-  *listener = seccomp_notify_fd (ctx);
+  if (ar_seccomp_export (ctx, true, prog, err) < 0)
+    return ar_err_prefix (err, LABEL ": the connect filter");
+  return 0;
+}
+
+static void
+prog_release (struct ar_seccomp_prog **p)
+{
+  ar_seccomp_prog_free (*p);
+}
+
+int
+ar_unixconn_build (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog **filter, ar_error **err)
+{
+  long max;
+  *filter = NULL;
+  if (!ar_unixconn_annotation (annotations, n_ann))
+    return 0;
+  if (ar_unixconn_max_sockets (annotations, n_ann, &max, err) < 0)
+    return -1;
+  return build_filter (filter, max > 0, err);
+}
+
+static int
+load_filter (struct ar_seccomp_prog *prog, bool sockets, int *listener, ar_error **err)
+{
+  __attribute__ ((cleanup (prog_release))) struct ar_seccomp_prog *built = NULL;
+  if (!prog && build_filter (&built, sockets, err) < 0)
+    return -1;
+  if (ar_seccomp_load (prog ? prog : built, listener, err) < 0)
+    return ar_err_prefix (err, LABEL ": load the connect filter");
   if (*listener < 0)
-    return ar_err (err, -*listener, LABEL ": the connect filter has no listener");
+    return ar_err (err, 0, LABEL ": the connect filter has no listener");
   return 0;
 }
 
@@ -316,7 +345,8 @@ handover_main (void *arg)
 }
 
 int
-ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool own_netns, int report, ar_error **err)
+ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog *filter, int sock,
+                   bool own_netns, int report, ar_error **err)
 {
   if (!ar_unixconn_annotation (annotations, n_ann))
     return 0;
@@ -337,7 +367,7 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool
       return ar_err (err, r, LABEL ": start the handover thread");
     }
   cleanup_close int listener = -1;
-  int loaded = load_filter (&listener, h.sockets, err);
+  int loaded = load_filter (filter, h.sockets, &listener, err);
   h.listener = listener;
   /* the listener's number is in our shared fd table; the byte says go */
   if (write (h.pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)
