@@ -255,15 +255,7 @@ load_filter (struct ar_seccomp_prog *prog, bool sockets, int *listener, ar_error
   return 0;
 }
 
-/* What the supervisor needs, one fd per message, tagged; '.' ends. */
-static int
-send_tagged (int sock, char tag, int fd, ar_error **err)
-{
-  if (ar_send_fd (sock, fd, &tag, 1, err) < 0)
-    return -1;
-  return 0;
-}
-
+/* What the supervisor needs, in one message: a tag per fd, in order. */
 static int
 send_handover (int sock, int listener, bool own_netns, bool sockets, int report, ar_error **err)
 {
@@ -278,12 +270,21 @@ send_handover (int sock, int listener, bool own_netns, bool sockets, int report,
     return ar_err (err, errno, LABEL ": a sock_diag socket for the unixconn supervisor");
   if (sockets && (netns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
     return ar_err (err, errno, "annotation " AR_SOCKCAP_ANNOTATION ": the network namespace for the unixconn supervisor");
-  if (send_tagged (sock, 'L', listener, err) < 0 || send_tagged (sock, 'R', root, err) < 0
-      || send_tagged (sock, 'U', userns, err) < 0 || send_tagged (sock, 'E', STDERR_FILENO, err) < 0
-      || (diag >= 0 && send_tagged (sock, 'D', diag, err) < 0) || (netns >= 0 && send_tagged (sock, 'N', netns, err) < 0)
-      || (report >= 0 && send_tagged (sock, 'F', report, err) < 0) || send_tagged (sock, '.', -1, err) < 0)
-    return -1;
-  return 0;
+  const struct {
+    char tag;
+    int fd;
+  } all[] = { { 'L', listener }, { 'R', root },  { 'U', userns }, { 'E', STDERR_FILENO },
+              { 'D', diag },     { 'N', netns }, { 'F', report } };
+  char tags[AR_FDS_MAX];
+  int fds[AR_FDS_MAX];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (all[i].fd >= 0)
+      {
+        tags[n] = all[i].tag;
+        fds[n++] = all[i].fd;
+      }
+  return ar_send_fds (sock, fds, n, tags, n, err);
 }
 
 /* After the handover: with a report fd the supervisor answers there, to

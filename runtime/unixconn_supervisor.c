@@ -163,20 +163,23 @@ handover_close (struct handover *h)
 }
 
 /* 1 with every fd, 0 at EOF (the container's process failed before, and
- * says why itself), -1 on error. */
+ * says why itself), -1 on error. One message: a tag per fd, in order. */
 static int
 recv_handover (int sock, struct handover *h, ar_error **err)
 {
-  for (;;)
+  char tags[AR_FDS_MAX];
+  int fds[AR_FDS_MAX];
+  size_t n_fds = 0;
+  ssize_t r = ar_recv_fds (sock, fds, AR_FDS_MAX, &n_fds, tags, sizeof tags, err);
+  if (r <= 0)
     {
-      char tag = 0;
-      int fd = -1;
-      ssize_t r = ar_recv_fd (sock, &fd, &tag, 1, err);
-      if (r <= 0)
-        {
-          handover_close (h);
-          return (int) r;
-        }
+      for (size_t i = 0; i < n_fds; i++)
+        close (fds[i]);
+      return (int) r;
+    }
+  for (size_t i = 0; i < n_fds; i++)
+    {
+      char tag = (ssize_t) i < r ? tags[i] : 0;
       int *slot = tag == 'L'   ? &h->listener
                   : tag == 'R' ? &h->root
                   : tag == 'U' ? &h->userns
@@ -185,17 +188,21 @@ recv_handover (int sock, struct handover *h, ar_error **err)
                   : tag == 'F' ? &h->report
                   : tag == 'N' ? &h->netns
                                : NULL;
-      if (tag == '.' && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
-        return 1;
-      if (!slot || fd < 0 || *slot >= 0)
+      if (!slot || *slot >= 0)
         {
-          if (fd >= 0)
-            close (fd);
+          for (size_t j = i; j < n_fds; j++)
+            close (fds[j]);
           handover_close (h);
-          return ar_err (err, EPROTO, "the handover: unexpected message '%c'", tag);
+          return ar_err (err, EPROTO, "the handover: unexpected fd '%c'", tag ? tag : '?');
         }
-      *slot = fd;
+      *slot = fds[i];
     }
+  if ((size_t) r != n_fds || h->listener < 0 || h->root < 0 || h->userns < 0 || h->err < 0)
+    {
+      handover_close (h);
+      return ar_err (err, EPROTO, "the handover: %zu fds for %zd tags, or one missing", n_fds, r);
+    }
+  return 1;
 }
 
 /* Join the namespace of fd, unless we are in it already (the container
