@@ -60,7 +60,7 @@ STATE=$T/state
 if [ -z "${STATE_ON_DISK:-}" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
   STATE=$(mktemp -d /dev/shm/agentrun-bench-sb-state.XXXXXX)
 fi
-trap '[ -z "${AR_BENCH_PRIVATE_NS:-}" ] || { cd / && umount "$T"; } || true; rm -rf "$T"; [ "$STATE" = "$T/state" ] || rm -rf "$STATE"' EXIT
+trap 'exec 9<&-; [ -z "${AR_BENCH_PRIVATE_NS:-}" ] || { cd / && umount "$T"; } || true; rm -rf "$T"; [ "$STATE" = "$T/state" ] || rm -rf "$STATE"' EXIT
 echo "state root: $STATE ($(stat -f -c %T "$(dirname "$STATE")")), workspace: $T/ws ($(stat -f -c %T "$T"))"
 chmod 711 "$T"
 WS=$T/ws HOMEDIR=$T/home
