@@ -460,6 +460,11 @@ finish_after_return (void *data, const char *word)
 {
   struct undo *u = data;
   cleanup_error ar_error *err = NULL;
+  /* the caller's working folder is no longer ours to hold (an unmount of
+   * it right after the return would fail): what is left is named by
+   * absolute paths */
+  if (chdir ("/") < 0)
+    ar_warn ("sandbox cleanup: chdir /: %s", strerror (errno));
   if (*word && ar_cgroup_destroy (word, &err) < 0)
     ar_warn ("sandbox cleanup: %s", err->msg);
   remove_tmpdir (u->sb);
