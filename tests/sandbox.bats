@@ -34,7 +34,14 @@ start_echo() {
 @test "sandbox: when it returns, nothing the command started runs, whatever its status" {
   chown 65534:65534 "$WS"
   # a child left running writes on: it must be dead once sandbox returns
-  # (our pid 1 kills and reaps all before it tells the status)
+  # (our pid 1 kills and reaps all before it tells the status). Every
+  # protected name present: no placeholder, so sandbox returns on that word
+  # and does not wait for the pid 1's exit
+  (cd "$WS" && mkdir -p .git/hooks .vscode .idea .claude &&
+    touch .git/config .gitmodules .gitconfig .bashrc .bash_profile .profile .bash_logout .zshrc .zprofile \
+      .zshenv .envrc .mcp.json .ripgreprc)
+  run env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --debug --root "$ROOT" sandbox --workspace "$WS" -- true
+  [[ "$output" == *"protected names held (0 placeholders"* ]]
   for code in 0 3; do
     rm -f "$WS/tick"
     run sb -- sh -c "(while :; do echo t >>tick; done) & while [ ! -s tick ]; do :; done; exit $code"
