@@ -995,10 +995,14 @@ ar_container_run (struct ar_ctx *ctx, const struct ar_create_opts *o, int *statu
   close (c.lockfd);
   c.lockfd = -1;
   r = ar_foreground_wait (c.init, c.init_pidfd, c.master, c.init_sock, o->fg_ops, status, err);
+  /* told the command's end before the init's exit: all but the cgroup now */
+  bool said = r == 0 && o->fg_ops && o->fg_ops->said_end && *o->fg_ops->said_end && o->cgroup_left;
   if (!o->keep)
     {
       cleanup_error ar_error *derr = NULL;
-      if (ar_container_delete_spec (ctx, o->id, true, c.spec, &derr) < 0)
+      if ((said ? ar_container_delete_told (ctx, o->id, c.spec, o->cgroup_left, &derr)
+                : ar_container_delete_spec (ctx, o->id, true, c.spec, &derr))
+          < 0)
         ar_warn ("run: delete after exit: %s", derr->msg);
     }
 out:

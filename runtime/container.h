@@ -22,6 +22,12 @@ struct ar_create_opts {
   bool detach; /* run -d */
   bool keep; /* run --keep: do not delete after exit */
   const struct ar_fg_ops *fg_ops; /* run in the foreground: the caller's part of the wait */
+  /* With fg_ops->said_end set on return (the init told the command's end
+   * and is exiting), the container is deleted but for its cgroup, which
+   * the init leaves only at the end of its exit: its record is set here for
+   * the caller to remove (ar_cgroup_destroy, which waits for that), or
+   * NULL when it had none or it is removed already. */
+  char **cgroup_left;
   bool die_with_parent; /* the container's command is killed when this process dies */
   char *const *exec_env; /* NAME=VALUE set in the command's environment at exec, never
                                   written anywhere (the sandbox's pass-through variables) */
@@ -64,6 +70,13 @@ int ar_container_delete (struct ar_ctx *ctx, const char *id, bool force, ar_erro
 /* The same, with the container's spec in hand (run, which created it):
  * its poststop hooks are taken from it instead of the config snapshot. */
 int ar_container_delete_spec (struct ar_ctx *ctx, const char *id, bool force, const struct ar_spec *spec, ar_error **err);
+/* Delete a container whose init told the command's end (signals.h
+ * said_end): nothing else of it runs, the init is exiting. Its cgroup,
+ * which the init leaves only at the end of that exit, is left: *cgroup is
+ * its record (NULL: none, or a systemd scope, which is stopped here after
+ * the init's exit, as delete does). */
+int ar_container_delete_told (struct ar_ctx *ctx, const char *id, const struct ar_spec *spec, char **cgroup,
+                              ar_error **err);
 
 /* --pid-file: the pid goes to PATH.tmp, then a rename, so a reader never
  * sees a partial number. */

@@ -213,3 +213,33 @@ out:
   ar_cstate_clear (&st);
   return r;
 }
+
+int
+ar_container_delete_told (struct ar_ctx *ctx, const char *id, const struct ar_spec *spec, char **cgroup, ar_error **err)
+{
+  cleanup_close int dirfd = -1;
+  struct ar_cstate st;
+  *cgroup = NULL;
+  int r = open_state (ctx, id, true, &dirfd, &st, err);
+  if (r <= 0)
+    return r < 0 ? -1 : ar_err (err, 0, "container \"%s\" is being created", id);
+  r = -1;
+  /* a scope is systemd's to remove, once it is empty: as delete */
+  if (st.systemd_unit)
+    {
+      if (kill_and_wait (&st, err) < 0)
+        goto out;
+      stop_scope (&st);
+      if (st.cgroup_path && ar_cgroup_destroy (st.cgroup_path, err) < 0)
+        goto out;
+    }
+  run_poststop (&st, spec);
+  if (ar_state_remove (ctx->root, id, err) < 0)
+    goto out;
+  if (!st.systemd_unit)
+    *cgroup = ar_steal_ptr (st.cgroup_path);
+  r = 0;
+out:
+  ar_cstate_clear (&st);
+  return r;
+}

@@ -169,7 +169,7 @@ exec_process (struct exec_ctx *x)
   /* The same Landlock domain as the init: a process joining the container
    * must not get around the second wall. Before seccomp, like the init. */
   if (ar_landlock_apply_kv (x->spec->annotations, x->spec->n_annotations, x->p->no_new_privileges, &err) < 0
-      || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, x->unixconn_sock,
+      || ar_unixconn_start (x->spec->annotations, x->spec->n_annotations, NULL, x->unixconn_sock,
                             ar_unixconn_own_netns (x->spec), -1, &err)
              < 0)
     exec_fail (x, err);

@@ -70,6 +70,28 @@ forward (int sig)
     dprintf (STDERR_FILENO, "agentrun: init: forward signal %d: %s\n", sig, strerror (errno));
 }
 
+/* The command ended: what is left in the namespace is killed and reaped
+ * here, as the kernel would do at our exit, and only then is the status
+ * told to agentrun, which may return at once (SYNC_EXITED): our exit, the
+ * namespaces' teardown and the cgroup's removal then go on without it.
+ * Every process left has the command's uid (one uid, no capability, no
+ * privilege to gain), so kill(-1) reaches them all; each of them is, or
+ * becomes as its parent dies, our child, so no child left is none left.
+ * When this fails the word is not said: agentrun waits for our exit. */
+static void
+tell_end (const struct ar_pid1 *p, int code)
+{
+  pid_t w;
+  if (kill (-1, SIGKILL) < 0 && errno != ESRCH)
+    return;
+  do
+    w = waitpid (-1, NULL, __WALL);
+  while (w > 0 || (w < 0 && errno == EINTR));
+  if (errno != ECHILD)
+    return;
+  ar_sync_send (p->sock, SYNC_EXITED, code, -1, NULL, NULL);
+}
+
 /* Reap whatever ended; the command's end is ours, with its status (128+N
  * for signal N, as the shell says it): the kernel then kills what is left
  * in the namespace. A stop of the command is told to agentrun, which stops
@@ -89,7 +111,10 @@ reap (const struct ar_pid1 *p)
             ar_sync_send (p->sock, SYNC_STOPPED, WSTOPSIG (st), -1, NULL, NULL);
           continue;
         }
-      _exit (WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st));
+      int code = WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st);
+      if (p->sock >= 0)
+        tell_end (p, code);
+      _exit (code);
     }
   if (w < 0 && errno != ECHILD && errno != EINTR)
     {

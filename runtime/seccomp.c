@@ -210,6 +210,21 @@ export_bpf (scmp_filter_ctx ctx, struct ar_seccomp_prog *prog, ar_error **err)
   return 0;
 }
 
+int
+ar_seccomp_export (void *scmp_ctx, bool notify, struct ar_seccomp_prog **out, ar_error **err)
+{
+  struct ar_seccomp_prog *prog = xmalloc0 (sizeof *prog);
+  prog->notify = notify;
+  prog->flags = notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  if (export_bpf ((scmp_filter_ctx) scmp_ctx, prog, err) < 0)
+    {
+      ar_seccomp_prog_free (prog);
+      return -1;
+    }
+  *out = prog;
+  return 0;
+}
+
 static int
 build (const struct ar_seccomp *sc, struct ar_seccomp_prog *prog, ar_error **err)
 {

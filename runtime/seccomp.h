@@ -27,6 +27,10 @@ int ar_seccomp_compile (const struct ar_seccomp *sc, struct ar_seccomp_prog **ou
  * back to compiling. */
 int ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root, struct ar_seccomp_prog **out,
                                ar_error **err);
+/* A filter built with libseccomp (scmp_ctx: its scmp_filter_ctx) as a
+ * program to load with ar_seccomp_load; notify: it has SCMP_ACT_NOTIFY
+ * rules (loaded with a listener). */
+int ar_seccomp_export (void *scmp_ctx, bool notify, struct ar_seccomp_prog **out, ar_error **err);
 /* Load it into the calling thread. With SCMP_ACT_NOTIFY rules, *listener_fd gets
  * the notify fd (O_CLOEXEC; else -1). Allocates nothing. */
 int ar_seccomp_load (struct ar_seccomp_prog *prog, int *listener_fd, ar_error **err);

@@ -222,9 +222,10 @@ job_stop (struct relay *r, int pidfd)
     kill (getpid (), 0); /* gone already: the pidfd will tell */
 }
 
-/* A word from our pid 1; false once it has none left to say. */
+/* A word from our pid 1; false once it has none left to say. The
+ * command's end (SYNC_EXITED) sets *ended to its status. */
 static bool
-init_said (struct relay *r, int sock, int pidfd)
+init_said (struct relay *r, int sock, int pidfd, int *ended)
 {
   struct ar_sync_msg m;
   int fd = -1;
@@ -234,6 +235,8 @@ init_said (struct relay *r, int sock, int pidfd)
     close (fd);
   if (n > 0 && m.type == SYNC_STOPPED)
     job_stop (r, pidfd);
+  if (n > 0 && m.type == SYNC_EXITED && m.value >= 0 && m.value <= 255)
+    *ended = m.value;
   return n > 0;
 }
 
@@ -290,6 +293,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
   struct relay r;
   cleanup_close int sfd = -1;
 
+  int ended = -1;
   forwardable (&set);
   sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0)
@@ -325,12 +329,24 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
       for (int i = 0; i < 2; i++)
         if (p[3 + 2 * i].revents && !pump (r.out[i], i + 1, NULL))
           r.out[i] = -1;
-      if (p[6].revents && !init_said (&r, init_sock, pidfd))
+      if (p[6].revents && !init_said (&r, init_sock, pidfd, &ended))
         init_sock = -1;
-      if (p[0].revents)
+      if (ended >= 0 && ops && ops->said_end)
+        *ops->said_end = true;
+      if (p[0].revents || (ended >= 0 && ops && ops->said_end && !ops->wait_exit))
         break;
     }
   drain (&r);
   relay_stop (&r);
+  /* told: the status is the command's, whatever ends the init after
+   * (the janitor's delete may kill it in its exit) */
+  if (ended >= 0 && ops && ops->said_end)
+    {
+      int init_status;
+      if (ops->wait_exit && exit_status (pid, &init_status, err) < 0)
+        return -1;
+      *status = ended;
+      return 0;
+    }
   return exit_status (pid, status, err);
 }

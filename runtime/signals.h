@@ -29,6 +29,13 @@ struct ar_fg_ops {
   long long (*deadline) (void *data); /* CLOCK_MONOTONIC ms; 0: none */
   void (*expired) (void *data); /* the deadline passed */
   void *data;
+  /* Non-NULL: once our pid 1 has told the command's status, every other
+   * process of the namespace killed and reaped (pid1.h), *said_end is set
+   * and the wait returns at once, the init not reaped (it is exiting),
+   * unless wait_exit: then it waits for the init's exit (its namespaces
+   * gone with it) as without; the status is the command's either way. */
+  bool *said_end;
+  bool wait_exit;
 };
 
 /* Wait for pid (our child, pinned by pidfd) to exit, forwarding signals to it

@@ -28,6 +28,7 @@ enum ar_sync_type {
   SYNC_COMMIT, /* parent -> init: state written, wait on the fifo */
   SYNC_ERROR, /* init -> parent: text says what failed */
   SYNC_STOPPED, /* pid1 -> foreground parent: the command stopped (value: the signal) */
+  SYNC_EXITED, /* pid1 -> foreground parent: the command ended (value: its status) */
 };
 
 struct ar_sync_msg {

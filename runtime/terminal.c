@@ -18,65 +18,98 @@
 #endif
 
 int
-ar_send_fd (int sock, int fd, const void *data, size_t len, ar_error **err)
+ar_send_fds (int sock, const int *fds, size_t n_fds, const void *data, size_t len, ar_error **err)
 {
-  char cbuf[CMSG_SPACE (sizeof (int))];
+  char cbuf[CMSG_SPACE (sizeof (int) * AR_FDS_MAX)];
   struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
   char dummy = 0;
 
+  if (n_fds > AR_FDS_MAX)
+    return ar_err (err, EINVAL, "sendmsg: %zu fds, at most %d in one message", n_fds, AR_FDS_MAX);
   if (!len)
     {
       iov.iov_base = &dummy;
       iov.iov_len = 1;
     }
   memset (cbuf, 0, sizeof cbuf);
-  if (fd >= 0)
+  if (n_fds)
     {
       msg.msg_control = cbuf;
-      msg.msg_controllen = sizeof cbuf;
+      msg.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
       struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
       c->cmsg_level = SOL_SOCKET;
       c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (c), &fd, sizeof (int));
+      c->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
+      memcpy (CMSG_DATA (c), fds, sizeof (int) * n_fds);
     }
   for (;;)
     {
       /* without an fd, send(2): under the connect filter (unixconn.h) a
        * sendmsg(2) is the supervisor's to perform, and it cannot reach a
        * process of ours that has not exec'd yet */
-      if ((fd >= 0 ? sendmsg (sock, &msg, MSG_NOSIGNAL) : send (sock, iov.iov_base, iov.iov_len, MSG_NOSIGNAL)) >= 0)
+      if ((n_fds ? sendmsg (sock, &msg, MSG_NOSIGNAL) : send (sock, iov.iov_base, iov.iov_len, MSG_NOSIGNAL)) >= 0)
         return 0;
       if (errno != EINTR)
         return ar_err (err, errno, "sendmsg");
     }
 }
 
-ssize_t
-ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err)
+int
+ar_send_fd (int sock, int fd, const void *data, size_t len, ar_error **err)
 {
-  char cbuf[CMSG_SPACE (sizeof (int))];
+  return ar_send_fds (sock, &fd, fd >= 0 ? 1 : 0, data, len, err);
+}
+
+ssize_t
+ar_recv_fds (int sock, int *fds, size_t cap_fds, size_t *n_fds, void *data, size_t cap, ar_error **err)
+{
+  char cbuf[CMSG_SPACE (sizeof (int) * AR_FDS_MAX)];
   struct iovec iov = { .iov_base = data, .iov_len = cap };
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+  struct msghdr msg = { .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = cbuf,
+                        .msg_controllen = CMSG_SPACE (sizeof (int) * (cap_fds < AR_FDS_MAX ? cap_fds : AR_FDS_MAX)) };
   ssize_t n;
 
-  *fd = -1;
+  *n_fds = 0;
   do
     n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return ar_err (err, errno, "recvmsg");
   for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN (sizeof (int)))
-      memcpy (fd, CMSG_DATA (c), sizeof (int));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN (0))
+      {
+        size_t k = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+        for (size_t i = 0; i < k; i++)
+          {
+            int fd;
+            memcpy (&fd, CMSG_DATA (c) + i * sizeof (int), sizeof fd);
+            if (*n_fds < cap_fds)
+              fds[(*n_fds)++] = fd;
+            else
+              close (fd);
+          }
+      }
   if (msg.msg_flags & MSG_CTRUNC)
     {
-      if (*fd >= 0)
-        close (*fd);
-      *fd = -1;
+      for (size_t i = 0; i < *n_fds; i++)
+        close (fds[i]);
+      *n_fds = 0;
       return ar_err (err, 0, "recvmsg: control data truncated");
     }
+  return n;
+}
+
+ssize_t
+ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err)
+{
+  size_t n_fds;
+  *fd = -1;
+  ssize_t n = ar_recv_fds (sock, fd, 1, &n_fds, data, cap, err);
+  if (n_fds == 0)
+    *fd = -1;
   return n;
 }
 

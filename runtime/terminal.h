@@ -10,10 +10,16 @@
 #include "error.h"
 #include "model.h"
 
-/* Send one fd with a payload over a unix socket. */
+/* Send one fd (-1: none) with a payload over a unix socket. */
 int ar_send_fd (int sock, int fd, const void *data, size_t len, ar_error **err);
 /* Receive a message; *fd gets the fd it carried or -1. Returns its length (0 on EOF). */
 ssize_t ar_recv_fd (int sock, int *fd, void *data, size_t cap, ar_error **err);
+/* The same with up to AR_FDS_MAX fds in one message (one sendmsg where
+ * several would each cost a wake-up of the receiver). */
+#define AR_FDS_MAX 16 /* the handover (7), or a cgroup file per v1 hierarchy and cgroup2 */
+int ar_send_fds (int sock, const int *fds, size_t n_fds, const void *data, size_t len, ar_error **err);
+/* *n_fds gets how many it carried, in fds (at most cap_fds; more are closed). */
+ssize_t ar_recv_fds (int sock, int *fds, size_t cap_fds, size_t *n_fds, void *data, size_t cap, ar_error **err);
 
 /* Open /dev/ptmx under the current root; the slave comes from TIOCGPTPEER,
  * so no path is looked up twice. */

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "unixconn.h"
 #include "cgroups.h"
+#include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
 #include "util.h"
@@ -181,7 +182,7 @@ add_socket_rules (scmp_filter_ctx ctx, ar_error **err)
  * profile that denies connect wins; one that allows it does not override
  * the notification). libseccomp also catches socketcall(2) of 32-bit x86. */
 static int
-load_filter (int *listener, bool sockets, ar_error **err)
+build_filter (struct ar_seccomp_prog **prog, bool sockets, ar_error **err)
 {
   __attribute__ ((cleanup (ctx_release))) scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_ALLOW);
   int r;
@@ -219,44 +220,63 @@ load_filter (int *listener, bool sockets, ar_error **err)
     return -1;
   if ((r = seccomp_rule_add_array (ctx, SCMP_ACT_ERRNO (EPERM), SCMP_SYS (seccomp), 2, new_listener)) < 0)
     return ar_err (err, -r, LABEL ": seccomp_rule_add seccomp");
-  if ((r = seccomp_load (ctx)) < 0)
-    return ar_err (err, -r, LABEL ": load the connect filter");
-  *listener = seccomp_notify_fd (ctx);
-  if (*listener < 0)
-    return ar_err (err, -*listener, LABEL ": the connect filter has no listener");
+  if (ar_seccomp_export (ctx, true, prog, err) < 0)
+    return ar_err_prefix (err, LABEL ": the connect filter");
   return 0;
 }
 
-/* What the supervisor needs, one fd per message, tagged; '.' ends. */
-static int
-send_tagged (int sock, char tag, int fd, ar_error **err)
+static void
+prog_release (struct ar_seccomp_prog **p)
 {
-  if (ar_send_fd (sock, fd, &tag, 1, err) < 0)
-    return -1;
-  return 0;
+  ar_seccomp_prog_free (*p);
 }
 
 int
+ar_unixconn_build (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog **filter, ar_error **err)
+{
+  long max;
+  *filter = NULL;
+  if (!ar_unixconn_annotation (annotations, n_ann))
+    return 0;
+  if (ar_unixconn_max_sockets (annotations, n_ann, &max, err) < 0)
+    return -1;
+  return build_filter (filter, max > 0, err);
+}
+
+static int
+load_filter (struct ar_seccomp_prog *prog, bool sockets, int *listener, ar_error **err)
+{
+  __attribute__ ((cleanup (prog_release))) struct ar_seccomp_prog *built = NULL;
+  if (!prog && build_filter (&built, sockets, err) < 0)
+    return -1;
+  if (ar_seccomp_load (prog ? prog : built, listener, err) < 0)
+    return ar_err_prefix (err, LABEL ": load the connect filter");
+  if (*listener < 0)
+    return ar_err (err, 0, LABEL ": the connect filter has no listener");
+  return 0;
+}
+
+/* One message: a 'C' per cgroup file, then 'G', the word that no more
+ * come (alone, where there is no file to join). */
+int
 ar_unixconn_cgroup (int sock, const char *record, ar_error **err)
 {
-  int fds[32]; /* every v1 controller in a hierarchy of its own, and cgroup2 */
+  int fds[AR_FDS_MAX - 1]; /* every v1 controller in a hierarchy of its own, and cgroup2 */
+  char tags[AR_FDS_MAX];
   size_t n = 0;
   if (sock < 0)
     return 0;
   if (record && ar_cgroup_self_join_fds (record, true, fds, ARRAY_SIZE (fds), &n, err) < 0)
     return ar_err_prefix (err, "annotation " AR_UNIXCONN_ANNOTATION ": the unixconn supervisor's cgroup");
-  int r = 0;
+  memset (tags, 'C', n);
+  tags[n] = 'G';
+  int r = ar_send_fds (sock, fds, n, tags, n + 1, err);
   for (size_t i = 0; i < n; i++)
-    {
-      if (r == 0)
-        r = send_tagged (sock, 'C', fds[i], err);
-      close (fds[i]);
-    }
-  if (r == 0)
-    r = send_tagged (sock, 'G', -1, err);
+    close (fds[i]);
   return r < 0 ? ar_err_prefix (err, "annotation " AR_UNIXCONN_ANNOTATION ": the unixconn supervisor's cgroup") : 0;
 }
 
+/* What the supervisor needs, in one message: a tag per fd, in order. */
 static int
 send_handover (int sock, int listener, bool own_netns, bool sockets, int report, ar_error **err)
 {
@@ -271,12 +291,21 @@ send_handover (int sock, int listener, bool own_netns, bool sockets, int report,
     return ar_err (err, errno, LABEL ": a sock_diag socket for the unixconn supervisor");
   if (sockets && (netns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
     return ar_err (err, errno, "annotation " AR_SOCKCAP_ANNOTATION ": the network namespace for the unixconn supervisor");
-  if (send_tagged (sock, 'L', listener, err) < 0 || send_tagged (sock, 'R', root, err) < 0
-      || send_tagged (sock, 'U', userns, err) < 0 || send_tagged (sock, 'E', STDERR_FILENO, err) < 0
-      || (diag >= 0 && send_tagged (sock, 'D', diag, err) < 0) || (netns >= 0 && send_tagged (sock, 'N', netns, err) < 0)
-      || (report >= 0 && send_tagged (sock, 'F', report, err) < 0) || send_tagged (sock, '.', -1, err) < 0)
-    return -1;
-  return 0;
+  const struct {
+    char tag;
+    int fd;
+  } all[] = { { 'L', listener }, { 'R', root },  { 'U', userns }, { 'E', STDERR_FILENO },
+              { 'D', diag },     { 'N', netns }, { 'F', report } };
+  char tags[AR_FDS_MAX];
+  int fds[AR_FDS_MAX];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (all[i].fd >= 0)
+      {
+        tags[n] = all[i].tag;
+        fds[n++] = all[i].fd;
+      }
+  return ar_send_fds (sock, fds, n, tags, n, err);
 }
 
 /* After the handover: with a report fd the supervisor answers there, to
@@ -338,7 +367,8 @@ handover_main (void *arg)
 }
 
 int
-ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool own_netns, int report, ar_error **err)
+ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog *filter, int sock,
+                   bool own_netns, int report, ar_error **err)
 {
   if (!ar_unixconn_annotation (annotations, n_ann))
     return 0;
@@ -359,7 +389,7 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, int sock, bool
       return ar_err (err, r, LABEL ": start the handover thread");
     }
   cleanup_close int listener = -1;
-  int loaded = load_filter (&listener, h.sockets, err);
+  int loaded = load_filter (filter, h.sockets, &listener, err);
   h.listener = listener;
   /* the listener's number is in our shared fd table; the byte says go */
   if (write (h.pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)

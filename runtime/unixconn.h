@@ -123,8 +123,16 @@ int ar_unixconn_cgroup (int sock, const char *record, ar_error **err);
  * No-op without the annotation. report >= 0 (the init's exec.fifo, read by
  * `start` until EOF): the supervisor keeps it until it is ready and writes
  * AR_START_REPORT_HELPER and its failure there (sync.h), and this returns
- * without waiting for it; -1: wait here for its word. */
-int ar_unixconn_start (const struct ar_kv *annotations, size_t n, int sock, bool own_netns, int report, ar_error **err);
+ * without waiting for it; -1: wait here for its word. filter: the connect
+ * filter from ar_unixconn_build, or NULL to build it here. */
+struct ar_seccomp_prog;
+int ar_unixconn_start (const struct ar_kv *annotations, size_t n, struct ar_seccomp_prog *filter, int sock,
+                       bool own_netns, int report, ar_error **err);
+/* The connect filter ar_unixconn_start loads (*filter; NULL without the
+ * annotation), built beforehand: the init builds it while it waits for
+ * `start`, off the path from start's go to the command's exec. A start
+ * given none builds it itself. */
+int ar_unixconn_build (const struct ar_kv *annotations, size_t n, struct ar_seccomp_prog **filter, ar_error **err);
 
 /* unixconn_serve.c: the supervisor's loop (does not return). */
 struct ar_unixconn_ctx {

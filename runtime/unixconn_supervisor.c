@@ -176,21 +176,31 @@ join_cgroup (int fd, struct handover *h)
   ar_err (&h->join_err, e, "join the container's cgroup (write 0 to %s)", len > 0 ? path : "its file");
 }
 
-/* 1 with every fd, 0 at EOF (the container's process failed before, and
- * says why itself), -1 on error. */
+/* The runtime's message: a 'C' per cgroup file to join, then 'G' (no fd). */
 static int
-recv_handover (int sock, struct handover *h, ar_error **err)
+recv_cgroup (struct handover *h, const char *tags, size_t n_tags, int *fds, size_t n_fds, ar_error **err)
 {
-  for (;;)
+  bool ok = !h->cgroup_told && n_tags == n_fds + 1 && tags[n_fds] == 'G';
+  for (size_t i = 0; i < n_fds; i++)
     {
-      char tag = 0;
-      int fd = -1;
-      ssize_t r = ar_recv_fd (sock, &fd, &tag, 1, err);
-      if (r <= 0)
-        {
-          handover_close (h);
-          return (int) r;
-        }
+      ok = ok && tags[i] == 'C';
+      if (ok)
+        join_cgroup (fds[i], h);
+      close (fds[i]);
+    }
+  if (!ok)
+    return ar_err (err, EPROTO, "the handover: unexpected cgroup message");
+  h->cgroup_told = true;
+  return 0;
+}
+
+/* The container's message: a tag per fd, in order. */
+static int
+recv_fds_of (struct handover *h, const char *tags, size_t n_tags, int *fds, size_t n_fds, ar_error **err)
+{
+  for (size_t i = 0; i < n_fds; i++)
+    {
+      char tag = i < n_tags ? tags[i] : 0;
       int *slot = tag == 'L'   ? &h->listener
                   : tag == 'R' ? &h->root
                   : tag == 'U' ? &h->userns
@@ -199,30 +209,49 @@ recv_handover (int sock, struct handover *h, ar_error **err)
                   : tag == 'F' ? &h->report
                   : tag == 'N' ? &h->netns
                                : NULL;
-      if (tag == 'C' && fd >= 0 && !h->cgroup_told)
+      if (h->handed || !slot || *slot >= 0)
         {
-          join_cgroup (fd, h);
-          close (fd);
-          continue;
+          for (size_t j = i; j < n_fds; j++)
+            close (fds[j]);
+          return ar_err (err, EPROTO, "the handover: unexpected fd '%c'", tag ? tag : '?');
         }
-      bool done = tag == 'G' && fd < 0 && !h->cgroup_told;
-      if (tag == '.' && !h->handed && h->listener >= 0 && h->root >= 0 && h->userns >= 0 && h->err >= 0)
-        done = h->handed = true;
-      else if (done)
-        h->cgroup_told = true;
-      if (done && h->handed && h->cgroup_told)
-        return 1;
-      if (done)
-        continue;
-      if (!slot || fd < 0 || *slot >= 0)
-        {
-          if (fd >= 0)
-            close (fd);
-          handover_close (h);
-          return ar_err (err, EPROTO, "the handover: unexpected message '%c'", tag);
-        }
-      *slot = fd;
+      *slot = fds[i];
     }
+  if (n_tags != n_fds || h->listener < 0 || h->root < 0 || h->userns < 0 || h->err < 0)
+    return ar_err (err, EPROTO, "the handover: %zu fds for %zu tags, or one missing", n_fds, n_tags);
+  h->handed = true;
+  return 0;
+}
+
+/* 1 with every fd, 0 at EOF (the container's process failed before, and
+ * says why itself), -1 on error. Two messages, in either order: the
+ * runtime's cgroup files (recv_cgroup) and the container's handover. */
+static int
+recv_handover (int sock, struct handover *h, ar_error **err)
+{
+  while (!h->handed || !h->cgroup_told)
+    {
+      char tags[AR_FDS_MAX];
+      int fds[AR_FDS_MAX];
+      size_t n_fds = 0;
+      ssize_t r = ar_recv_fds (sock, fds, AR_FDS_MAX, &n_fds, tags, sizeof tags, err);
+      if (r <= 0)
+        {
+          for (size_t i = 0; i < n_fds; i++)
+            close (fds[i]);
+          handover_close (h);
+          return (int) r;
+        }
+      bool cgroup = tags[0] == 'C' || tags[0] == 'G';
+      if ((cgroup ? recv_cgroup (h, tags, (size_t) r, fds, n_fds, err)
+                  : recv_fds_of (h, tags, (size_t) r, fds, n_fds, err))
+          < 0)
+        {
+          handover_close (h);
+          return -1;
+        }
+    }
+  return 1;
 }
 
 /* Join the namespace of fd, unless we are in it already (the container

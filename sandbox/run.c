@@ -356,7 +356,8 @@ close_pipes (int stdio[3], struct ar_fg_pipes *fp)
 /* Create, start, wait and delete in this process: no runtime child (a
  * fork and an exit fewer at every start). */
 static int
-run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, int *status, ar_error **err)
+run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, bool *said_end,
+               char **cgroup_left, int *status, ar_error **err)
 {
   struct supervision v = { .ctx = ctx, .sb = sb, .sfd = sfd };
   struct ar_fg_pipes pipes = { -1, -1, -1 };
@@ -367,7 +368,13 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
                            .deadline = sup_deadline,
                            .expired = sup_expired,
                            .data = &v,
-                           .pipes = &pipes };
+                           .pipes = &pipes,
+                           .said_end = said_end,
+                           /* a placeholder unlinked while still bound in the
+                            * container's mount namespace costs the kernel a
+                            * detach and an RCU grace period each; at the
+                            * namespace's teardown they all share one */
+                           .wait_exit = sb->n_placed > 0 };
   struct ar_create_opts co = { .id = sb->id,
                                .bundle = bundle,
                                .fg_ops = &ops,
@@ -376,7 +383,8 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
                                .n_exec_env = sb->n_pass_env,
                                .stdio = stdio,
                                .one_uid = true,
-                               .uid = sb->prof.uid };
+                               .uid = sb->prof.uid,
+                               .cgroup_left = cgroup_left };
   int out = -1, in = -1, r = -1;
   if (redirect_fd (sb->stdout_fd, STDOUT_FILENO, &out, err) == 0 && redirect_fd (sb->stdin_fd, STDIN_FILENO, &in, err) == 0
       && (sb->prof.terminal || terminal_pipes (stdio, &pipes, err) == 0))
@@ -389,8 +397,18 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
   return r;
 }
 
+/* What the caller may see once we return: the asker, the relay, the
+ * placeholders in the writable folders (files of the workspace). */
 static void
-cleanup (struct ar_ctx *ctx, struct ar_sandbox *sb)
+cleanup_seen (struct ar_sandbox *sb)
+{
+  ar_asker_close (&sb->asker);
+  ar_relay_stop (&sb->relay_pid);
+  ar_sbpaths_cleanup (sb);
+}
+
+static void
+delete_container (struct ar_ctx *ctx, struct ar_sandbox *sb)
 {
   cleanup_free char *state = ctx->root && sb->id ? xasprintf ("%s/%s", ctx->root, sb->id) : NULL;
   if (state && access (state, F_OK) == 0)
@@ -399,9 +417,13 @@ cleanup (struct ar_ctx *ctx, struct ar_sandbox *sb)
       if (ar_container_delete (ctx, sb->id, true, &derr) < 0)
         ar_warn ("sandbox cleanup: delete %s: %s", sb->id, derr->msg);
     }
-  ar_asker_close (&sb->asker);
-  ar_relay_stop (&sb->relay_pid);
-  ar_sbpaths_cleanup (sb);
+}
+
+/* The private folder: the bundle, whose rootfs the container's mount
+ * namespace holds until its teardown. */
+static void
+remove_tmpdir (struct ar_sandbox *sb)
+{
   if (sb->tmpdir)
     {
       cleanup_error ar_error *rerr = NULL;
@@ -410,8 +432,14 @@ cleanup (struct ar_ctx *ctx, struct ar_sandbox *sb)
     }
 }
 
-/* In the janitor, after our death: the same removal, with its copy of
- * what we knew (the relay is gone by its parent-death signal). */
+/* In the janitor, with its copy of what we knew at its start. After our
+ * death: the whole removal (the relay is gone by its parent-death signal).
+ * Handed over when our pid 1 told the command's end and we returned (all
+ * else removed): the container's cgroup, named by word ("": none), which
+ * its pid 1 leaves at the end of its exit (ar_cgroup_destroy waits for
+ * that), then the private folder, the mount namespace gone with it (its
+ * folders, unlinked while still mount points there, would cost the kernel
+ * a detach each). */
 struct undo {
   struct ar_ctx *ctx;
   struct ar_sandbox *sb;
@@ -422,7 +450,24 @@ undo_after_death (void *data)
 {
   struct undo *u = data;
   u->sb->relay_pid = -1;
-  cleanup (u->ctx, u->sb);
+  delete_container (u->ctx, u->sb);
+  remove_tmpdir (u->sb);
+  cleanup_seen (u->sb);
+}
+
+static void
+finish_after_return (void *data, const char *word)
+{
+  struct undo *u = data;
+  cleanup_error ar_error *err = NULL;
+  /* the caller's working folder is no longer ours to hold (an unmount of
+   * it right after the return would fail): what is left is named by
+   * absolute paths */
+  if (chdir ("/") < 0)
+    ar_warn ("sandbox cleanup: chdir /: %s", strerror (errno));
+  if (*word && ar_cgroup_destroy (word, &err) < 0)
+    ar_warn ("sandbox cleanup: %s", err->msg);
+  remove_tmpdir (u->sb);
 }
 
 static int
@@ -466,18 +511,23 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
   cleanup_free char *bundle = NULL, *relay_dir = NULL;
   struct ar_janitor janitor = { .fd = -1 };
   struct undo undo = { .ctx = ctx, .sb = sb };
+  struct ar_janitor_ops jops = { .undo = undo_after_death, .finish = finish_after_return, .data = &undo };
+  bool said_end = false;
+  cleanup_free char *cgroup_left = NULL;
   int r = -1, sig;
   if (sfd < 0)
     {
       ar_err (err, errno, "signalfd");
       goto out;
     }
-  if (make_tmpdir (sb, err) < 0 || ar_janitor_start (&janitor, undo_after_death, &undo, err) < 0)
-    goto out;
-  if (!run_ctx.root && make_private_root (sb, err) < 0)
+  /* the state root known before the janitor's fork: its copy deletes the
+   * container there */
+  if (make_tmpdir (sb, err) < 0 || (!run_ctx.root && make_private_root (sb, err) < 0))
     goto out;
   if (!run_ctx.root)
     run_ctx.root = sb->state_root;
+  if (ar_janitor_start (&janitor, &jops, err) < 0)
+    goto out;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
   bool net = (sb->prof.n_allow > 0 || sb->ask) && !sb->prof.no_network;
@@ -505,12 +555,26 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
       r = 0;
       goto out;
     }
-  r = run_container (ctx, sb, bundle, sfd, status, err);
-  ar_debug ("sandbox: the container is gone (status %d)", *status);
+  r = run_container (ctx, sb, bundle, sfd, &said_end, &cgroup_left, status, err);
+  ar_debug ("sandbox: the command ended (status %d)%s", *status,
+            said_end ? ", told by our pid 1 in its exit" : ", the container is gone");
   ar_asker_summary (&sb->asker, sb);
 out:
-  cleanup (ctx, sb);
-  ar_janitor_dismiss (&janitor);
+  /* told the command's end by our pid 1 in its exit, the container
+   * deleted but for its cgroup: that and the private folder go with the
+   * janitor, once the kernel's teardown of the namespaces is done, so that
+   * we return as soon as the status is known, with nothing of the command
+   * running and what the caller sees removed */
+  if (!said_end)
+    delete_container (ctx, sb);
+  cleanup_seen (sb);
+  if (said_end)
+    ar_janitor_hand_over (&janitor, cgroup_left ? cgroup_left : "");
+  else
+    {
+      remove_tmpdir (sb);
+      ar_janitor_dismiss (&janitor);
+    }
   ar_debug ("sandbox: cleaned up");
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;

@@ -101,3 +101,8 @@ endif
 .PHONY: bench
 bench: all
 	AGENTRUN_BUILDDIR=$(abs_builddir) AGENTRUN_SRCDIR=$(abs_srcdir) $(SHELL) $(srcdir)/tests/bench/run.sh
+# The agent profile's compiled program for bwrap --seccomp (tests/bench/sandbox-start.sh).
+noinst_PROGRAMS += tests/bench/seccomp-export
+tests_bench_seccomp_export_SOURCES = tests/bench/seccomp-export.c
+tests_bench_seccomp_export_CPPFLAGS = $(AM_CPPFLAGS) $(RUNTIME_INC)
+tests_bench_seccomp_export_LDADD = $(AGENTRUN_LIBS)

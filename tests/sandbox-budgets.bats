@@ -237,7 +237,8 @@ mem_cgroup_of() {
   [ -z "$(echo "$output" | grep -v ':/$')" ]
   kill -TERM "$SB"
   wait "$SB" || true
-  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "$id")" ]
+  # removed by the janitor once the container's pid 1 has left it, after the return
+  wait_for bash -c "[ -z \"\$(find /sys/fs/cgroup -maxdepth 3 -name '$id')\" ]"
   # --memory unlimited (or 0) lifts it: no memory limit, no cgroup
   run sb --memory unlimited --bundle "$T/b" -- true
   [ "$status" -eq 0 ]

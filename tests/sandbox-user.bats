@@ -52,9 +52,8 @@ sb() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" sand
   [ "${lines[0]}" = "$(id -u "$USER_NAME")" ]
   private=${lines[1]%/bundle/hosts}
   [[ "$private" == */agentrun-sandbox-* ]]
-  [ ! -e "/dev/shm$private" ]
-  [ ! -e "/tmp$private" ]
-  [ ! -e "$private" ]
+  # removed by the janitor once the container's pid 1 is gone, after the return
+  wait_for bash -c "[ ! -e '/dev/shm$private' ] && [ ! -e '/tmp$private' ] && [ ! -e '$private' ]"
   run as_user agentrun check
   echo "$output"
   [ "$status" -eq 0 ]

@@ -31,6 +31,27 @@ start_echo() {
   [ "$status" -eq 0 ]
 }
 
+@test "sandbox: when it returns, nothing the command started runs, whatever its status" {
+  chown 65534:65534 "$WS"
+  # a child left running writes on: it must be dead once sandbox returns
+  # (our pid 1 kills and reaps all before it tells the status). Every
+  # protected name present: no placeholder, so sandbox returns on that word
+  # and does not wait for the pid 1's exit
+  (cd "$WS" && mkdir -p .git/hooks .vscode .idea .claude &&
+    touch .git/config .gitmodules .gitconfig .bashrc .bash_profile .profile .bash_logout .zshrc .zprofile \
+      .zshenv .envrc .mcp.json .ripgreprc)
+  run env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --debug --root "$ROOT" sandbox --workspace "$WS" -- true
+  [[ "$output" == *"protected names held (0 placeholders"* ]]
+  for code in 0 3; do
+    rm -f "$WS/tick"
+    run sb -- sh -c "(while :; do echo t >>tick; done) & while [ ! -s tick ]; do :; done; exit $code"
+    [ "$status" -eq "$code" ]
+    local n1=$(wc -l <"$WS/tick")
+    sleep 0.3
+    [ "$(wc -l <"$WS/tick")" = "$n1" ]
+  done
+}
+
 @test "sandbox: runs as the invoking uid, never 0, with no capabilities, no_new_privs and seccomp" {
   run sb -- sh -c 'id -u; id -g; grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):" /proc/self/status'
   [ "$status" -eq 0 ]
@@ -213,10 +234,11 @@ except OSError:
   wait_for bash -c "[ ! -e /proc/$SB ] || grep -q '^State:.*Z' /proc/$SB/status"
   wait "$SB" || true
   [ -z "$(ls "$ROOT" 2>/dev/null | grep "^$id")" ]
-  [ ! -e "$tmpdir" ]
   refute kill -0 "$relay" 2>/dev/null
   refute grep -q "$id" /proc/self/mountinfo
-  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "*$id*" 2>/dev/null)" ]
+  # the cgroup and the private folder wait for the kernel's teardown of
+  # the container's pid 1: the janitor removes them after the return
+  wait_for bash -c "[ ! -e '$tmpdir' ] && [ -z \"\$(find /sys/fs/cgroup -maxdepth 3 -name '*$id*')\" ]"
 }
 
 # Start `sandbox -- sleep 1000` (or CMD...) as start_cmd does (helpers).
@@ -377,7 +399,9 @@ start_sleeper() {
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = "$(id -u agentrun-test)" ]
-  # nothing left behind in the user's runtime folder but the (empty) state root
+  # nothing left behind in the user's runtime folder but the (empty) state
+  # root; the private folder waits for the kernel's teardown of the
+  # container's pid 1: the janitor removes it after the return
   [ -z "$(ls "$T/xdg/agentrun")" ]
-  [ "$(ls "$T/xdg")" = agentrun ]
+  wait_for bash -c "[ \"\$(ls '$T/xdg')\" = agentrun ]"
 }

@@ -133,7 +133,7 @@ if [ "${BENCH_SANDBOX:-1}" != 0 ] && [ -x "$SRC/tests/bench/sandbox-start.sh" ] 
   echo "== agentrun sandbox -- /bin/true against bwrap (tests/bench/sandbox-start.sh)"
   if ROUNDS=${SANDBOX_ROUNDS:-15} RUNS=${SANDBOX_RUNS:-8} AGENTRUN_BUILDDIR=$BUILDDIR \
        "$SRC/tests/bench/sandbox-start.sh" >"$T/sb.txt" 2>&1; then
-    tail -n 4 "$T/sb.txt"   # the medians, the ratio, the CPU time
+    tail -n 6 "$T/sb.txt"   # the medians, the two ratios, the CPU time
     { echo; echo "## agentrun sandbox -- /bin/true against bwrap with an equivalent command line (tests/bench/sandbox-start.sh)"
       echo; sed 's/^/    /' "$T/sb.txt"; } >>"$T/results.md"
   else
