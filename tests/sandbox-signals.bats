@@ -461,7 +461,8 @@ EOF
 
 @test "pid 1: the run.agentrun.init annotation gives an OCI container the same pid 1, under the process's user" {
   command -v busybox >/dev/null || skip "needs busybox"
-  make_bundle "$T/b" sh -c 'trap "echo got-term; exit 3" TERM; echo "pid=$$"; grep "^Uid:" /proc/1/status; while :; do sleep 0.1; done'
+  # (make_bundle takes one line per argument)
+  make_bundle "$T/b" sh -c 'trap "echo got-term; exit 3" TERM; echo "pid=$$"; i=0; while ! grep -q "^CapPrm:[[:space:]]*0*\$" /proc/1/status && [ $i -lt 200 ]; do i=$((i+1)); sleep 0.01; done; grep "^Uid:" /proc/1/status; while :; do sleep 0.1; done'
   config_edit "$T/b" '.annotations["run.agentrun.init"] = "true" | .process.user = {uid: 1000, gid: 1000}'
   timeout 20 "$AGENTRUN" --root "$ROOT" run -b "$T/b" oci2 >"$T/out" 2>&1 &
   SB=$!
