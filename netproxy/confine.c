@@ -71,29 +71,34 @@ static struct {
 } held[NP_HELD_DIRS];
 static size_t n_held;
 
-/* The held folder path is in, and where its last name starts. */
+/* The deepest held folder path is below, and path from there on. */
 static int
 held_fd (const char *path, const char **base)
 {
-  const char *slash = strrchr (path, '/');
-  if (!slash || slash == path || !slash[1])
-    return -1;
+  int fd = -1;
+  size_t best = 0;
   for (size_t i = 0; i < n_held; i++)
-    if (strlen (held[i].dir) == (size_t) (slash - path) && strncmp (held[i].dir, path, (size_t) (slash - path)) == 0)
-      {
-        *base = slash + 1;
-        return held[i].fd;
-      }
-  return -1;
+    {
+      size_t l = strlen (held[i].dir);
+      if (l > best && strncmp (held[i].dir, path, l) == 0 && path[l] == '/' && path[l + 1])
+        {
+          fd = held[i].fd;
+          best = l;
+          *base = path + l + 1;
+        }
+    }
+  return fd;
 }
 
 void
 np_dirs_hold (const char *path)
 {
-  const char *base;
   const char *slash = strrchr (path, '/');
-  if (path[0] != '/' || !slash || slash == path || held_fd (path, &base) >= 0 || n_held == NP_HELD_DIRS)
+  if (path[0] != '/' || !slash || slash == path || n_held == NP_HELD_DIRS)
     return;
+  for (size_t i = 0; i < n_held; i++)
+    if (strlen (held[i].dir) == (size_t) (slash - path) && strncmp (held[i].dir, path, (size_t) (slash - path)) == 0)
+      return;
   char *dir = strndup (path, (size_t) (slash - path));
   if (!dir)
     return;

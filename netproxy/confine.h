@@ -34,9 +34,10 @@ void np_ids_default (struct np_ids *ids);
 int np_ids_parse (const char *arg, struct np_ids *ids, ar_error **err);
 
 /* Hold the folder of the socket at path open (O_PATH) while still root:
- * after the drop it is reached through /proc/self/fd, so the folders
- * above it (a 0700 one of root's) need not be searchable by the new ids.
- * A folder that cannot be opened is not held: the path is used as is. */
+ * after the drop, it and what is below it (an --ask answer's relay in a
+ * subfolder) are reached through /proc/self/fd, so the folders above it (a
+ * 0700 one of root's) need not be searchable by the new ids. A folder
+ * that cannot be opened is not held: the path is used as is. */
 void np_dirs_hold (const char *path);
 
 /* The held folders' fds (for the list of fds a daemon keeps); how many. */
