@@ -331,9 +331,11 @@ close_all_but (int *keep, size_t n)
  * is joined (a rootless hook is root in the container's user namespace
  * afterwards, and must stay the user it is). --user is taken as given:
  * if those ids cannot reach the relays, the connections fail, logged.
- * The default (the sudo caller, or nobody) has to reach every relay and
- * the --ask socket; where root's own folders keep nobody out, root keeps
- * uid 0 but loses its groups and every capability all the same. */
+ * The sockets' folders are held open first, so only the sockets' own
+ * folder and mode count. The default (the sudo caller, or nobody) has to
+ * reach every relay and the --ask socket; where it cannot (root's own
+ * sockets), root keeps uid 0 but loses its groups and every capability
+ * all the same. */
 static int
 choose_ids (const struct np_config *cfg, ar_error **err)
 {
