@@ -338,20 +338,22 @@ add_rules (scmp_filter_ctx ctx, enum np_role role)
   size_t nfam = role == NP_ROLE_RELAY ? ARRAY_SIZE (relay_fam) : ARRAY_SIZE (np_fam);
   for (size_t i = 0; i < nfam && rc == 0; i++)
     {
-      struct scmp_arg_cmp a = SCMP_A0 (SCMP_CMP_EQ, (scmp_datum_t) fam[i]);
+      struct scmp_arg_cmp a = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t) fam[i] };
       rc = rule (ctx, SCMP_SYS (socket), 1, &a);
     }
   if (role != NP_ROLE_RELAY || rc != 0)
     return rc;
   /* The resolver's files, read only. */
-  struct scmp_arg_cmp ro = SCMP_A2 (SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY);
+  struct scmp_arg_cmp ro = {
+    .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = O_ACCMODE | O_CREAT | O_TRUNC, .datum_b = O_RDONLY
+  };
   rc = rule (ctx, SCMP_SYS (openat), 1, &ro);
   /* Threads, never a new process: clone3's flags are behind a pointer the
    * filter cannot read, so it answers ENOSYS and glibc falls back to
    * clone, whose flags must hold CLONE_THREAD. */
   if (rc == 0)
     rc = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (ENOSYS), SCMP_SYS (clone3), 0);
-  struct scmp_arg_cmp thr = SCMP_A0 (SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD);
+  struct scmp_arg_cmp thr = { .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = CLONE_THREAD, .datum_b = CLONE_THREAD };
   if (rc == 0)
     rc = rule (ctx, SCMP_SYS (clone), 1, &thr);
   return rc;
