@@ -124,7 +124,7 @@ np_dirs_fds (int *fds, size_t cap)
 int
 np_sun_path (const char *path, char *out, size_t cap)
 {
-  const char *base;
+  const char *base = path;
   int fd = held_fd (path, &base);
   int n = fd >= 0 ? snprintf (out, cap, "/proc/self/fd/%d/%s", fd, base) : snprintf (out, cap, "%s", path);
   if (n < 0 || (size_t) n >= cap)
