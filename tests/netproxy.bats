@@ -581,3 +581,17 @@ Seccomp: 2"
   [ "$status" -ne 0 ]
   [[ "$output" == *"--user: only root changes its ids"* ]]
 }
+
+@test "netproxy: a drop that cannot be made fails the hook and the relay, with the step named (fail closed)" {
+  need_cmd setpriv
+  # root without CAP_SETUID cannot become nobody: neither may go on as root
+  run setpriv --bounding-set -setuid --inh-caps=-setuid sh -c "$(declare -f state hook); T=$T CPID=$CPID NETPROXY=$NETPROXY hook"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == "agentrun-netproxy: the server could not drop its privileges: setresuid 65534: Operation not permitted" ]]
+  [ -z "$(server_pids)" ]
+  run setpriv --bounding-set -setuid --inh-caps=-setuid "$RELAY" --dir "$T/s2" --allow "b.test:443=127.0.0.1:$ECHO_PORT"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == "agentrun-relay: setresuid 65534: Operation not permitted" ]]
+}
