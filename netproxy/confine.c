@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -276,7 +277,6 @@ static const int common_calls[] = {
   SCMP_SYS (splice),
   SCMP_SYS (pipe2),
   SCMP_SYS (fcntl),
-  SCMP_SYS (ioctl),
   SCMP_SYS (dup),
   SCMP_SYS (clock_gettime),
   SCMP_SYS (clock_nanosleep),
@@ -295,6 +295,7 @@ static const int common_calls[] = {
   SCMP_SYS (getrandom),
   SCMP_SYS (rt_sigreturn),
   SCMP_SYS (rt_sigprocmask),
+  SCMP_SYS (rt_sigaction),
   SCMP_SYS (restart_syscall),
   SCMP_SYS (exit),
   SCMP_SYS (exit_group),
@@ -340,6 +341,14 @@ add_rules (scmp_filter_ctx ctx, enum np_role role)
     {
       struct scmp_arg_cmp a = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t) fam[i] };
       rc = rule (ctx, SCMP_SYS (socket), 1, &a);
+    }
+  /* ioctl only to ask how much is waiting and whether an fd is a
+   * terminal (stdio, the resolver): no device, no interface is touched. */
+  static const unsigned long ioctls[] = { FIONREAD, TCGETS };
+  for (size_t i = 0; i < ARRAY_SIZE (ioctls) && rc == 0; i++)
+    {
+      struct scmp_arg_cmp a = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = ioctls[i] };
+      rc = rule (ctx, SCMP_SYS (ioctl), 1, &a);
     }
   if (role != NP_ROLE_RELAY || rc != 0)
     return rc;

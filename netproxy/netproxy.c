@@ -457,8 +457,9 @@ main (int argc, char **argv)
     }
   /* Only --ask adds listeners at run time, after the drop: only then does
    * the namespace let an unprivileged process bind low ports. */
-  if (choose_ids (&cfg, &err) < 0 || join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0 || (cfg.ask_socket && np_unpriv_ports (&err) < 0)
-      || server_bind (&S, &cfg, &err) < 0 || probe_relays (&cfg.routes, &err) < 0 || spawn_server (&S, pidfd, &err) < 0)
+  if (choose_ids (&cfg, &err) < 0 || join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0
+      || (cfg.ask_socket && np_unpriv_ports (&err) < 0) || server_bind (&S, &cfg, &err) < 0
+      || probe_relays (&cfg.routes, &err) < 0 || spawn_server (&S, pidfd, &err) < 0)
     goto fail;
   rc = 0;
 fail:
