@@ -3,6 +3,7 @@
 #include "config.h"
 #include "ask.h"
 #include "dns.h"
+#include "handoff.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -165,20 +166,12 @@ static void
 start_asking (struct ask_name *a)
 {
   struct np_server *S = a->A->S;
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
   char msg[300];
   int len = snprintf (msg, sizeof msg, "ask %s %d\n", a->name, NP_ASK_PORT);
-  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", S->cfg->ask_socket);
-  a->io.fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  a->io.fd = np_unix_connect (S->cfg->ask_socket, SOCK_STREAM);
   a->io.cb = on_reply;
-  if (a->io.fd < 0)
-    {
-      decide (a, false, strerror (errno));
-      return;
-    }
   /* a fresh Unix stream socket takes these few bytes at once */
-  if (connect (a->io.fd, (struct sockaddr *) &sa, sizeof sa) < 0 || write (a->io.fd, msg, (size_t) len) != len
-      || ev_add (&S->loop, &a->io, EPOLLIN) < 0)
+  if (a->io.fd < 0 || write (a->io.fd, msg, (size_t) len) != len || ev_add (&S->loop, &a->io, EPOLLIN) < 0)
     {
       char why[200];
       snprintf (why, sizeof why, "the asker cannot be reached: %s", strerror (errno));
@@ -192,14 +185,12 @@ start_asking (struct ask_name *a)
 void
 ask_tell_blocked (struct np_server *S, const char *name, int port)
 {
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
   char msg[300];
   int len = snprintf (msg, sizeof msg, "blocked %s %d\n", name, port);
-  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", S->cfg->ask_socket);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = np_unix_connect (S->cfg->ask_socket, SOCK_STREAM);
   /* best effort: the audit line is the record, this is for the person */
   ssize_t w = -1;
-  if (fd >= 0 && connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+  if (fd >= 0)
     w = write (fd, msg, (size_t) len);
   (void) w;
   if (fd >= 0)

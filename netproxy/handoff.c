@@ -1,5 +1,6 @@
 #include "config.h"
 #include "handoff.h"
+#include "confine.h"
 #include "util.h"
 
 #include <errno.h>
@@ -32,12 +33,8 @@ int
 np_unix_connect (const char *path, int type)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof sa.sun_path)
-    {
-      errno = ENAMETOOLONG;
-      return -1;
-    }
-  strcpy (sa.sun_path, path);
+  if (np_sun_path (path, sa.sun_path, sizeof sa.sun_path) < 0)
+    return -1;
   int fd = socket (AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;

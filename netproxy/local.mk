@@ -1,7 +1,7 @@
 # netproxy/: agentrun-netproxy and agentrun-relay. common (+ spec for
 # state.json, yajl for --config). Never the container library.
 noinst_LIBRARIES += libnetproxy.a
-libnetproxy_a_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS)
+libnetproxy_a_CFLAGS = $(AM_CFLAGS) $(YAJL_CFLAGS) $(SECCOMP_CFLAGS)
 libnetproxy_a_CPPFLAGS = $(AM_CPPFLAGS) $(NETPROXY_INC)
 libnetproxy_a_SOURCES = \
 	netproxy/ev.c netproxy/ev.h \
@@ -12,9 +12,10 @@ libnetproxy_a_SOURCES = \
 	netproxy/sni.c netproxy/sni.h \
 	netproxy/resolve.c netproxy/resolve.h \
 	netproxy/handoff.c netproxy/handoff.h \
-	netproxy/optlist.c netproxy/optlist.h
+	netproxy/optlist.c netproxy/optlist.h \
+	netproxy/confine.c netproxy/confine.h
 
-NETPROXY_LIBS = libnetproxy.a libarspec.a libarcommon.a $(YAJL_LIBS) -lpthread
+NETPROXY_LIBS = libnetproxy.a libarspec.a libarcommon.a $(YAJL_LIBS) $(SECCOMP_LIBS) -lpthread
 
 bin_PROGRAMS += agentrun-relay agentrun-netproxy
 agentrun_relay_SOURCES = netproxy/relay.c

@@ -3,6 +3,7 @@
  * answers, and leaves behind one server process that lives as long as the
  * container's init. It exits 0 only once that server is listening. */
 #include "config.h"
+#include "confine.h"
 #include "optlist.h"
 #include "loopback.h"
 #include "server.h"
@@ -50,9 +51,15 @@ usage (FILE *f)
            "  --audit FILE       append one JSON line per connection and refused lookup\n"
            "  --audit-fd [PID:]FD  the same into a log already open: our FD, or PID's\n"
            "  --dns ADDR         DNS stub address (127.0.0.53); --no-dns to leave it out\n"
-           "  --connect-proxy[=ADDR:PORT]  HTTP CONNECT proxy (127.77.0.1:3128)\n",
+           "  --connect-proxy[=ADDR:PORT]  HTTP CONNECT proxy (127.77.0.1:3128)\n"
+           "  --user UID:GID     the ids the server drops to once bound (root only; default:\n"
+           "                     SUDO_UID:SUDO_GID, else nobody where it reaches the sockets)\n",
            prog);
 }
+
+/* --user, else np_ids_default */
+static struct np_ids drop_ids;
+static bool drop_ids_given;
 
 static int
 parse_args (struct np_config *cfg, int argc, char **argv, const char **annotation, ar_error **err)
@@ -69,6 +76,7 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
     { "idle-timeout", required_argument, NULL, 'i' },
     { "ask", required_argument, NULL, 'a' },
     { "deny", required_argument, NULL, 'D' },
+    { "user", required_argument, NULL, 'u' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -109,6 +117,11 @@ parse_args (struct np_config *cfg, int argc, char **argv, const char **annotatio
         cfg->deny[cfg->n_deny++] = optarg;
         break;
       case 'd': cfg->dns_addr = optarg; break;
+      case 'u':
+        if (np_ids_parse (optarg, &drop_ids, err) < 0)
+          return -1;
+        drop_ids_given = true;
+        break;
       case 'n': cfg->dns = false; break;
       case 'p':
         cfg->connect_proxy = true;
@@ -314,12 +327,40 @@ close_all_but (int *keep, size_t n)
   return 0;
 }
 
+/* Whom the server becomes, chosen on the host side before any namespace
+ * is joined (a rootless hook is root in the container's user namespace
+ * afterwards, and must stay the user it is). --user is taken as given:
+ * if those ids cannot reach the relays, the connections fail, logged.
+ * The sockets' folders are held open first, so only the sockets' own
+ * folder and mode count. The default (the sudo caller, or nobody) has to
+ * reach every relay and the --ask socket; where it cannot (root's own
+ * sockets), root keeps uid 0 but loses its groups and every capability
+ * all the same. */
+static int
+choose_ids (const struct np_config *cfg, ar_error **err)
+{
+  if (cfg->ask_socket)
+    np_dirs_hold (cfg->ask_socket);
+  for (size_t i = 0; i < cfg->routes.n; i++)
+    np_dirs_hold (cfg->routes.v[i].sock);
+  if (drop_ids_given)
+    return geteuid () == 0 ? 0 : ar_err (err, EPERM, "--user: only root changes its ids");
+  np_ids_default (&drop_ids);
+  bool ok = !cfg->ask_socket || np_ids_can_reach (&drop_ids, cfg->ask_socket);
+  for (size_t i = 0; ok && i < cfg->routes.n; i++)
+    ok = np_ids_can_reach (&drop_ids, cfg->routes.v[i].sock);
+  if (!ok)
+    drop_ids.uid = drop_ids.gid = 0;
+  return 0;
+}
+
 /* The grandchild: detached (new session, reparented), outside the
  * container's pid and mount namespaces since we only joined its net. */
 static void __attribute__ ((noreturn)) server_main (struct np_server *S, int pidfd, int ready)
 {
   int keep[512];
-  size_t n = server_fds (S, keep, ARRAY_SIZE (keep) - 2);
+  size_t n = server_fds (S, keep, ARRAY_SIZE (keep) - 2 - NP_HELD_DIRS);
+  n += np_dirs_fds (keep + n, NP_HELD_DIRS);
   keep[n++] = pidfd;
   keep[n++] = ready;
   if (close_all_but (keep, n) < 0)
@@ -327,6 +368,12 @@ static void __attribute__ ((noreturn)) server_main (struct np_server *S, int pid
   prctl (PR_SET_NAME, "agentrun-netpx");
   ev_raise_nofile ();
   cleanup_error ar_error *err = NULL;
+  /* Confined before it says it is ready: the hook succeeds only then. */
+  if (np_confine (&drop_ids, NP_ROLE_NETPROXY, &err) < 0)
+    {
+      dprintf (ready, "E%s", err->msg);
+      _exit (1);
+    }
   _exit (server_run (S, pidfd, ready, &err) < 0 ? 1 : 0);
 }
 
@@ -352,12 +399,17 @@ spawn_server (struct np_server *S, int pidfd, ar_error **err)
   int status;
   while (waitpid (child, &status, 0) < 0 && errno == EINTR)
     ;
-  char b;
+  char b[512];
   ssize_t n;
-  while ((n = read (p[0], &b, 1)) < 0 && errno == EINTR)
+  while ((n = read (p[0], b, sizeof b - 1)) < 0 && errno == EINTR)
     ;
   close (p[0]);
-  if (n != 1)
+  if (n > 1 && b[0] == 'E')
+    {
+      b[n] = '\0';
+      return ar_err (err, 0, "the server could not drop its privileges: %s", b + 1);
+    }
+  if (n != 1 || b[0] != '1')
     return ar_err (err, 0, "the server process failed to start");
   return 0;
 }
@@ -403,7 +455,10 @@ main (int argc, char **argv)
       snprintf (own, sizeof own, "%d", early.fd);
       cfg.audit_fd_ref = own;
     }
-  if (join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0 || server_bind (&S, &cfg, &err) < 0
+  /* Only --ask adds listeners at run time, after the drop: only then does
+   * the namespace let an unprivileged process bind low ports. */
+  if (choose_ids (&cfg, &err) < 0 || join_netns (pidfd, st.pid, &err) < 0 || lo_up (&err) < 0
+      || (cfg.ask_socket && np_unpriv_ports (&err) < 0) || server_bind (&S, &cfg, &err) < 0
       || probe_relays (&cfg.routes, &err) < 0 || spawn_server (&S, pidfd, &err) < 0)
     goto fail;
   rc = 0;

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "optlist.h"
 #include "audit.h"
+#include "confine.h"
 #include "handoff.h"
 #include "resolve.h"
 #include "ev.h"
@@ -18,6 +19,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -82,6 +84,7 @@ struct relay {
   bool sni_check, stopping, paused;
   int grace_s;
   const char *dir;
+  int dirfd; /* dir, held so the sockets go even where the folders above it keep us out */
   size_t nconns;
   size_t max_conns; /* open connections at most (0: no cap); then refused */
   struct rconn *pending; /* every open connection (see expire) */
@@ -573,20 +576,6 @@ on_accept (struct ev_io *io, uint32_t events)
 
 /* ---- sockets ---- */
 
-/* The invoking user: under sudo, the one who ran sudo. */
-static void
-invoking_user (uid_t *uid, gid_t *gid)
-{
-  const char *su = getenv ("SUDO_UID"), *sg = getenv ("SUDO_GID");
-  *uid = getuid ();
-  *gid = getgid ();
-  if (*uid == 0 && su && sg)
-    {
-      *uid = (uid_t) strtoul (su, NULL, 10);
-      *gid = (gid_t) strtoul (sg, NULL, 10);
-    }
-}
-
 /* A socket file left by a relay that died is removed; one that still
  * answers belongs to a live relay, and we refuse to steal it. */
 static int
@@ -646,7 +635,10 @@ close_listeners (struct relay *R)
     if (R->L[i].io.fd >= 0)
       {
         ev_close (&R->L[i].io);
-        unlink (R->L[i].path);
+        if (R->dirfd >= 0)
+          unlinkat (R->dirfd, strrchr (R->L[i].path, '/') + 1, 0);
+        else
+          unlink (R->L[i].path);
       }
 }
 
@@ -844,9 +836,12 @@ default_max_conns (void)
 static int
 setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
 {
-  uid_t uid;
-  gid_t gid;
-  invoking_user (&uid, &gid);
+  /* The sockets belong to whom we become: the sudo caller, nobody for
+   * other root, else ourselves; the netproxy server drops to the same. */
+  struct np_ids ids;
+  np_ids_default (&ids);
+  uid_t uid = ids.uid;
+  gid_t gid = ids.gid;
   if (R->max_conns == SIZE_MAX)
     R->max_conns = default_max_conns ();
   if (audit_open (&R->audit, audit_fd_ref ? NULL : audit, "relay", cid, err) < 0
@@ -860,6 +855,9 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
     }
   else if (errno != EEXIST)
     return ar_err (err, errno, "mkdir %s", R->dir);
+  R->dirfd = open (R->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (R->dirfd < 0)
+    return ar_err (err, errno, "open %s", R->dir);
   sigset_t ss;
   sigemptyset (&ss);
   sigaddset (&ss, SIGTERM);
@@ -882,13 +880,16 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
           return -1;
         R->nL++;
       }
-  return 0;
+  /* Everything that needed privilege is open: the upstream connects,
+   * the splices and the audit lines need none. Before the resolver's
+   * threads start, so they are born confined. */
+  return np_confine (&ids, NP_ROLE_RELAY, err);
 }
 
 int
 main (int argc, char **argv)
 {
-  struct relay R = { 0 };
+  struct relay R = { .dirfd = -1 };
   const char *audit = NULL, *cid = NULL;
   cleanup_error ar_error *err = NULL;
 
@@ -925,5 +926,6 @@ main (int argc, char **argv)
   free (R.L);
   routes_free (&R.routes);
   ev_fini (&R.loop);
+  close (R.dirfd);
   return 0;
 }

@@ -225,6 +225,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
     }
   free (o->allow);
   free (o->netproxy);
+  free (o->netproxy_user);
   free (o->relay_dir);
   free (o->ask_socket);
   free (o->audit);
@@ -554,6 +555,11 @@ g_hooks (struct ar_gen *G, const struct ar_agent_opts *o)
     {
       ar_gen_str (G, "--ask");
       ar_gen_str (G, o->ask_socket);
+    }
+  if (o->netproxy_user)
+    {
+      ar_gen_str (G, "--user");
+      ar_gen_str (G, o->netproxy_user);
     }
   ar_gen_array_close (G);
   ar_gen_key_int (G, "timeout", 30);

@@ -66,6 +66,7 @@ struct ar_agent_opts {
   size_t n_deny; /* NAME or *.DOMAIN refused whatever allows it */
   bool ask_person; /* --ask: a lookup may wait for a person's answer */
   char *netproxy; /* absolute path of agentrun-netproxy */
+  char *netproxy_user; /* "UID:GID" its server drops to (root runs), or NULL */
   char *relay_dir; /* host folder with the relay's sockets */
   char *ask_socket; /* sandbox --ask: where the netproxy asks about new names */
   char *audit; /* --audit FILE (absolute) or NULL */

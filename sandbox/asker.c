@@ -42,8 +42,12 @@ ar_asker_open (struct ar_asker *a, struct ar_sandbox *sb, ar_error **err)
   a->lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (a->lfd < 0)
     return ar_err (err, errno, "--ask: socket");
-  /* only root (the netproxy server) may connect: the agent must not answer itself */
-  if (bind (a->lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || chmod (a->path, 0600) < 0 || listen (a->lfd, 16) < 0)
+  /* only the netproxy server may connect (it drops to the helper ids): the
+   * agent must not answer itself, and never sees this folder */
+  uid_t hu;
+  gid_t hg;
+  if (bind (a->lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || chmod (a->path, 0600) < 0
+      || (ar_sbpaths_helper_ids (&hu, &hg) && lchown (a->path, hu, hg) < 0) || listen (a->lfd, 16) < 0)
     return ar_err (err, errno, "--ask: listen on %s", a->path);
   free (sb->prof.ask_socket);
   sb->prof.ask_socket = xstrdup (a->path);

@@ -1088,8 +1088,13 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   ar_debug ("sandbox: protected names held (%zu placeholders made or found)", sb->n_placed);
   if ((o->n_allow > 0 || sb->ask) && !o->no_network)
     {
+      uid_t hu;
+      gid_t hg;
       if (!(o->netproxy = ar_sandbox_find_helper ("agentrun-netproxy", err)))
         return ar_err_prefix (err, "network step");
+      /* the server drops to the ids that own the relay's sockets */
+      if (ar_sbpaths_helper_ids (&hu, &hg))
+        o->netproxy_user = xasprintf ("%u:%u", (unsigned) hu, (unsigned) hg);
     }
   return 0;
 }

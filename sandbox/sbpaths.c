@@ -125,6 +125,17 @@ ar_sbpaths_invoker (uid_t *uid, gid_t *gid, char **home)
   *home = *uid == getuid () && h && h[0] == '/' ? xstrdup (h) : pw && pw->pw_dir ? xstrdup (pw->pw_dir) : NULL;
 }
 
+bool
+ar_sbpaths_helper_ids (uid_t *uid, gid_t *gid)
+{
+  if (geteuid () != 0)
+    return false;
+  ar_sbpaths_invoker (uid, gid, NULL);
+  if (*uid == 0 || *gid == 0)
+    *uid = *gid = 65534;
+  return true;
+}
+
 void
 ar_fsid_enter (struct ar_fsid *s, uid_t uid, gid_t gid)
 {

@@ -49,6 +49,11 @@ void ar_sbpaths_cleanup (struct ar_sandbox *sb);
  * real ids; home is that user's home (caller frees). */
 void ar_sbpaths_invoker (uid_t *uid, gid_t *gid, char **home);
 
+/* The ids agentrun-relay and the netproxy server drop to once set up (the
+ * relay's own default, netproxy/confine.c): for root, the sudo caller or
+ * else nobody. False when not root: they keep the caller's ids. */
+bool ar_sbpaths_helper_ids (uid_t *uid, gid_t *gid);
+
 /* Run file-system calls as uid/gid (setfsuid) while root, so that what is
  * created belongs to that user and what that user may not write is refused. */
 struct ar_fsid {

@@ -541,3 +541,57 @@ for label, msg in (("one", hello(sni(b"api.test"))),
   [[ "$output" == *"two-extensions refused"* ]]
   [[ "$output" == *"two-names refused"* ]]
 }
+
+# The fields of /proc/PID/status that say how confined PID is.
+confinement() {
+  grep -E '^(Uid|Groups|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/$1/status" | tr -s '\t ' ' ' | sed 's/ $//'
+}
+
+@test "netproxy: in a plain bundle run by root, the server and the relay drop to nobody, no capability, no_new_privs, seccomp" {
+  run hook
+  [ "$status" -eq 0 ]
+  local s; s=$(server_pids)
+  [ -n "$s" ]
+  local want="Uid: 65534 65534 65534 65534
+Groups:
+CapPrm: 0000000000000000
+CapEff: 0000000000000000
+CapBnd: 0000000000000000
+CapAmb: 0000000000000000
+NoNewPrivs: 1
+Seccomp: 2"
+  run confinement "$s"
+  echo "$output"
+  [ "$output" = "$want" ]
+  run confinement "$RELAY_PID"
+  echo "$output"
+  [ "$output" = "$want" ]
+  # and it works: the relay's sockets under this test's 0700 folder are
+  # reached through the folder the hook held open before the drop
+  run tcp 127.77.0.2:443 "confined"
+  [ "$output" = confined ]
+}
+
+@test "netproxy: --user takes UID:GID, neither 0, and only from root" {
+  run hook --user 0:0
+  [ "$status" -ne 0 ]
+  [[ "$output" == "agentrun-netproxy: --user: expected UID:GID, neither 0, got '0:0'" ]]
+  chmod 0755 "$T"
+  run setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all sh -c "$(declare -f state hook); T=$T CPID=$CPID NETPROXY=$NETPROXY hook --user 65534:65534"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--user: only root changes its ids"* ]]
+}
+
+@test "netproxy: a drop that cannot be made fails the hook and the relay, with the step named (fail closed)" {
+  need_cmd setpriv
+  # root without CAP_SETUID cannot become nobody: neither may go on as root
+  run setpriv --bounding-set -setuid --inh-caps=-setuid sh -c "$(declare -f state hook); T=$T CPID=$CPID NETPROXY=$NETPROXY hook"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == "agentrun-netproxy: the server could not drop its privileges: setresuid 65534: Operation not permitted" ]]
+  [ -z "$(server_pids)" ]
+  run setpriv --bounding-set -setuid --inh-caps=-setuid "$RELAY" --dir "$T/s2" --allow "b.test:443=127.0.0.1:$ECHO_PORT"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == "agentrun-relay: setresuid 65534: Operation not permitted" ]]
+}

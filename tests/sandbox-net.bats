@@ -206,3 +206,85 @@ connect_proxy() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"is not a host name"* ]]
 }
+
+# least_privilege: while a sandbox with an --allow route, a wildcard and
+# --connect-proxy runs, its netproxy server (in the container's netns) and
+# its relay (agentrun's child) hold no capability, not even in the bounding
+# set, with no_new_privs, a seccomp filter and the invoking user's uid
+# (nobody's for root without sudo); the route, the DNS stub, a wildcard's
+# route made at lookup time (the netproxy's --ask socket) and CONNECT work.
+helper_confined() {
+  local f=/proc/$1/status
+  grep -E '^(Uid|Gid|Groups|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "$f"
+  for c in CapPrm CapEff CapBnd CapAmb; do grep -qx "$c:"$'\t'0000000000000000 "$f"; done
+  grep -qx $'NoNewPrivs:\t1' "$f"
+  grep -qx $'Seccomp:\t2' "$f"
+  grep -qx "Uid:"$'\t'"$WHO_UID"$'\t'"$WHO_UID"$'\t'"$WHO_UID"$'\t'"$WHO_UID" "$f"
+  [ "$AS" = user ] || grep -Eqx 'Groups:\s*' "$f"
+}
+
+least_privilege() {
+  printf '127.0.0.1 echo.test\n' >>"$T/hosts"
+  agentrun_as
+  NAME=sleep
+  # as in_hosts, with agentrun at the end of the exec chain (so SB is it or su)
+  (exec unshare -m sh -c 'mount --bind "$1" /etc/hosts && cd "$2" && o=$3 && shift 3 && exec "$@" >"$o"' sh \
+    "$T/hosts" "$WS" "$T/out" "${AR[@]}" sandbox --workspace "$WS" \
+    --allow "echo.test:$ECHO_PORT" --allow "*.example.test:$ECHO_PORT" --connect-proxy -- bash -c '
+    getent hosts echo.test
+    exec 3<>/dev/tcp/echo.test/'"$ECHO_PORT"'; echo via-route >&3; read -r -t 5 l <&3; echo "$l"; exec 3>&-
+    getent hosts foo.example.test
+    exec 3<>/dev/tcp/foo.example.test/'"$ECHO_PORT"'; echo via-wildcard >&3; read -r -t 5 l <&3; echo "$l"; exec 3>&-
+    exec 4<>/dev/tcp/127.77.0.1/3128
+    printf "CONNECT bar.example.test:'"$ECHO_PORT"' HTTP/1.1\r\n\r\n" >&4
+    read -r -t 5 l <&4; echo "${l%$'"'"'\r'"'"'}"; read -r -t 5 l <&4
+    echo via-connect >&4; read -r -t 5 l <&4; echo "$l"; exec 4>&-
+    echo checked
+    exec sleep 60') 2>"$T/err" &
+  SB=$!
+  track_pid $SB
+  wait_for agentrun_started
+  track_pid "$AR_PID"
+  wait_for grep -qx checked "$T/out"
+  wait_for cmd_running
+  cat "$T/out" "$T/err"
+  mapfile -t lines <"$T/out"
+  [[ "${lines[0]}" =~ ^127\.77\.0\.[0-9]+\ +echo\.test$ ]]
+  [ "${lines[1]}" = via-route ]
+  [[ "${lines[2]}" =~ ^127\.77\.1\.[0-9]+\ +foo\.example\.test$ ]]
+  [ "${lines[3]}" = via-wildcard ]
+  [ "${lines[4]}" = "HTTP/1.1 200 Connection established" ]
+  [ "${lines[5]}" = via-connect ]
+  # the helpers, found by where they are: the server in the container's
+  # network namespace, the relay among agentrun's children
+  local ns p np= relay=
+  ns=$(stat -L -c %i "/proc/$INIT/ns/net")
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = agentrun-netpx ] && [ "$(stat -L -c %i "$p/ns/net" 2>/dev/null)" = "$ns" ] \
+      && np=${p#/proc/}
+  done
+  for p in $(cat /proc/"$AR_PID"/task/*/children); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = agentrun-relay ] && relay=$p
+  done
+  [ -n "$np" ] && [ -n "$relay" ]
+  echo "netproxy server $np:"
+  helper_confined "$np"
+  echo "relay $relay:"
+  helper_confined "$relay"
+  kill -TERM "$AR_PID"
+  wait "$SB" || true
+}
+
+@test "least privilege: the netproxy server and the relay run with no capability, no_new_privs, seccomp, as nobody; the network works" {
+  least_privilege
+}
+
+@test "least privilege: the netproxy server and the relay confined, the network working, as a plain user without XDG_RUNTIME_DIR" {
+  as_plain_user
+  least_privilege
+}
+
+@test "least privilege: the netproxy server and the relay confined, as the sudo caller, the network working, through sudo for a plain user" {
+  as_sudo_user
+  least_privilege
+}
