@@ -60,15 +60,20 @@ int
 ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out, ar_error **err)
 {
   /* the person's choice of file: through sudo opened with their ids, or
-   * root would read (and quote in its errors) any file of the host */
+   * root would read (and quote in its errors) any file of the host; a
+   * preset is agentrun's own, found beside it (find_preset), which the
+   * person may have no right to walk to (a build tree in a 0700 folder) */
   uid_t uid;
   gid_t gid;
   struct ar_fsid fs;
+  bool own = sb && sb->preset_depth > 0;
   ar_sbpaths_invoker (&uid, &gid, NULL);
-  ar_fsid_enter (&fs, uid, gid);
+  if (!own)
+    ar_fsid_enter (&fs, uid, gid);
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   int e = errno;
-  ar_fsid_leave (&fs);
+  if (!own)
+    ar_fsid_leave (&fs);
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (fd < 0)
