@@ -428,6 +428,8 @@ check_ssh_agent_inside() {
   track_pid $!
   for i in $(seq 50); do bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && break; sleep 0.1; done
   bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null || { cat "$T/sshd.log"; skip "sshd cannot run here"; }
+  # runuser waits for sshd as its child: sshd's own pid goes too
+  track_pid "$(cat "$d/sshd.pid")"
   sock=$a/agent.sock
   setpriv --reuid "$AGENT_UID" --regid "$AGENT_UID" --clear-groups ssh-agent -D -a "$sock" >/dev/null &
   track_pid $!
