@@ -886,6 +886,20 @@ setup (struct relay *R, const char *audit, const char *cid, ar_error **err)
   return np_confine (&ids, NP_ROLE_RELAY, err);
 }
 
+/* What lives as long as the process, freed so a leak checker sees none. */
+static void
+relay_end (struct relay *R)
+{
+  close_listeners (R);
+  for (size_t i = 0; i < R->nL; i++)
+    free (R->L[i].path);
+  free (R->L);
+  routes_free (&R->routes);
+  ev_fini (&R->loop);
+  if (R->dirfd >= 0)
+    close (R->dirfd);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -898,7 +912,7 @@ main (int argc, char **argv)
   if (parse_args (&R, argc, argv, &audit, &cid, &err) < 0 || setup (&R, audit, cid, &err) < 0)
     {
       fprintf (stderr, "%s: %s\n", prog, err->msg);
-      close_listeners (&R);
+      relay_end (&R);
       return 1;
     }
   if (R.max_conns)
@@ -919,13 +933,6 @@ main (int argc, char **argv)
     }
   if (R.nconns)
     fprintf (stderr, "%s: grace period over, cutting %zu connection(s)\n", prog, R.nconns);
-  close_listeners (&R);
-  /* What lives as long as the process, freed so a leak checker sees none. */
-  for (size_t i = 0; i < R.nL; i++)
-    free (R.L[i].path);
-  free (R.L);
-  routes_free (&R.routes);
-  ev_fini (&R.loop);
-  close (R.dirfd);
+  relay_end (&R);
   return 0;
 }

@@ -261,8 +261,9 @@ start_unix_server() {
     [[ "$output" == *"Permission denied"* ]]
   fi
   [[ "$output" != *OTHER-SOCKET* ]]
-  # the control: without the annotation the same mistake hands the socket over
-  config_edit "$T/b" 'del(.annotations["run.agentrun.unixconn"])'
+  # the control: without the annotation (and the socket cap its supervisor
+  # keeps) the same mistake hands the socket over
+  config_edit "$T/b" 'del(.annotations["run.agentrun.unixconn"], .annotations["run.agentrun.max-sockets"])'
   run ar run -b "$T/b" ll-sock2
   echo "$output"
   [[ "$output" == *OTHER-SOCKET* ]]

@@ -5,9 +5,9 @@ TESTS_BATS = $(if $(CHECK_SUITES),$(patsubst %,$(srcdir)/tests/%.bats,$(CHECK_SU
 EXTRA_DIST += tests
 dist-hook: dist-prune-tests
 dist-prune-tests:
-	cd $(distdir)/tests && rm -rf .deps fuzz/.deps fuzz/run-* \
+	cd $(distdir)/tests && rm -rf fuzz/run-* \
 	  $(patsubst tests/%,%,$(noinst_PROGRAMS) $(check_PROGRAMS) $(FUZZ_TARGETS)) && \
-	find . \( -name '*.o' -o -name .dirstamp -o -name '*.log' -o -name '*.trs' -o -name '*.bpf' \
+	find . \( -name .deps -prune -o -name '*.o' -o -name .dirstamp -o -name '*.log' -o -name '*.trs' -o -name '*.bpf' \
 	  -o -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -exec rm -rf {} +
 .PHONY: dist-prune-tests
 check-local: all

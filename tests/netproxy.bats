@@ -577,7 +577,10 @@ Seccomp: 2"
   [ "$status" -ne 0 ]
   [[ "$output" == "agentrun-netproxy: --user: expected UID:GID, neither 0, got '0:0'" ]]
   chmod 0755 "$T"
-  run setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all sh -c "$(declare -f state hook); T=$T CPID=$CPID NETPROXY=$NETPROXY hook --user 65534:65534"
+  # the binary from a folder nobody may walk to (the build tree may not be)
+  local np
+  np=$(public_bin)/agentrun-netproxy
+  run setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all sh -c "$(declare -f state hook); T=$T CPID=$CPID NETPROXY=$np hook --user 65534:65534"
   [ "$status" -ne 0 ]
   [[ "$output" == *"--user: only root changes its ids"* ]]
 }

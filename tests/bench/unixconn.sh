@@ -42,7 +42,7 @@ env -u SUDO_UID -u SUDO_GID HOME="$tmp/home" "$AGENTRUN" spec --agent --bundle "
 
 echo "with the supervisor:"
 "$AGENTRUN" --root "$tmp/root" run -b "$tmp/b" ucb-on
-jq 'del(.annotations["run.agentrun.unixconn"])' "$tmp/b/config.json" >"$tmp/c.json"
+jq 'del(.annotations["run.agentrun.unixconn"], .annotations["run.agentrun.max-sockets"])' "$tmp/b/config.json" >"$tmp/c.json"
 mv "$tmp/c.json" "$tmp/b/config.json"
 echo "without (the kernel alone, same seccomp profile otherwise):"
 "$AGENTRUN" --root "$tmp/root" run -b "$tmp/b" ucb-off
