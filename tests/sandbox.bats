@@ -37,9 +37,11 @@ start_echo() {
   # (our pid 1 kills and reaps all before it tells the status). Every
   # protected name present: no placeholder, so sandbox returns on that word
   # and does not wait for the pid 1's exit
-  (cd "$WS" && mkdir -p .git/hooks .vscode .idea .claude &&
+  (cd "$WS" && mkdir -p .git/hooks .vscode .idea .claude/commands .claude/agents .claude/hooks .claude/skills \
+    .gemini .codex .opencode .helix .zed .cursor &&
     touch .git/config .gitmodules .gitconfig .bashrc .bash_profile .profile .bash_logout .zshrc .zprofile \
-      .zshenv .envrc .mcp.json .ripgreprc)
+      .zshenv .envrc .mcp.json .ripgreprc .claude/settings.json .claude/settings.local.json opencode.json \
+      opencode.jsonc && echo . >.git/commondir)
   run env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --debug --root "$ROOT" sandbox --workspace "$WS" -- true
   [[ "$output" == *"protected names held (0 placeholders"* ]]
   for code in 0 3; do
