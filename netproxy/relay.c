@@ -903,7 +903,7 @@ relay_end (struct relay *R)
 int
 main (int argc, char **argv)
 {
-  struct relay R = { .dirfd = -1 };
+  struct relay R = { .dirfd = -1, .loop.epfd = -1 };
   const char *audit = NULL, *cid = NULL;
   cleanup_error ar_error *err = NULL;
 
