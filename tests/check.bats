@@ -94,7 +94,9 @@ check() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root "$ROOT" c
   [ "$status" -eq 0 ]
   echo "$output" | grep -q '^PASS'
   refute grep -q '^CROSSED' <<<"$output"
-  # the runtime ran rootless: no state or private folder of root's was used, and nothing is left in the user's
-  [ "$(ls "$T/xdg")" = agentrun ]
+  # the runtime ran rootless: no state or private folder of root's was used,
+  # and nothing is left in the user's once the janitor of the last probe's
+  # run is done (it removes the private folder after the return)
+  wait_for bash -c "[ \"\$(ls '$T/xdg')\" = agentrun ]"
   [ -z "$(ls "$T/xdg/agentrun")" ]
 }
