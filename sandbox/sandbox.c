@@ -1182,19 +1182,6 @@ mkpath_walk (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_fil
   return 0;
 }
 
-/* The rootfs is the agent's folder (make_rootfs): what is made in it is
- * made with the agent's file-system ids, the invoker's through sudo (nothing
- * of root's in their bundle) or another uid's (--user, nobody). */
-static int
-mkpath_in (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_file, uid_t uid, gid_t gid, ar_error **err)
-{
-  struct ar_fsid fs;
-  ar_fsid_enter (&fs, uid, gid);
-  int r = mkpath_walk (rootfs_fd, cur, path, is_file, uid, gid, err);
-  ar_fsid_leave (&fs);
-  return r;
-}
-
 static bool
 is_file_path (const char *p)
 {
@@ -1213,38 +1200,49 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
   cleanup_close int rfd = openat (bundle_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rfd < 0)
     return ar_err (err, errno, "open %s/rootfs", o->bundle);
+  cleanup_free bool *file = xmalloc0 ((o->n_binds + o->n_extra + 1) * sizeof *file);
+  for (size_t i = 0; i < o->n_binds; i++)
+    file[i] = is_file_path (o->binds[i].src ? o->binds[i].src : o->binds[i].path);
+  for (size_t i = 0; i < o->n_extra; i++)
+    file[o->n_binds + i] = is_file_path (o->extra_src[i]);
+  /* the rootfs is the agent's folder: what is made in it is made with the
+   * agent's file-system ids, the invoker's through sudo (nothing of root's
+   * in their bundle) or another uid's (--user, nobody); taken once for it
+   * all (each change of them is a new set of credentials), after the
+   * sources were looked at with ours */
   struct ar_fsid fs;
   ar_fsid_enter (&fs, o->uid, o->gid);
   size_t made = 0;
   while (made < sb->n_links && symlinkat (sb->link_target[made], rfd, sb->link_name[made] + 1) == 0)
     made++;
-  int e = errno;
-  ar_fsid_leave (&fs);
   if (made < sb->n_links)
-    return ar_err (err, e, "symlink %s in the rootfs", sb->link_name[made]);
+    {
+      int e = errno;
+      ar_fsid_leave (&fs);
+      return ar_err (err, e, "symlink %s in the rootfs", sb->link_name[made]);
+    }
   static const char *const fixed[] = { "/proc", "/dev", "/tmp", "/run", NULL };
   struct mk_cursor cur = { NULL, -1 };
   int r = -1;
   for (size_t i = 0; fixed[i]; i++)
-    if (mkpath_in (rfd, &cur, fixed[i], false, o->uid, o->gid, err) < 0)
+    if (mkpath_walk (rfd, &cur, fixed[i], false, o->uid, o->gid, err) < 0)
       goto out;
   for (size_t i = 0; i < o->n_sys_dirs; i++)
-    if (mkpath_in (rfd, &cur, o->sys_dirs[i], false, o->uid, o->gid, err) < 0)
+    if (mkpath_walk (rfd, &cur, o->sys_dirs[i], false, o->uid, o->gid, err) < 0)
       goto out;
-  if (mkpath_in (rfd, &cur, o->home, false, o->uid, o->gid, err) < 0
-      || mkpath_in (rfd, &cur, o->workspace, false, o->uid, o->gid, err) < 0
-      || (o->out && mkpath_in (rfd, &cur, o->out, false, o->uid, o->gid, err) < 0))
+  if (mkpath_walk (rfd, &cur, o->home, false, o->uid, o->gid, err) < 0
+      || mkpath_walk (rfd, &cur, o->workspace, false, o->uid, o->gid, err) < 0
+      || (o->out && mkpath_walk (rfd, &cur, o->out, false, o->uid, o->gid, err) < 0))
     goto out;
   for (size_t i = 0; i < o->n_binds; i++)
-    if (mkpath_in (rfd, &cur, o->binds[i].path, is_file_path (o->binds[i].src ? o->binds[i].src : o->binds[i].path),
-                   o->uid, o->gid, err)
-        < 0)
+    if (mkpath_walk (rfd, &cur, o->binds[i].path, file[i], o->uid, o->gid, err) < 0)
       goto out;
   for (size_t i = 0; i < o->n_extra; i++)
-    if (mkpath_in (rfd, &cur, o->extra_dst[i], is_file_path (o->extra_src[i]), o->uid, o->gid, err) < 0)
+    if (mkpath_walk (rfd, &cur, o->extra_dst[i], file[o->n_binds + i], o->uid, o->gid, err) < 0)
       goto out;
   r = 0;
 out:
+  ar_fsid_leave (&fs);
   mk_cursor_free (&cur);
   return r;
 }

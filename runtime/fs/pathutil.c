@@ -74,6 +74,12 @@ next_component (const char **todo, bool *last)
 int
 ar_mk_in_root (int root_fd, const char *path, enum ar_mk_kind kind, ar_error **err)
 {
+  /* most targets exist (the rootfs's own folders, the host's binds): one
+   * lookup of the whole path resolves exactly what the walk below would,
+   * component by component, when nothing is missing */
+  int whole = ar_openat2 (root_fd, path, O_PATH, 0, AR_RESOLVE_ROOT_FLAGS);
+  if (whole >= 0)
+    return whole;
   cleanup_free char *todo_buf = xstrdup (path);
   cleanup_free char *done = xstrdup ("");
   const char *todo = todo_buf;
