@@ -557,6 +557,8 @@ init_ctx_free (struct ar_init_ctx *ic)
     close (ic->unixconn_mine);
   if (ic->prog)
     ar_seccomp_prog_free (ic->prog);
+  if (ic->connect_filter)
+    ar_seccomp_prog_free (ic->connect_filter);
   ar_hook_fds_close (&ic->cc_hooks);
   ar_hook_fds_close (&ic->sc_hooks);
   ar_mounts_close_binds (ic->bind_fds, ic->spec ? ic->spec->n_mounts : 0);
@@ -650,7 +652,8 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
   if (lnx && lnx->seccomp && ar_seccomp_compile_cached (lnx->seccomp, ctx->root, &ic->prog, err) < 0)
     return -1;
   if (ar_unixconn_validate (c->spec, err) < 0
-      || ar_unixconn_pair (c->spec, &ic->unixconn_sock, &ic->unixconn_mine, err) < 0)
+      || ar_unixconn_pair (c->spec, &ic->unixconn_sock, &ic->unixconn_mine, err) < 0
+      || ar_unixconn_build (c->spec->annotations, c->spec->n_annotations, ctx->root, &ic->connect_filter, err) < 0)
     return -1;
   if (ar_hooks_open (&c->spec->hooks, AR_HOOK_CREATE_CONTAINER, &ic->cc_hooks, err) < 0
       || ar_hooks_open (&c->spec->hooks, AR_HOOK_START_CONTAINER, &ic->sc_hooks, err) < 0)

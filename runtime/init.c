@@ -386,12 +386,9 @@ init_main (struct ar_init_ctx *c)
     fail (c, err);
   /* The Landlock ruleset is built while agentrun commits and opens
    * exec.fifo, and applied after the go (a failure is told then too). */
-  ar_error *ruleset_err = NULL, *filter_err = NULL;
+  ar_error *ruleset_err = NULL;
   int ruleset = -1;
   ar_landlock_prepare (c->spec->annotations, c->spec->n_annotations, &ruleset, &ruleset_err);
-  /* the unixconn connect filter too, loaded after the go */
-  struct ar_seccomp_prog *connect_filter = NULL;
-  ar_unixconn_build (c->spec->annotations, c->spec->n_annotations, &connect_filter, &filter_err);
   expect (c, SYNC_COMMIT, &m);
   bool pid1 = ar_pid1_wanted (c->spec);
   if (!pid1)
@@ -405,12 +402,10 @@ init_main (struct ar_init_ctx *c)
     fail_late (ruleset_err ? ruleset_err : err);
   /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
-  if (filter_err
-      || ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, connect_filter, c->unixconn_sock,
-                            (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err)
-             < 0)
-    fail_late (filter_err ? filter_err : err);
-  ar_seccomp_prog_free (connect_filter);
+  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->connect_filter, c->unixconn_sock,
+                         (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err)
+      < 0)
+    fail_late (err);
   /* The exec attribute is this task's, inherited by a child over fork. */
   if (ar_lsm_apply (&lsm_exec, &err) < 0)
     fail_late (err);

@@ -336,6 +336,31 @@ ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_root, 
 }
 
 int
+ar_seccomp_build_cached (const char *name, bool notify, const char *state_root,
+                         int (*build) (struct ar_seccomp_prog **out, void *arg, ar_error **err), void *arg,
+                         struct ar_seccomp_prog **out, ar_error **err)
+{
+  unsigned char key[AR_SHA256_LEN];
+  if (state_root)
+    {
+      ar_seccomp_cache_key_named (name, key);
+      if (ar_seccomp_cache_load (state_root, key, out) == 0)
+        {
+          (*out)->notify = notify;
+          (*out)->flags = notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+          ar_debug ("seccomp: %s: %zu instructions from the cache", name, (*out)->len);
+          return 0;
+        }
+    }
+  if (build (out, arg, err) < 0)
+    return -1;
+  ar_debug ("seccomp: %s: compiled, %zu instructions", name, (*out)->len);
+  if (state_root)
+    ar_seccomp_cache_store (state_root, key, *out);
+  return 0;
+}
+
+int
 ar_seccomp_compile (const struct ar_seccomp *sc, struct ar_seccomp_prog **out, ar_error **err)
 {
   return ar_seccomp_compile_cached (sc, NULL, out, err);

@@ -31,6 +31,12 @@ int ar_seccomp_compile_cached (const struct ar_seccomp *sc, const char *state_ro
  * program to load with ar_seccomp_load; notify: it has SCMP_ACT_NOTIFY
  * rules (loaded with a listener). */
 int ar_seccomp_export (void *scmp_ctx, bool notify, struct ar_seccomp_prog **out, ar_error **err);
+/* A filter built by code (build, with its ar_seccomp_export), through the
+ * same cache: name says what it is, with a version to change whenever that
+ * code does; notify as for ar_seccomp_export. */
+int ar_seccomp_build_cached (const char *name, bool notify, const char *state_root,
+                             int (*build) (struct ar_seccomp_prog **out, void *arg, ar_error **err), void *arg,
+                             struct ar_seccomp_prog **out, ar_error **err);
 /* Load it into the calling thread. With SCMP_ACT_NOTIFY rules, *listener_fd gets
  * the notify fd (O_CLOEXEC; else -1). Allocates nothing. */
 int ar_seccomp_load (struct ar_seccomp_prog *prog, int *listener_fd, ar_error **err);

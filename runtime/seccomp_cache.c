@@ -64,17 +64,37 @@ put_strv (struct buf *b, char *const *v, size_t n)
     put_str (b, v[i]);
 }
 
+/* What else the BPF depends on: the libseccomp that compiles it, the
+ * kernel's API level, the architecture. */
+static void
+put_header (struct buf *b)
+{
+  const struct scmp_version *v = seccomp_version ();
+  put_str (b, "agentrun seccomp cache v2");
+  put_u64 (b, ((uint64_t) v->major << 32) | ((uint64_t) v->minor << 16) | v->micro);
+  put_u64 (b, seccomp_api_get ());
+  put_u64 (b, seccomp_arch_native ());
+}
+
+void
+ar_seccomp_cache_key_named (const char *name, unsigned char key[AR_SHA256_LEN])
+{
+  struct buf b = { 0 };
+  put_header (&b);
+  /* no profile's first field (a string's length) is UINT64_MAX - 1 */
+  put_u64 (&b, UINT64_MAX - 1);
+  put_str (&b, name);
+  ar_sha256 (b.p, b.len, key);
+  free (b.p);
+}
+
 void
 ar_seccomp_cache_key (const struct ar_seccomp *sc, unsigned char key[AR_SHA256_LEN])
 {
-  const struct scmp_version *v = seccomp_version ();
   struct buf b = { 0 };
   size_t i, j;
 
-  put_str (&b, "agentrun seccomp cache v2");
-  put_u64 (&b, ((uint64_t) v->major << 32) | ((uint64_t) v->minor << 16) | v->micro);
-  put_u64 (&b, seccomp_api_get ());
-  put_u64 (&b, seccomp_arch_native ());
+  put_header (&b);
   put_str (&b, sc->default_action);
   put_u64 (&b, sc->has_default_errno_ret ? sc->default_errno_ret : UINT64_MAX);
   put_strv (&b, sc->architectures, sc->n_architectures);

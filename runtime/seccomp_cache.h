@@ -12,6 +12,8 @@
 
 /* The cache key of a profile as compiled here. */
 void ar_seccomp_cache_key (const struct ar_seccomp *sc, unsigned char key[AR_SHA256_LEN]);
+/* The cache key of a filter built by code (ar_seccomp_build_cached). */
+void ar_seccomp_cache_key_named (const char *name, unsigned char key[AR_SHA256_LEN]);
 /* 0 and *out on a valid entry; -1 on a miss or a bad entry (which is ignored). */
 int ar_seccomp_cache_load (const char *state_root, const unsigned char key[AR_SHA256_LEN], struct ar_seccomp_prog **out);
 /* Best effort, atomic (temp file + rename), mode 0600; failures are debug lines. */

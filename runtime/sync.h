@@ -97,6 +97,7 @@ struct ar_init_ctx {
   bool userns; /* new or joined */
   bool rootless; /* parent is an unprivileged user (rootless.h) */
   struct ar_seccomp_prog *prog;
+  struct ar_seccomp_prog *connect_filter; /* unixconn.h, or NULL */
   struct ar_hook_fds cc_hooks, sc_hooks;
   int *bind_fds; /* bind sources opened by the parent (user namespace), or NULL */
   struct ar_nested_userns nested; /* the process runs in a nested user namespace (namespaces.h) */

@@ -231,8 +231,15 @@ prog_release (struct ar_seccomp_prog **p)
   ar_seccomp_prog_free (*p);
 }
 
+static int
+build_cb (struct ar_seccomp_prog **prog, void *sockets, ar_error **err)
+{
+  return build_filter (prog, *(bool *) sockets, err);
+}
+
 int
-ar_unixconn_build (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog **filter, ar_error **err)
+ar_unixconn_build (const struct ar_kv *annotations, size_t n_ann, const char *state_root,
+                   struct ar_seccomp_prog **filter, ar_error **err)
 {
   long max;
   *filter = NULL;
@@ -240,7 +247,12 @@ ar_unixconn_build (const struct ar_kv *annotations, size_t n_ann, struct ar_secc
     return 0;
   if (ar_unixconn_max_sockets (annotations, n_ann, &max, err) < 0)
     return -1;
-  return build_filter (filter, max > 0, err);
+  /* the two filters build_filter makes; v1: change it when build_filter
+   * changes, or a cached old one is loaded */
+  bool sockets = max > 0;
+  return ar_seccomp_build_cached (sockets ? "unixconn connect filter v1 with the socket cap"
+                                          : "unixconn connect filter v1",
+                                  true, state_root, build_cb, &sockets, filter, err);
 }
 
 static int

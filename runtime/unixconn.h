@@ -129,10 +129,12 @@ struct ar_seccomp_prog;
 int ar_unixconn_start (const struct ar_kv *annotations, size_t n, struct ar_seccomp_prog *filter, int sock,
                        bool own_netns, int report, ar_error **err);
 /* The connect filter ar_unixconn_start loads (*filter; NULL without the
- * annotation), built beforehand: the init builds it while it waits for
- * `start`, off the path from start's go to the command's exec. A start
- * given none builds it itself. */
-int ar_unixconn_build (const struct ar_kv *annotations, size_t n, struct ar_seccomp_prog **filter, ar_error **err);
+ * annotation), built beforehand, before the init's clone (which inherits
+ * it), through the compiled-filter cache of state_root (NULL: none), off
+ * the path from start's go to the command's exec. A start given none
+ * builds it itself. */
+int ar_unixconn_build (const struct ar_kv *annotations, size_t n, const char *state_root,
+                       struct ar_seccomp_prog **filter, ar_error **err);
 
 /* unixconn_serve.c: the supervisor's loop (does not return). */
 struct ar_unixconn_ctx {

@@ -101,6 +101,27 @@ echo "magic $(python3 -c "$MAGIC")"'
   [ "$output" = "ok OTHER" ]
 }
 
+@test "unixconn: the connect filter is compiled once, then loaded from the cache; a damaged entry is compiled again" {
+  two_servers
+  sbd() { env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --debug --root "$ROOT" sandbox --workspace "$WS" "$@"; }
+  run sbd -- ./probe connect other.sock
+  echo "$output"
+  [ "$output" != "${output/unixconn connect filter v1*: compiled/}" ]
+  grep -qx "refused EACCES" <<<"$output"
+  run sbd -- ./probe connect other.sock
+  echo "$output"
+  [ "$output" != "${output/unixconn connect filter v1*instructions from the cache/}" ]
+  grep -qx "refused EACCES" <<<"$output"
+  # every entry damaged (the agent profile's too): neither is loaded, the
+  # connect is still refused
+  local f
+  for f in "$ROOT"/.seccomp-cache/*.bpf; do printf 'garbage' >"$f"; done
+  run sbd -- ./probe connect other.sock
+  echo "$output"
+  [ "$output" != "${output/unixconn connect filter v1*: compiled/}" ]
+  grep -qx "refused EACCES" <<<"$output"
+}
+
 @test "unixconn: without --unix-socket no pathname socket connects, not even one in the workspace" {
   two_servers
   run sb -- sh -c './probe connect chosen.sock; ./probe connect other.sock; echo done'
