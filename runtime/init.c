@@ -385,10 +385,15 @@ init_main (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
     fail (c, err);
   /* The Landlock ruleset is built while agentrun commits and opens
-   * exec.fifo, and applied after the go (a failure is told then too). */
+   * exec.fifo, and applied after the go (a failure is told then too);
+   * the handover to the unixconn supervisor made ready too */
   ar_error *ruleset_err = NULL;
   int ruleset = -1;
   ar_landlock_prepare (c->spec->annotations, c->spec->n_annotations, &ruleset, &ruleset_err);
+  struct ar_unixconn_handover *handover = NULL;
+  ar_error *handover_err = NULL;
+  ar_unixconn_begin (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock, (c->new_flags & CLONE_NEWNET) != 0,
+                     &handover, &handover_err);
   expect (c, SYNC_COMMIT, &m);
   bool pid1 = ar_pid1_wanted (c->spec);
   if (!pid1)
@@ -402,10 +407,8 @@ init_main (struct ar_init_ctx *c)
     fail_late (ruleset_err ? ruleset_err : err);
   /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. */
-  if (ar_unixconn_start (c->spec->annotations, c->spec->n_annotations, c->connect_filter, c->unixconn_sock,
-                         (c->new_flags & CLONE_NEWNET) != 0, start_report_fd, &err)
-      < 0)
-    fail_late (err);
+  if (handover_err || ar_unixconn_finish (handover, c->connect_filter, start_report_fd, &err) < 0)
+    fail_late (handover_err ? handover_err : err);
   /* The exec attribute is this task's, inherited by a child over fork. */
   if (ar_lsm_apply (&lsm_exec, &err) < 0)
     fail_late (err);

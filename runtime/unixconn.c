@@ -288,26 +288,48 @@ ar_unixconn_cgroup (int sock, const char *record, ar_error **err)
   return r < 0 ? ar_err_prefix (err, "annotation " AR_UNIXCONN_ANNOTATION ": the unixconn supervisor's cgroup") : 0;
 }
 
-/* What the supervisor needs, in one message: a tag per fd, in order. */
-static int
-send_handover (int sock, int listener, bool own_netns, bool sockets, int report, ar_error **err)
+/* What the supervisor needs, opened before the go (the root, our user
+ * and network namespaces, a sock_diag socket), sent after it with the
+ * listener and the report fd: one message, a tag per fd, in order. */
+struct handover_fds {
+  int root, userns, diag, netns;
+};
+
+static void
+handover_fds_close (struct handover_fds *f)
 {
-  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int userns = open ("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-  cleanup_close int diag = -1, netns = -1;
-  if (root < 0)
+  int *all[] = { &f->root, &f->userns, &f->diag, &f->netns };
+  for (size_t i = 0; i < ARRAY_SIZE (all); i++)
+    if (*all[i] >= 0)
+      {
+        close (*all[i]);
+        *all[i] = -1;
+      }
+}
+
+static int
+handover_fds_open (struct handover_fds *f, bool own_netns, bool sockets, ar_error **err)
+{
+  *f = (struct handover_fds){ -1, -1, -1, -1 };
+  if ((f->root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
     return ar_err (err, errno, LABEL ": open the root for the unixconn supervisor");
-  if (userns < 0)
+  if ((f->userns = open ("/proc/self/ns/user", O_RDONLY | O_CLOEXEC)) < 0)
     return ar_err (err, errno, LABEL ": the unixconn supervisor needs /proc mounted in the container");
-  if (own_netns && (diag = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0)
+  if (own_netns && (f->diag = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0)
     return ar_err (err, errno, LABEL ": a sock_diag socket for the unixconn supervisor");
-  if (sockets && (netns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+  if (sockets && (f->netns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
     return ar_err (err, errno, "annotation " AR_SOCKCAP_ANNOTATION ": the network namespace for the unixconn supervisor");
+  return 0;
+}
+
+static int
+send_handover (int sock, int listener, const struct handover_fds *f, int report, ar_error **err)
+{
   const struct {
     char tag;
     int fd;
-  } all[] = { { 'L', listener }, { 'R', root },  { 'U', userns }, { 'E', STDERR_FILENO },
-              { 'D', diag },     { 'N', netns }, { 'F', report } };
+  } all[] = { { 'L', listener }, { 'R', f->root },  { 'U', f->userns }, { 'E', STDERR_FILENO },
+              { 'D', f->diag },  { 'N', f->netns }, { 'F', report } };
   char tags[AR_FDS_MAX];
   int fds[AR_FDS_MAX];
   size_t n = 0;
@@ -360,28 +382,33 @@ handover_result (int sock, int report, ar_error **sent, ar_error **err)
 
 /* The handover sends fds with sendmsg(2), which the filter hands to the
  * supervisor: a thread that exists before the filter is loaded (filters
- * are per thread) sends them, and is gone before we go on. */
-struct handover_thread {
+ * are per thread) sends them, and is gone before we go on. It and the fds
+ * it sends are made before the go (ar_unixconn_begin), off the path from
+ * the go to the command's exec. */
+struct ar_unixconn_handover {
   int sock, listener, report, pipe[2];
-  bool own_netns, sockets;
+  struct handover_fds fds;
+  bool sockets;
+  pthread_t thread;
   ar_error *err;
 };
 
 static void *
 handover_main (void *arg)
 {
-  struct handover_thread *h = arg;
+  struct ar_unixconn_handover *h = arg;
   char go;
   if (read (h->pipe[0], &go, 1) != 1 || go != 'L')
     return NULL; /* no filter, nothing to hand over */
-  send_handover (h->sock, h->listener, h->own_netns, h->sockets, h->report, &h->err);
+  send_handover (h->sock, h->listener, &h->fds, h->report, &h->err);
   return NULL;
 }
 
 int
-ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog *filter, int sock,
-                   bool own_netns, int report, ar_error **err)
+ar_unixconn_begin (const struct ar_kv *annotations, size_t n_ann, int sock, bool own_netns,
+                   struct ar_unixconn_handover **out, ar_error **err)
 {
+  *out = NULL;
   if (!ar_unixconn_annotation (annotations, n_ann))
     return 0;
   if (sock < 0)
@@ -389,27 +416,61 @@ ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, struct ar_secc
   long max;
   if (ar_unixconn_max_sockets (annotations, n_ann, &max, err) < 0)
     return -1;
-  struct handover_thread h = { .sock = sock, .listener = -1, .report = report, .own_netns = own_netns, .sockets = max > 0 };
-  pthread_t t;
-  if (pipe2 (h.pipe, O_CLOEXEC) < 0)
-    return ar_err (err, errno, LABEL ": pipe");
-  int r = pthread_create (&t, NULL, handover_main, &h);
-  if (r)
+  struct ar_unixconn_handover *h = xmalloc0 (sizeof *h);
+  *h = (struct ar_unixconn_handover){ .sock = sock, .listener = -1, .report = -1, .pipe = { -1, -1 }, .sockets = max > 0 };
+  int r;
+  if (handover_fds_open (&h->fds, own_netns, h->sockets, err) < 0)
+    goto fail;
+  if (pipe2 (h->pipe, O_CLOEXEC) < 0)
     {
-      close (h.pipe[0]);
-      close (h.pipe[1]);
-      return ar_err (err, r, LABEL ": start the handover thread");
+      ar_err (err, errno, LABEL ": pipe");
+      goto fail;
     }
+  if ((r = pthread_create (&h->thread, NULL, handover_main, h)))
+    {
+      ar_err (err, r, LABEL ": start the handover thread");
+      goto fail;
+    }
+  *out = h;
+  return 0;
+fail:
+  handover_fds_close (&h->fds);
+  if (h->pipe[0] >= 0)
+    close (h->pipe[0]);
+  if (h->pipe[1] >= 0)
+    close (h->pipe[1]);
+  free (h);
+  return -1;
+}
+
+int
+ar_unixconn_finish (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err)
+{
+  if (!h)
+    return 0;
   cleanup_close int listener = -1;
-  int loaded = load_filter (filter, h.sockets, &listener, err);
-  h.listener = listener;
+  int loaded = load_filter (filter, h->sockets, &listener, err);
+  h->listener = listener;
+  h->report = report;
   /* the listener's number is in our shared fd table; the byte says go */
-  if (write (h.pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)
+  if (write (h->pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)
     loaded = ar_err (err, errno, LABEL ": wake the handover thread");
-  pthread_join (t, NULL);
-  close (h.pipe[0]);
-  close (h.pipe[1]);
-  if (loaded < 0)
+  pthread_join (h->thread, NULL);
+  close (h->pipe[0]);
+  close (h->pipe[1]);
+  handover_fds_close (&h->fds);
+  /* (h->err, when there is one, is handover_result's to free or pass on) */
+  int r = loaded < 0 ? -1 : handover_result (h->sock, report, &h->err, err);
+  free (h);
+  return r;
+}
+
+int
+ar_unixconn_start (const struct ar_kv *annotations, size_t n_ann, struct ar_seccomp_prog *filter, int sock,
+                   bool own_netns, int report, ar_error **err)
+{
+  struct ar_unixconn_handover *h;
+  if (ar_unixconn_begin (annotations, n_ann, sock, own_netns, &h, err) < 0)
     return -1;
-  return handover_result (sock, report, &h.err, err);
+  return ar_unixconn_finish (h, filter, report, err);
 }

@@ -126,6 +126,14 @@ int ar_unixconn_cgroup (int sock, const char *record, ar_error **err);
  * without waiting for it; -1: wait here for its word. filter: the connect
  * filter from ar_unixconn_build, or NULL to build it here. */
 struct ar_seccomp_prog;
+struct ar_unixconn_handover;
+/* ar_unixconn_start in two steps, the first before the go: what the
+ * supervisor gets opened and the thread that hands it over started (*h:
+ * NULL without the annotation); the second loads the filter and hands
+ * over as ar_unixconn_start does, and frees h. */
+int ar_unixconn_begin (const struct ar_kv *annotations, size_t n, int sock, bool own_netns,
+                       struct ar_unixconn_handover **h, ar_error **err);
+int ar_unixconn_finish (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err);
 int ar_unixconn_start (const struct ar_kv *annotations, size_t n, struct ar_seccomp_prog *filter, int sock,
                        bool own_netns, int report, ar_error **err);
 /* The connect filter ar_unixconn_start loads (*filter; NULL without the
