@@ -199,7 +199,10 @@ setattr (int fd, unsigned int flags, uint64_t set, uint64_t clr, uint64_t prop, 
 int
 ar_mount_setattr (int mnt_fd, const struct ar_mount_opts *o, const char *what, ar_error **err)
 {
-  if ((o->attr_set || o->attr_clr) && setattr (mnt_fd, 0, o->attr_set, o->attr_clr, 0, 0) < 0)
+  /* the same attributes for the mount and for all beneath it (a bind's
+   * "ro" with the agent's "rro", say): the recursive call alone is both */
+  bool same = o->attr_set == o->rattr_set && o->attr_clr == o->rattr_clr;
+  if ((o->attr_set || o->attr_clr) && !same && setattr (mnt_fd, 0, o->attr_set, o->attr_clr, 0, 0) < 0)
     return ar_err (err, errno, "%s: set mount attributes", what);
   if ((o->rattr_set || o->rattr_clr) && setattr (mnt_fd, AT_RECURSIVE, o->rattr_set, o->rattr_clr, 0, 0) < 0)
     return ar_err (err, errno, "%s: set recursive mount attributes", what);
