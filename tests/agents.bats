@@ -277,7 +277,18 @@ stop_and_resume() {
     for j in $(seq 20); do screen "$1" | grep -q "$2" && return 0; sleep 0.1; done
   done
   screen "$1"
+  job_state "$1"
   return 1
+}
+
+# Who is where at the pane's terminal, and its modes: what a failed resume
+# leaves to look at (raw or not, which group has the terminal, who is
+# stopped).
+job_state() {
+  local tty
+  tty=$(tmux -S "$T/tmux.sock" display -p -t "$1" '#{pane_tty}')
+  echo "pane terminal $tty: $(stty -F "$tty" 2>&1 | tr '\n' ' ')"
+  ps -t "${tty#/dev/}" -o pid,ppid,pgid,tpgid,stat,wchan:24,args 2>&1 | cut -c1-200
 }
 
 # run.sh AGENT OPTION... -- CMD...: `agentrun sandbox OPTION... -- CMD...`
