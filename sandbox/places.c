@@ -96,3 +96,36 @@ ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_syst
       return -1;
   return 0;
 }
+
+/* The state root holds what every later run trusts: the compiled seccomp
+ * filters (the agent profile's and the connect filter's), the containers'
+ * state. Written by the agent, the next run would load the filter it
+ * planted: no writable bind may hold it or lie in it, whatever the flags. */
+static int
+check_root (const char *opt, const char *path, const char *root, ar_error **err)
+{
+  if (covers (path, root) || covers (root, path))
+    return ar_err (err, 0,
+                   "%s %s: %s is agentrun's state folder (the compiled filters and the containers' state every "
+                   "later run trusts): never bound read-write",
+                   opt, path, root);
+  return 0;
+}
+
+int
+ar_places_check_state_root (const struct ar_agent_opts *o, const char *root, ar_error **err)
+{
+  char real[PATH_MAX];
+  if (!root)
+    return 0;
+  if (realpath (root, real))
+    root = real;
+  if (check_root ("--workspace", o->workspace, root, err) < 0 || (o->out && check_root ("--out", o->out, root, err) < 0)
+      || (o->home_src && check_root ("--home", o->home_src, root, err) < 0))
+    return -1;
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (o->binds[i].writable
+        && check_root (opt_name (&o->binds[i]), o->binds[i].src ? o->binds[i].src : o->binds[i].path, root, err) < 0)
+      return -1;
+  return 0;
+}

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "container.h"
 #include "janitor.h"
+#include "places.h"
 #include "log.h"
 #include "rootless.h"
 #include "selfexe.h"
@@ -497,7 +498,8 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
    * before anything is made: the run (one_uid) only checks it. */
   if (ar_selfexe_seal_unless_unwritable (sb->prof.uid, err) < 0)
     return -1;
-  if (ar_sandbox_check_userns (err) < 0 || ar_sandbox_fit_limits (ctx, sb, err) < 0)
+  if (ar_sandbox_check_userns (err) < 0 || ar_sandbox_fit_limits (ctx, sb, err) < 0
+      || ar_places_check_state_root (&sb->prof, ctx->root, err) < 0)
     return -1;
   struct ar_ctx run_ctx = *ctx;
   ctx = &run_ctx;

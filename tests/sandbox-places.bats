@@ -103,6 +103,31 @@ READ_CREDS='for f in '"${CRED_FILES[*]}"'; do cat "$HOME/$f" 2>/dev/null; done; 
   [ "$output" = /var ]
 }
 
+@test "places: agentrun's state folder is never writable inside: a filter planted in its cache would be the next run's" {
+  # a first run makes the state folder and its compiled-filter cache
+  run sb --workspace "$WS" -- true
+  [ "$status" -eq 0 ]
+  [ -d "$ROOT/.seccomp-cache" ]
+  local opt p
+  for p in "$ROOT" "$ROOT/.seccomp-cache" "$T"; do
+    for opt in --rw --out --workspace; do
+      if [ "$opt" = --workspace ]; then
+        run sb --allow-home --workspace "$p" -- true
+      else
+        run sb --allow-home --workspace "$WS" "$opt" "$p" -- true
+      fi
+      [ "$status" -eq 125 ]
+      [[ "$output" == *"$opt $p: $ROOT is agentrun's state folder"*"never bound read-write"* ]] || { echo "$output"; false; }
+    done
+  done
+  # nothing of a refused run is left in the workspace
+  [ -z "$(ls -A "$WS")" ]
+  # read-only, and a folder beside it, are fine
+  mkdir "$T/beside"
+  run sb --workspace "$WS" --ro "$ROOT" --rw "$T/beside" -- true
+  [ "$status" -eq 0 ]
+}
+
 @test "places: the agent bundle masks what the default bundle masks, and makes the same read-only" {
   (cd "$WS" && env -u SUDO_UID HOME="$FHOME" "$AGENTRUN" spec --agent --bundle "$T/agent" -- true)
   (mkdir -p "$T/plain" && cd "$T/plain" && "$AGENTRUN" spec)
