@@ -74,12 +74,15 @@ run_detached() {
 @test "containerd: a missing or non-executable command fails the run with runc's words" {
   # the same words as runc's (case aside), which CRI clients show to users
   run crun_ --rm "$CIMAGE" t-missing /no/such/binary
+  echo "$output"
   [ "$status" -ne 0 ]
   echo "$output" | grep -qi "no such file or directory"
   run crun_ --rm "$CIMAGE" t-notinpath no-such-command
+  echo "$output"
   [ "$status" -ne 0 ]
   echo "$output" | grep -qi 'executable file not found in \$PATH'
   run crun_ --rm "$CIMAGE" t-noexec /etc/passwd
+  echo "$output"
   [ "$status" -ne 0 ]
   echo "$output" | grep -qi "permission denied"
   run c containers ls -q
