@@ -321,17 +321,52 @@ write_idmaps (struct parent_io *io, pid_t pid, ar_error **err)
   return is_rootless (io->ctx) ? ar_rootless_write_idmaps (pid, lnx, err) : ar_ns_write_idmaps (pid, lnx, false, err);
 }
 
+/* The cgroup of a direct init that joins by itself (sync.h cg_after_go),
+ * made while it mounts: its "tasks" files go to it, one message each, and
+ * it joins when it reads our ack of its pid. Files it cannot use: joined
+ * from here instead (a wait for the kernel's grace period). */
+static int
+cgroup_after_go (struct parent_io *io, ar_error **err)
+{
+  struct created *c = io->c;
+  cleanup_close int cgfd = -1;
+  int fds[4];
+  size_t n = 0;
+  if (ar_cgroup_create_early (io->ctx->cgroup_manager, c->st.id, c->spec->linux_, is_rootless (io->ctx),
+                              &c->st.cgroup_path, &cgfd, err)
+      < 0)
+    return -1;
+  ar_fault_point ("create-after-cgroup");
+  if (!c->st.cgroup_path)
+    return 0;
+  cleanup_error ar_error *jerr = NULL;
+  if (ar_cgroup_self_join_fds (c->st.cgroup_path, false, fds, ARRAY_SIZE (fds), &n, &jerr) < 0)
+    {
+      ar_debug ("the init cannot join by itself (%s): joined from here", jerr->msg);
+      return ar_cgroup_enter (c->st.cgroup_path, c->init, err);
+    }
+  int r = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (r == 0 && ar_sync_send (io->sock, SYNC_CGROUP_JOIN, 0, fds[i], NULL, err) < 0)
+        r = -1;
+      close (fds[i]);
+    }
+  return r;
+}
+
 /* The init cloned in its namespaces (init.c ar_init_direct): what child1
  * would have asked for is done before the go, and the pid it would have
  * sent is known here: four messages fewer. */
 static int
-direct_go (struct parent_io *io, bool new_userns, ar_error **err)
+direct_go (struct parent_io *io, bool new_userns, bool cg_after_go, ar_error **err)
 {
   struct created *c = io->c;
   pid_t pid = c->init;
-  /* the go first: the init makes its mounts while we take note of it */
+  /* the go first: the init makes its mounts while we take note of it
+   * (and make its cgroup) */
   if ((new_userns && write_idmaps (io, pid, err) < 0) || ar_sync_send (io->sock, SYNC_GO, 0, -1, NULL, err) < 0
-      || note_init (c, pid, err) < 0)
+      || note_init (c, pid, err) < 0 || (cg_after_go && cgroup_after_go (io, err) < 0))
     return -1;
   return ar_sync_send (io->sock, SYNC_PID_ACK, pid, -1, NULL, err);
 }
@@ -524,7 +559,7 @@ clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
 {
   unsigned long ns = ic->direct ? ic->new_flags : 0;
   /* born outside its cgroup, it makes that namespace once inside */
-  if (ic->direct && ic->n_cg_join)
+  if (ic->direct && (ic->n_cg_join || ic->cg_after_go))
     ns &= ~(unsigned long) CLONE_NEWCGROUP;
   pid_t pid = clone_child (cgfd, ns);
   *joined = cgfd >= 0 && pid >= 0;
@@ -536,6 +571,7 @@ clone_first (struct ar_init_ctx *ic, int cgfd, bool *joined)
     {
       /* child1 makes every namespace, after we joined it to the cgroup */
       ic->direct = false;
+      ic->cg_after_go = false;
       for (; ic->n_cg_join; ic->n_cg_join--)
         close (ic->cg_join_fds[ic->n_cg_join - 1]);
       return clone_first (ic, cgfd, joined);
@@ -706,8 +742,15 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   const char *mgr = ctx->cgroup_manager;
   cleanup_close int cgfd = -1;
   bool has_cgroup;
-  if (record_pending_cgroup (ctx, c, &has_cgroup, err) < 0
-      || ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err) < 0)
+  if (record_pending_cgroup (ctx, c, &has_cgroup, err) < 0)
+    return -1;
+  /* one the init joins after its clone anyway (v1, hybrid), by itself: it
+   * is made after the clone too, while the init mounts (cgroup_after_go) */
+  ic->cg_after_go = has_cgroup && !mounts_cgroupfs (c->spec) && direct_init_possible (ic, false)
+                    && ar_cgroup_joined_after_clone (mgr, c->st.id, c->spec->linux_);
+  bool after_go = ic->cg_after_go;
+  if (!after_go
+      && ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err) < 0)
     return -1;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return ar_err (err, errno, "socketpair");
@@ -716,7 +759,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
    * by itself, and makes its cgroup namespace then; else we join it */
   bool join_late = c->st.cgroup_path && cgfd < 0;
   bool by_itself = join_late && !mounts_cgroupfs (c->spec);
-  ic->direct = direct_init_possible (ic, has_cgroup && cgfd < 0 && !by_itself);
+  ic->direct = after_go || direct_init_possible (ic, has_cgroup && cgfd < 0 && !by_itself);
   cleanup_error ar_error *jerr = NULL;
   if (ic->direct && by_itself
       && ar_cgroup_self_join_fds (c->st.cgroup_path, false, ic->cg_join_fds, ARRAY_SIZE (ic->cg_join_fds),
@@ -761,16 +804,27 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   bool self_join = ic->direct && ic->n_cg_join;
   for (; ic->n_cg_join; ic->n_cg_join--)
     close (ic->cg_join_fds[ic->n_cg_join - 1]);
-  if (cgfd >= 0   ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-      : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-                  : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
-                                      &c->st.systemd_unit, err)
-                        < 0)
+  /* the direct clone failed: child1 is joined from here, before the go */
+  if (after_go && !ic->cg_after_go)
+    {
+      if (ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err)
+          < 0)
+        return -1;
+      join_late = c->st.cgroup_path != NULL;
+    }
+  if (ic->cg_after_go)
+    ; /* made and joined after the go (direct_go) */
+  else if (cgfd >= 0   ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+           : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+                       : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx),
+                                           &c->st.cgroup_path, &c->st.systemd_unit, err)
+                             < 0)
     return -1;
-  ar_fault_point ("create-after-cgroup");
+  if (!ic->cg_after_go)
+    ar_fault_point ("create-after-cgroup");
   struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
   io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
-  if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, err) < 0
+  if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, ic->cg_after_go, err) < 0
                  : ar_sync_send (sock, SYNC_GO, 0, -1, NULL, err) < 0)
     return ic->direct ? prefer_init_error (&io, err) : -1;
   /* the init makes its mounts meanwhile: this fork is off the start's

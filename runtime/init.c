@@ -214,6 +214,62 @@ enter_nested_userns (struct ar_init_ctx *c, int sysfd)
 }
 
 /* Everything that can fail visibly happens here, before READY. */
+/* Into the container's cgroup by ourselves (cgroups.h: no grace period to
+ * wait for) through one of its "tasks" files, which is closed. */
+static void
+join_through (struct ar_init_ctx *c, int fd)
+{
+  ar_error *err = NULL;
+  if (write (fd, "0", 1) != 1)
+    ar_err (&err, errno, "join the container's cgroup"), fail (c, err);
+  close (fd);
+}
+
+/* Once inside: the cgroup namespace, rooted there, as a clone would have
+ * made it had we been born inside. */
+static void
+cgroup_namespace (struct ar_init_ctx *c)
+{
+  ar_error *err = NULL;
+  if ((c->new_flags & CLONE_NEWCGROUP) && unshare (CLONE_NEWCGROUP) < 0)
+    ar_err (&err, errno, "unshare the cgroup namespace"), fail (c, err);
+}
+
+static void
+join_own_cgroup (struct ar_init_ctx *c)
+{
+  for (size_t i = 0; i < c->n_cg_join; i++)
+    join_through (c, c->cg_join_fds[i]);
+  cgroup_namespace (c);
+}
+
+/* The cgroup the parent made while we mounted (cg_after_go): its files,
+ * one message each, then our pid's ack. */
+static void
+expect_cgroup_then_pid (struct ar_init_ctx *c, struct ar_sync_msg *m)
+{
+  ar_error *err = NULL;
+  for (;;)
+    {
+      int fd = -1;
+      int r = ar_sync_recv (c->sock, m, &fd, &err);
+      if (r <= 0)
+        _exit (1); /* agentrun is gone */
+      if (m->type != SYNC_CGROUP_JOIN)
+        {
+          if (fd >= 0)
+            close (fd);
+          break;
+        }
+      if (fd < 0)
+        ar_err (&err, 0, "sync: a cgroup file message carried no fd"), fail (c, err);
+      join_through (c, fd);
+    }
+  if (m->type != SYNC_PID_ACK)
+    ar_err (&err, 0, "sync: expected message %d, got %d", SYNC_PID_ACK, m->type), fail (c, err);
+  cgroup_namespace (c);
+}
+
 static void
 init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *seccomp_loaded)
 {
@@ -239,7 +295,10 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
   c->bind_fds = NULL;
   /* The mounts above ran while the parent took note of us (pidfd, start
    * time); from here on what we do is seen from outside, so wait for it. */
-  expect (c, SYNC_PID_ACK, &m);
+  if (c->cg_after_go)
+    expect_cgroup_then_pid (c, &m);
+  else
+    expect (c, SYNC_PID_ACK, &m);
   *host_pid = m.value;
   /* A rootless hook (netproxy) joins our namespaces through a pidfd, which
    * the kernel allows only over a dumpable process (no CAP_SYS_PTRACE on
@@ -572,23 +631,6 @@ ar_init_child1 (struct ar_init_ctx *c)
   if (ar_sync_send (c->sock, SYNC_PID, pid, -1, NULL, &err) < 0)
     _exit (1);
   _exit (0);
-}
-
-/* Into the container's cgroup by ourselves (cgroups.h: no grace period to
- * wait for), then the cgroup namespace, rooted there, as a clone would
- * have made it had we been born inside. */
-static void
-join_own_cgroup (struct ar_init_ctx *c)
-{
-  ar_error *err = NULL;
-  for (size_t i = 0; i < c->n_cg_join; i++)
-    {
-      if (write (c->cg_join_fds[i], "0", 1) != 1)
-        ar_err (&err, errno, "join the container's cgroup"), fail (c, err);
-      close (c->cg_join_fds[i]);
-    }
-  if ((c->new_flags & CLONE_NEWCGROUP) && unshare (CLONE_NEWCGROUP) < 0)
-    ar_err (&err, errno, "unshare the cgroup namespace"), fail (c, err);
 }
 
 void

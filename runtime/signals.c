@@ -333,7 +333,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
         init_sock = -1;
       if (ended >= 0 && ops && ops->said_end)
         *ops->said_end = true;
-      if (p[0].revents || (ended >= 0 && ops && ops->said_end && !ops->wait_exit))
+      if (p[0].revents || (ended >= 0 && ops && ops->said_end))
         break;
     }
   drain (&r);
@@ -342,9 +342,6 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
    * (the janitor's delete may kill it in its exit) */
   if (ended >= 0 && ops && ops->said_end)
     {
-      int init_status;
-      if (ops->wait_exit && exit_status (pid, &init_status, err) < 0)
-        return -1;
       *status = ended;
       return 0;
     }

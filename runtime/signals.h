@@ -31,11 +31,9 @@ struct ar_fg_ops {
   void *data;
   /* Non-NULL: once our pid 1 has told the command's status, every other
    * process of the namespace killed and reaped (pid1.h), *said_end is set
-   * and the wait returns at once, the init not reaped (it is exiting),
-   * unless wait_exit: then it waits for the init's exit (its namespaces
-   * gone with it) as without; the status is the command's either way. */
+   * and the wait returns at once with the command's status, the init not
+   * reaped (it is exiting). */
   bool *said_end;
-  bool wait_exit;
 };
 
 /* Wait for pid (our child, pinned by pidfd) to exit, forwarding signals to it

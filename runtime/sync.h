@@ -29,6 +29,7 @@ enum ar_sync_type {
   SYNC_ERROR, /* init -> parent: text says what failed */
   SYNC_STOPPED, /* pid1 -> foreground parent: the command stopped (value: the signal) */
   SYNC_EXITED, /* pid1 -> foreground parent: the command ended (value: its status) */
+  SYNC_CGROUP_JOIN, /* parent -> init, before SYNC_PID_ACK: a "tasks" file of its cgroup (fd), made after the go */
 };
 
 struct ar_sync_msg {
@@ -91,6 +92,10 @@ struct ar_init_ctx {
    * makes its cgroup namespace when the spec asks for one */
   int cg_join_fds[4];
   size_t n_cg_join;
+  /* direct, its cgroup (v1, hybrid) made by the parent after the go, while
+   * the init mounts: those files come as SYNC_CGROUP_JOIN messages before
+   * SYNC_PID_ACK, and the init joins and makes the namespace then */
+  bool cg_after_go;
   bool die_with_parent; /* PR_SET_PDEATHSIG before execve (sandbox) */
   char *const *exec_env;
   size_t n_exec_env; /* added to process.env at exec (sandbox) */

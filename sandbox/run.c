@@ -370,12 +370,7 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
                            .expired = sup_expired,
                            .data = &v,
                            .pipes = &pipes,
-                           .said_end = said_end,
-                           /* a placeholder unlinked while still bound in the
-                            * container's mount namespace costs the kernel a
-                            * detach and an RCU grace period each; at the
-                            * namespace's teardown they all share one */
-                           .wait_exit = sb->n_placed > 0 };
+                           .said_end = said_end };
   struct ar_create_opts co = { .id = sb->id,
                                .bundle = bundle,
                                .fg_ops = &ops,

@@ -634,6 +634,18 @@ dir_creatable (const char *dir)
 }
 
 bool
+ar_cgroup_joined_after_clone (const char *manager, const char *id, const struct ar_linux *lnx)
+{
+  cleanup_error ar_error *err = NULL;
+  cleanup_free char *record = NULL;
+  const char *path;
+  if (!manager_only (manager) || resolve_record (manager, id, lnx, &record, &err) < 0)
+    return false;
+  const struct ar_cg_layout *l = ar_cg_layout_of (record, &path, &err);
+  return l && l->mode != AR_CG_V2;
+}
+
+bool
 ar_cgroup_usable (const char *manager, const char *id, const struct ar_linux *lnx)
 {
   if (manager && strcmp (manager, "disabled") == 0)

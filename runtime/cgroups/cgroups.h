@@ -52,6 +52,11 @@ int ar_cgroup_systemd_stop (const char *unit, ar_error **err);
  * *dirfd_out is -1, *path_out NULL, and ar_cgroup_create does it all. */
 int ar_cgroup_create_early (const char *manager, const char *id, const struct ar_linux *lnx, bool rootless,
                             char **path_out, int *dirfd_out, ar_error **err);
+/* Does ar_cgroup_create_early make a cgroup to be joined after the clone
+ * (a "cgroupfs:CTRL,..." manager on v1 or hybrid)? Then it may as well be
+ * made after the clone too, while the init sets itself up. False on any
+ * doubt: the caller makes it the usual way, whose errors say why. */
+bool ar_cgroup_joined_after_clone (const char *manager, const char *id, const struct ar_linux *lnx);
 /* The files through which a process moves itself into the cgroup a
  * record names: each v1 hierarchy's "tasks", and with unified the cgroup2
  * cgroup's "cgroup.procs" (else a cgroup on cgroup2 too is an error),
