@@ -807,8 +807,7 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
   /* the direct clone failed: child1 is joined from here, before the go */
   if (after_go && !ic->cg_after_go)
     {
-      if (ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err)
-          < 0)
+      if (ar_cgroup_create_early (mgr, c->st.id, c->spec->linux_, is_rootless (ctx), &c->st.cgroup_path, &cgfd, err) < 0)
         return -1;
       join_late = c->st.cgroup_path != NULL;
     }
@@ -816,8 +815,8 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
     ; /* made and joined after the go (direct_go) */
   else if (cgfd >= 0   ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
            : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-                       : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx),
-                                           &c->st.cgroup_path, &c->st.systemd_unit, err)
+                       : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
+                                           &c->st.systemd_unit, err)
                              < 0)
     return -1;
   if (!ic->cg_after_go)
