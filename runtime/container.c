@@ -811,16 +811,17 @@ spawn (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created *c, st
         return -1;
       join_late = c->st.cgroup_path != NULL;
     }
-  if (ic->cg_after_go)
-    ; /* made and joined after the go (direct_go) */
-  else if (cgfd >= 0   ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-           : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
-                       : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
-                                           &c->st.systemd_unit, err)
-                             < 0)
-    return -1;
+  /* else made and joined after the go (direct_go) */
   if (!ic->cg_after_go)
-    ar_fault_point ("create-after-cgroup");
+    {
+      if (cgfd >= 0   ? !joined && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+          : join_late ? !self_join && ar_cgroup_enter (c->st.cgroup_path, first, err) < 0
+                      : ar_cgroup_create (mgr, c->st.id, c->spec->linux_, first, is_rootless (ctx), &c->st.cgroup_path,
+                                          &c->st.systemd_unit, err)
+                            < 0)
+        return -1;
+      ar_fault_point ("create-after-cgroup");
+    }
   struct parent_io io = { .ctx = ctx, .o = o, .c = c, .sock = sock, .foreground = foreground };
   io.devices_pending = c->st.cgroup_path && ar_cgroup_devices_deferred (c->spec->linux_);
   if (ic->direct ? direct_go (&io, ic->new_flags & CLONE_NEWUSER, ic->cg_after_go, err) < 0

@@ -213,7 +213,6 @@ enter_nested_userns (struct ar_init_ctx *c, int sysfd)
   close (sysfd);
 }
 
-/* Everything that can fail visibly happens here, before READY. */
 /* Into the container's cgroup by ourselves (cgroups.h: no grace period to
  * wait for) through one of its "tasks" files, which is closed. */
 static void
@@ -270,6 +269,7 @@ expect_cgroup_then_pid (struct ar_init_ctx *c, struct ar_sync_msg *m)
   cgroup_namespace (c);
 }
 
+/* Everything that can fail visibly happens here, before READY. */
 static void
 init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *seccomp_loaded)
 {
