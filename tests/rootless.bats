@@ -413,9 +413,10 @@ sb_user() {
     run sb_user --cpus 1 -- true
     [ "$status" -eq 125 ]
   fi
-  # nothing left: no state, no private folder
+  # nothing left: no state, no private folder (the janitor removes that
+  # one once the container's pid 1 is gone, after the return)
   [ -z "$(ls "$XDG/agentrun")" ]
-  [ "$(ls "$XDG")" = agentrun ]
+  wait_for bash -c "[ \"\$(ls '$XDG')\" = agentrun ]"
 }
 
 @test "rootless: sandbox as the user reaches an allowed endpoint through the relay, and nothing else" {
@@ -440,7 +441,7 @@ except OSError as e:
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "echo:ping-rootless" ]
   [ "${lines[1]}" = "refused host loopback" ]
-  [ "$(ls "$XDG")" = agentrun ]
+  wait_for bash -c "[ \"\$(ls '$XDG')\" = agentrun ]"
 }
 
 @test "rootless: check as the user: every probe holds" {
