@@ -1182,6 +1182,16 @@ mkpath_walk (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_fil
   return 0;
 }
 
+/* path lies below the workspace or --out, whose binds are mounted before
+ * anything below them (by depth): a mount point made for it in the rootfs
+ * would be hidden by that bind; the mount goes onto the host's own name. */
+static bool
+below_own_bind (const struct ar_agent_opts *o, const char *path)
+{
+  return (strcmp (path, o->workspace) != 0 && path_under (path, o->workspace))
+         || (o->out && strcmp (path, o->out) != 0 && path_under (path, o->out));
+}
+
 static bool
 is_file_path (const char *p)
 {
@@ -1201,10 +1211,13 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
   if (rfd < 0)
     return ar_err (err, errno, "open %s/rootfs", o->bundle);
   cleanup_free bool *file = xmalloc0 ((o->n_binds + o->n_extra + 1) * sizeof *file);
+  cleanup_free bool *skip = xmalloc0 ((o->n_binds + o->n_extra + 1) * sizeof *skip);
   for (size_t i = 0; i < o->n_binds; i++)
-    file[i] = is_file_path (o->binds[i].src ? o->binds[i].src : o->binds[i].path);
+    if (!(skip[i] = below_own_bind (o, o->binds[i].path)))
+      file[i] = is_file_path (o->binds[i].src ? o->binds[i].src : o->binds[i].path);
   for (size_t i = 0; i < o->n_extra; i++)
-    file[o->n_binds + i] = is_file_path (o->extra_src[i]);
+    if (!(skip[o->n_binds + i] = below_own_bind (o, o->extra_dst[i])))
+      file[o->n_binds + i] = is_file_path (o->extra_src[i]);
   /* the rootfs is the agent's folder: what is made in it is made with the
    * agent's file-system ids, the invoker's through sudo (nothing of root's
    * in their bundle) or another uid's (--user, nobody); taken once for it
@@ -1235,10 +1248,10 @@ make_rootfs (struct ar_sandbox *sb, int bundle_fd, ar_error **err)
       || (o->out && mkpath_walk (rfd, &cur, o->out, false, o->uid, o->gid, err) < 0))
     goto out;
   for (size_t i = 0; i < o->n_binds; i++)
-    if (mkpath_walk (rfd, &cur, o->binds[i].path, file[i], o->uid, o->gid, err) < 0)
+    if (!skip[i] && mkpath_walk (rfd, &cur, o->binds[i].path, file[i], o->uid, o->gid, err) < 0)
       goto out;
   for (size_t i = 0; i < o->n_extra; i++)
-    if (mkpath_walk (rfd, &cur, o->extra_dst[i], file[o->n_binds + i], o->uid, o->gid, err) < 0)
+    if (!skip[o->n_binds + i] && mkpath_walk (rfd, &cur, o->extra_dst[i], file[o->n_binds + i], o->uid, o->gid, err) < 0)
       goto out;
   r = 0;
 out:

@@ -84,6 +84,13 @@ struct ar_sb_placed {
   bool dir;
 };
 
+/* A folder kept open while names are made or removed in it, one after
+ * another (dir NULL: none). */
+struct ar_sb_dirfd {
+  char *dir;
+  int fd;
+};
+
 struct ar_sandbox {
   struct ar_agent_opts prof;
   char **env_args;
@@ -139,6 +146,7 @@ struct ar_sandbox {
   size_t n_allow_write; /* --allow-write: protected names lifted */
   struct ar_sb_placed *placed;
   size_t n_placed;
+  struct ar_sb_dirfd placing; /* the folder of the last placeholder made */
   /* a shared flock on each protected name bound (and each placeholder)
    * while the run lasts: another run's cleanup removes a placeholder only
    * under an exclusive one, so never one this run has bound */

@@ -139,7 +139,7 @@ ar_sbpaths_helper_ids (uid_t *uid, gid_t *gid)
 void
 ar_fsid_enter (struct ar_fsid *s, uid_t uid, gid_t gid)
 {
-  s->on = geteuid () == 0 && (uid != 0 || gid != 0);
+  *s = (struct ar_fsid){ .on = geteuid () == 0 && (uid != 0 || gid != 0) };
   if (!s->on)
     return;
   s->gid = (gid_t) setfsgid (gid);
@@ -528,11 +528,15 @@ no_flock (int e)
  * keep: a placeholder (ours, another run's), which a cleanup may remove:
  * its fd is kept for the run; any other name is the person's, which no
  * cleanup removes: checked, then let go (each fd kept is one more the
- * container's init inherits, under the sandbox's own RLIMIT_NOFILE). */
+ * container's init inherits, under the sandbox's own RLIMIT_NOFILE).
+ * fd >= 0: the placeholder just made as base in the folder dfd (st is its
+ * fstat), looked up again there; else path is opened. */
 static int
-hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, bool keep, ar_error **err)
+hold (struct ar_sandbox *sb, const char *path, int dfd, const char *base, const struct stat *st, int fd, bool keep,
+      ar_error **err)
 {
   struct stat now, fst;
+  bool made = fd >= 0;
   if (sb->bundle_only || (!S_ISREG (st->st_mode) && !S_ISDIR (st->st_mode)))
     return fd >= 0 ? close (fd), 0 : 0;
   if (fd < 0)
@@ -551,8 +555,9 @@ hold (struct ar_sandbox *sb, const char *path, const struct stat *st, int fd, bo
         return 0;
       return ar_err (err, e, "protected name %s: another process holds a lock on it", path);
     }
-  if (fstat (fd, &fst) < 0 || lstat (path, &now) < 0 || now.st_dev != fst.st_dev || now.st_ino != fst.st_ino
-      || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
+  if ((made ? (fst = *st, 0) : fstat (fd, &fst)) < 0
+      || (made ? fstatat (dfd, base, &now, AT_SYMLINK_NOFOLLOW) : lstat (path, &now)) < 0 || now.st_dev != fst.st_dev
+      || now.st_ino != fst.st_ino || fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
     {
       close (fd);
       return 1;
@@ -596,16 +601,19 @@ add_placed (struct ar_sandbox *sb, const char *path, const struct stat *st)
                                                       S_ISDIR (st->st_mode) };
 }
 
-/* The folder that holds path, as an O_PATH fd, and *base its last
- * component (within path). Placeholders are made and removed only at
+/* The folder that holds path, as an O_PATH fd (c's: the caller does not
+ * close it), and *base its last component (within path). Placeholders are made and removed only at
  * resolved paths (realpath'd writable folders, each step below checked): a
  * symlink on the way now is one made since, by the agent of another run on
  * the same folder that swapped a folder for it, to have us (root, or the
  * person) make or remove a file where it chose. So no step may be one, and
  * what is done is done by name in that fd, never by the whole path again.
- * -1 with errno (ELOOP: a symlink on the way). */
+ * The protected names come a folder at a time: the fd of the last folder
+ * is kept in c and used again for the next name in it (what it holds is
+ * the folder found without a symlink then: one swapped since is not
+ * followed either). -1 with errno (ELOOP: a symlink on the way). */
 static int
-open_parent (const char *path, const char **base)
+open_parent (struct ar_sb_dirfd *c, const char *path, const char **base)
 {
   const char *slash = strrchr (path, '/');
   if (!slash || !slash[1])
@@ -614,8 +622,27 @@ open_parent (const char *path, const char **base)
       return -1;
     }
   *base = slash + 1;
-  cleanup_free char *dir = slash == path ? xstrdup ("/") : xasprintf ("%.*s", (int) (slash - path), path);
-  return ar_openat2 (AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS);
+  int n = slash == path ? 1 : (int) (slash - path);
+  if (c->dir && (int) strlen (c->dir) == n && strncmp (c->dir, path, (size_t) n) == 0)
+    return c->fd;
+  ar_sb_dirfd_close (c);
+  cleanup_free char *dir = xasprintf ("%.*s", n, path);
+  int fd = ar_openat2 (AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS);
+  if (fd >= 0)
+    {
+      c->dir = ar_steal_ptr (dir);
+      c->fd = fd;
+    }
+  return fd;
+}
+
+void
+ar_sb_dirfd_close (struct ar_sb_dirfd *c)
+{
+  if (c->dir)
+    close (c->fd);
+  free (c->dir);
+  c->dir = NULL;
 }
 
 /* fd still is what base names in dfd. */
@@ -638,7 +665,7 @@ remark_folders (struct ar_sandbox *sb)
       if (!sb->placed[i].dir)
         continue;
       const char *base;
-      cleanup_close int dfd = open_parent (sb->placed[i].path, &base);
+      int dfd = open_parent (&sb->placing, sb->placed[i].path, &base);
       cleanup_close int fd = dfd < 0 ? -1 : openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0 && fstat (fd, &st) == 0 && st.st_dev == sb->placed[i].dev && st.st_ino == sb->placed[i].ino)
         mark (fd);
@@ -664,7 +691,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
    * symlink (open_parent), so never where another run's agent points */
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   const char *base;
-  cleanup_close int dfd = open_parent (path, &base);
+  int dfd = open_parent (&sb->placing, path, &base);
   int fd = -1, e;
   if (dfd >= 0 && dir && mkdirat (dfd, base, 0755) == 0)
     fd = openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -711,7 +738,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
     }
   add_placed (sb, path, &st);
   /* ours, just made: no other run holds it yet, nor removes it (not its own) */
-  int r = hold (sb, path, &st, fd, true, err);
+  int r = hold (sb, path, dfd, base, &st, fd, true, err);
   return r < 0 ? -1 : r == 1 ? 2 : 0;
 }
 
@@ -812,7 +839,7 @@ protect_text (struct ar_sandbox *sb, const char *path, bool dir, bool writable, 
                        path, path);
       else if (!writable && check_links (path, &st, err) < 0)
         return -1;
-      else if ((r = hold (sb, path, &st, -1, marked (&st, text ? (off_t) strlen (text) : 0), err)) != 0)
+      else if ((r = hold (sb, path, -1, NULL, &st, -1, marked (&st, text ? (off_t) strlen (text) : 0), err)) != 0)
         {
           if (r < 0)
             return -1;
@@ -1687,6 +1714,7 @@ ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err)
     }
   r = 0;
 out:
+  ar_sb_dirfd_close (&sb->placing);
   for (size_t i = 0; roots[i]; i++)
     free (roots[i]);
   free (roots);
@@ -1748,6 +1776,7 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   if (in < 0 && errno != ENOENT)
     return ar_err (err, errno, "open %s", dst);
   int placed = in < 0 ? place (sb, dst, false, NULL, err) : 0;
+  ar_sb_dirfd_close (&sb->placing);
   if (placed != 0)
     return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
@@ -1769,9 +1798,10 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   return 0;
 }
 
-/* Is base in dfd still the placeholder p as we made it (same inode,
- * untouched), and bound by no other run (an exclusive flock)? Then fd holds
- * that lock until it is removed. A child of ours forked while we held ours
+/* Is base in dfd still the placeholder p as we made it (the name still is
+ * that inode, which is untouched), and bound by no other run (an exclusive
+ * flock)? Then fd holds that lock until it is removed. The inode's mark is
+ * looked at last, right before the unlinkat. A child of ours forked while we held ours
  * (the janitor, the relay before its exec) shares our lock until it closes
  * its copy, at once: a little wait (*waits, shared by all), then it is
  * another run's. */
@@ -1789,7 +1819,8 @@ still_ours (const struct ar_sb_placed *p, int dfd, const char *base, int *waits)
     r = 0;
   /* a file as made, untouched; a folder's time changes with what is made
    * in it (our own placeholders too), and rmdir takes only an empty one */
-  if (r < 0 || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st, p->size)))
+  if (r < 0 || fstatat (dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != p->dev || st.st_ino != p->ino
+      || fstat (fd, &st) < 0 || st.st_dev != p->dev || st.st_ino != p->ino || (!p->dir && !marked (&st, p->size)))
     {
       close (fd);
       return -1;
@@ -1806,13 +1837,12 @@ still_ours (const struct ar_sb_placed *p, int dfd, const char *base, int *waits)
  * rename over the name, or a write into the placeholder, that lands
  * between those checks and the unlinkat (a few microseconds) is lost. */
 static void
-remove_placed (const struct ar_sb_placed *p, int *waits)
+remove_placed (const struct ar_sb_placed *p, struct ar_sb_dirfd *c, int *waits)
 {
   const char *base;
-  struct stat st;
-  cleanup_close int dfd = open_parent (p->path, &base);
+  int dfd = open_parent (c, p->path, &base);
   cleanup_close int fd = dfd < 0 ? -1 : still_ours (p, dfd, base, waits);
-  if (fd < 0 || !named (dfd, base, fd) || fstat (fd, &st) < 0 || (!p->dir && !marked (&st, p->size)))
+  if (fd < 0)
     return;
   if (unlinkat (dfd, base, p->dir ? AT_REMOVEDIR : 0) < 0 && !(p->dir && (errno == ENOTEMPTY || errno == EEXIST)))
     ar_warn ("sandbox cleanup: remove the placeholder %s: %s", p->path, strerror (errno));
@@ -1851,13 +1881,16 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
   sb->n_held = 0;
   int waits = 50;
   struct ar_fsid fs;
+  struct ar_sb_dirfd dir = { NULL, -1 };
+  ar_sb_dirfd_close (&sb->placing);
   /* removed with the ids they were made with (place) */
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   for (size_t i = sb->n_placed; i-- > 0;)
     {
-      remove_placed (&sb->placed[i], &waits);
+      remove_placed (&sb->placed[i], &dir, &waits);
       free (sb->placed[i].path);
     }
+  ar_sb_dirfd_close (&dir);
   ar_fsid_leave (&fs);
   free (sb->placed);
   sb->placed = NULL;

@@ -63,6 +63,8 @@ struct ar_fsid {
 };
 void ar_fsid_enter (struct ar_fsid *s, uid_t uid, gid_t gid);
 void ar_fsid_leave (struct ar_fsid *s);
+/* Close the folder c holds, if any. */
+void ar_sb_dirfd_close (struct ar_sb_dirfd *c);
 
 /* Resolve the absolute path from / without following a symlink once inside
  * one of the folders (dev, ino) of w[0..n). Returns an O_PATH fd, or -1 with
