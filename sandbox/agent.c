@@ -8,6 +8,7 @@
 #include "size.h"
 #include "jsongen.h"
 #include "model.h"
+#include "pathutil.h"
 #include "unixconn.h"
 #include "util.h"
 
@@ -731,6 +732,21 @@ g_linux (struct ar_gen *G, const struct ar_agent_opts *o, yajl_val seccomp)
   ar_gen_map_close (G);
 }
 
+/* path lies where a "write" rule of landlock_text reaches: a rule there
+ * grants every right, to what is beneath too (across the mounts on it),
+ * so a "read" rule of its own would add nothing. */
+static bool
+under_written (const struct ar_agent_opts *o, const char *path)
+{
+  if ((!o->workspace_ro && ar_path_under (path, o->workspace)) || (o->out && ar_path_under (path, o->out))
+      || ar_path_under (path, "/tmp") || ar_path_under (path, o->home) || ar_path_under (path, "/dev"))
+    return true;
+  for (size_t i = 0; i < o->n_binds; i++)
+    if (o->binds[i].writable && ar_path_under (path, o->binds[i].path))
+      return true;
+  return false;
+}
+
 /* The run.agentrun.landlock annotation (runtime/landlock.h): reads of what
  * is bound in, writes where the sandbox is meant to write. The mounts
  * already say the same; Landlock holds when a mount is made writable by
@@ -749,10 +765,11 @@ landlock_text (const struct ar_agent_opts *o)
   ar_gen_str (&L, "/etc/hosts");
   ar_gen_str (&L, "/etc/resolv.conf");
   for (size_t i = 0; i < o->n_binds; i++)
-    if (!o->binds[i].writable)
+    if (!o->binds[i].writable && !under_written (o, o->binds[i].path))
       ar_gen_str (&L, o->binds[i].path);
   for (size_t i = 0; i < o->n_extra; i++)
-    ar_gen_str (&L, o->extra_dst[i]);
+    if (!under_written (o, o->extra_dst[i]))
+      ar_gen_str (&L, o->extra_dst[i]);
   if (o->workspace_ro)
     ar_gen_str (&L, o->workspace);
   ar_gen_array_close (&L);

@@ -4,6 +4,7 @@
  * the person's next shell runs, and reach what no mask names. */
 #include "config.h"
 #include "places.h"
+#include "pathutil.h"
 #include "util.h"
 
 #include <limits.h>
@@ -18,16 +19,6 @@ static const char *const system_dirs[] = {
   "/",     "/bin", "/boot", "/etc", "/home", "/lib", "/lib32",     "/lib64", "/libx32",  "/media",   "/mnt", "/opt",
   "/root", "/run", "/sbin", "/srv", "/tmp",  "/usr", "/usr/local", "/var",   "/var/lib", "/var/tmp", NULL,
 };
-
-/* dir is p or a folder above it */
-static bool
-covers (const char *dir, const char *p)
-{
-  size_t n = strlen (dir);
-  if (n == 1 && dir[0] == '/')
-    return true;
-  return strncmp (dir, p, n) == 0 && (p[n] == '\0' || p[n] == '/');
-}
 
 static const char *
 opt_name (const struct ar_agent_bind *b)
@@ -53,7 +44,7 @@ check_one (const struct ar_agent_opts *o, const char *opt, const char *path, boo
            bool allow_system, ar_error **err)
 {
   for (size_t i = 0; kernel_fs[i]; i++)
-    if (covers (kernel_fs[i], path))
+    if (ar_path_under (path, kernel_fs[i]))
       return ar_err (err, 0, "%s %s: %s is the host kernel's view (processes, devices): never bound into the sandbox",
                      opt, path, kernel_fs[i]);
   if (!writable)
@@ -68,7 +59,7 @@ check_one (const struct ar_agent_opts *o, const char *opt, const char *path, boo
     {
       char real[PATH_MAX];
       const char *home = realpath (o->cred_homes[h], real) ? real : o->cred_homes[h];
-      if (covers (path, home))
+      if (ar_path_under (home, path))
         return ar_err (err, 0,
                        "%s %s: holds the home folder %s, whose shell startup files and credentials the "
                        "agent could change or read; give --allow-home to bind it read-write anyway",
@@ -104,7 +95,7 @@ ar_places_check (const struct ar_agent_opts *o, bool allow_home, bool allow_syst
 static int
 check_root (const char *opt, const char *path, const char *root, ar_error **err)
 {
-  if (covers (path, root) || covers (root, path))
+  if (ar_path_under (root, path) || ar_path_under (path, root))
     return ar_err (err, 0,
                    "%s %s: %s is agentrun's state folder (the compiled filters and the containers' state every "
                    "later run trusts): never bound read-write",

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "sandbox.h"
 #include "budgets.h"
+#include "pathutil.h"
 #include "places.h"
 #include "sbpaths.h"
 #include "selfexe.h"
@@ -567,13 +568,6 @@ env_set (struct ar_agent_opts *o, const char *name, const char *value)
   strv_add (&o->env, &o->n_env, kv);
 }
 
-static bool
-path_under (const char *p, const char *base)
-{
-  size_t n = strlen (base);
-  return strncmp (p, base, n) == 0 && (p[n] == '/' || p[n] == '\0' || (n == 1 && base[0] == '/'));
-}
-
 /* A host folder the sandbox sees at the same path: under a system folder,
  * the workspace, --out, a bind, or a home that is bound in (--home). */
 static bool
@@ -582,7 +576,7 @@ seen_inside (const struct ar_sandbox *sb, const char *dir)
   const struct ar_agent_opts *o = &sb->prof;
   struct stat st;
   /* under a --home, what is there is DIR's, not the real home's */
-  cleanup_free char *in_home = o->home_src && path_under (dir, o->home)
+  cleanup_free char *in_home = o->home_src && ar_path_under (dir, o->home)
                                    ? xasprintf ("%s%s", o->home_src, dir + strlen (o->home))
                                    : NULL;
   if (dir[0] != '/' || stat (in_home ? in_home : dir, &st) < 0 || !S_ISDIR (st.st_mode))
@@ -590,16 +584,16 @@ seen_inside (const struct ar_sandbox *sb, const char *dir)
   if (in_home)
     return true;
   for (size_t i = 0; i < o->n_sys_dirs; i++)
-    if (path_under (dir, o->sys_dirs[i]))
+    if (ar_path_under (dir, o->sys_dirs[i]))
       return true;
   for (size_t i = 0; i < sb->n_links; i++)
-    if (path_under (dir, sb->link_name[i]))
+    if (ar_path_under (dir, sb->link_name[i]))
       return true;
   for (size_t i = 0; i < o->n_binds; i++)
-    if (!o->binds[i].socket && path_under (dir, o->binds[i].path))
+    if (!o->binds[i].socket && ar_path_under (dir, o->binds[i].path))
       return true;
-  return path_under (dir, o->workspace) || (o->out && path_under (dir, o->out))
-         || (o->home_src && path_under (dir, o->home));
+  return ar_path_under (dir, o->workspace) || (o->out && ar_path_under (dir, o->out))
+         || (o->home_src && ar_path_under (dir, o->home));
 }
 
 /* The caller's PATH, less the folders the sandbox does not have (a
@@ -1188,8 +1182,8 @@ mkpath_walk (int rootfs_fd, struct mk_cursor *cur, const char *path, bool is_fil
 static bool
 below_own_bind (const struct ar_agent_opts *o, const char *path)
 {
-  return (strcmp (path, o->workspace) != 0 && path_under (path, o->workspace))
-         || (o->out && strcmp (path, o->out) != 0 && path_under (path, o->out));
+  return (strcmp (path, o->workspace) != 0 && ar_path_under (path, o->workspace))
+         || (o->out && strcmp (path, o->out) != 0 && ar_path_under (path, o->out));
 }
 
 static bool

@@ -325,13 +325,6 @@ fd_path (int fd, char *out, size_t cap)
 }
 
 static bool
-under (const char *path, const char *root)
-{
-  size_t n = strlen (root);
-  return strncmp (path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-static bool
 is_bind (const struct ar_agent_opts *o, const char *path)
 {
   if (strcmp (path, o->workspace) == 0 || (o->out && strcmp (path, o->out) == 0))
@@ -359,10 +352,10 @@ enclosing_writable (const struct ar_agent_opts *o, const char *path)
   bool wr = false;
   const char *fixed[] = { o->workspace, o->out };
   for (size_t i = 0; i < 2; i++)
-    if (fixed[i] && under (path, fixed[i]) && strlen (fixed[i]) >= best)
+    if (fixed[i] && ar_path_under (path, fixed[i]) && strlen (fixed[i]) >= best)
       best = strlen (fixed[i]), wr = i == 1 || !o->workspace_ro;
   for (size_t i = 0; i < o->n_binds; i++)
-    if (under (path, o->binds[i].path) && strlen (o->binds[i].path) >= best)
+    if (ar_path_under (path, o->binds[i].path) && strlen (o->binds[i].path) >= best)
       best = strlen (o->binds[i].path), wr = o->binds[i].writable;
   return wr;
 }
@@ -380,7 +373,7 @@ add_bind_of (struct ar_agent_opts *o, const char *path, bool writable)
 static int
 pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_error **err)
 {
-  if (!under (path, root))
+  if (!ar_path_under (path, root))
     return ar_err (err, 0,
                    "mask %s: reached through the writable folder %s by another path; cannot pin the "
                    "folders above it (name it beneath %s)",
@@ -507,7 +500,7 @@ static bool
 lifted (const struct ar_sandbox *sb, const char *path)
 {
   for (size_t i = 0; i < sb->n_allow_write; i++)
-    if (under (path, sb->allow_write[i]))
+    if (ar_path_under (path, sb->allow_write[i]))
       return true;
   return false;
 }
@@ -864,7 +857,7 @@ static bool
 lifted_below (const struct ar_sandbox *sb, const char *path)
 {
   for (size_t i = 0; i < sb->n_allow_write; i++)
-    if (under (sb->allow_write[i], path))
+    if (ar_path_under (sb->allow_write[i], path))
       return true;
   return false;
 }
@@ -1260,7 +1253,7 @@ protect_named (struct ar_sandbox *sb, const struct wset *w, const char *what, co
   if (!*path || !in_writable (w, dots ? given : path, &which))
     return 0;
   const char *root = w->path[which];
-  if (dots || !under (path, root) || !path[strlen (root)])
+  if (dots || !ar_path_under (path, root) || !path[strlen (root)])
     return ar_err (err, 0,
                    "%s %s: reaches the writable folder %s by another path (a symlink, \"..\", or the folder "
                    "itself), so it cannot be held read-only; name it beneath %s",
@@ -1351,7 +1344,7 @@ protect_gitfile_target (struct ar_sandbox *sb, struct gitwalk *g, const char *gi
   char real[PATH_MAX];
   if (!realpath (target, real) || !in_writable (g->w, real, &which))
     return 0;
-  if (!under (real, g->root) || !real[strlen (g->root)] || seen (g, real) || --g->budget < 0)
+  if (!ar_path_under (real, g->root) || !real[strlen (g->root)] || seen (g, real) || --g->budget < 0)
     return 0;
   cleanup_free char *p = xstrdup (real);
   for (char *s = p + strlen (g->root) + 1; (s = strchr (s, '/')); s++)

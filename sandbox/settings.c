@@ -4,6 +4,7 @@
 #include "hostname.h"
 #include "json.h"
 #include "log.h"
+#include "pathutil.h"
 #include "profile.h"
 #include "sbpaths.h"
 #include "util.h"
@@ -27,15 +28,6 @@ unmapped (struct sctx *s, const char *what, const char *why)
 {
   ar_warn ("%s: %s%s%s%s: not mapped: %s", s->c.label, s->c.path, what ? " \"" : "", what ? what : "", what ? "\"" : "",
            why);
-}
-
-static bool
-under (const char *path, const char *root)
-{
-  size_t n = strlen (root);
-  if (strcmp (root, "/") == 0)
-    return true;
-  return strncmp (path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 /* "//x" and "/x" -> /x; "~" and "~/x" -> under $HOME; else from the cwd.
@@ -137,7 +129,7 @@ deny_fixed (struct sctx *s, const char *v, const char *q, char *cwd)
   const struct ar_agent_opts *o = &s->sb->prof;
   const char *fixed[] = { workspace_of (o, cwd), o->out };
   for (size_t i = 0; i < ARRAY_SIZE (fixed); i++)
-    if (fixed[i] && under (fixed[i], q))
+    if (fixed[i] && ar_path_under (fixed[i], q))
       return ar_jerr (&s->c, "\"%s\": the sandbox writes %s (%s); drop the deny or choose another folder", v, fixed[i],
                       i == 0 ? "the workspace" : "--out");
   return 0;
@@ -161,7 +153,7 @@ deny_write (struct sctx *s, const char *v)
   ar_sbpaths_note (s->sb, "denyWrite", p, AR_NOTE_RO);
   if (deny_fixed (s, v, q, cwd) < 0)
     return -1;
-  bool inside = under (q, workspace_of (o, cwd)) || (o->out && under (q, o->out)), turned = false;
+  bool inside = ar_path_under (q, workspace_of (o, cwd)) || (o->out && ar_path_under (q, o->out)), turned = false;
   for (size_t i = 0; i < o->n_binds; i++)
     {
       struct ar_agent_bind *b = &o->binds[i];
@@ -169,12 +161,12 @@ deny_write (struct sctx *s, const char *v)
         continue;
       if (strcmp (b->path, q) == 0)
         b->writable = false, turned = true;
-      else if (under (b->path, q))
+      else if (ar_path_under (b->path, q))
         return ar_jerr (&s->c,
                         "\"%s\": the writable %s lies inside it; the deny would not hold there (drop "
                         "that folder or this deny)",
                         v, b->path);
-      else if (under (q, b->path))
+      else if (ar_path_under (q, b->path))
         inside = true;
     }
   if (turned)
