@@ -130,8 +130,16 @@ join_keyring (struct ar_init_ctx *c, ar_error **err)
 {
   if (c->no_new_keyring)
     return 0;
-  /* A fresh session keyring: the host's keys are not the container's. */
-  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id) < 0 && errno != ENOSYS)
+  /* A fresh session keyring: the host's keys are not the container's. It
+   * counts against the uid's key quota (200 for a user) until the kernel's
+   * key garbage collector, a work queue, frees those of containers that
+   * ended: starts in a quick burst get ahead of it by that much, so EDQUOT
+   * is waited out for a while (2 s at most) before it fails the start. */
+  long r;
+  for (int tries = 0;
+       (r = syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, c->id)) < 0 && errno == EDQUOT && tries < 200; tries++)
+    usleep (10000);
+  if (r < 0 && errno != ENOSYS)
     return ar_err (err, errno, "join a new session keyring");
   return 0;
 }

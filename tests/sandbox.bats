@@ -160,6 +160,36 @@ start_echo() {
   [ "$(ls /proc/"$CMD"/fd | sort -n | tr '\n' ' ')" = "0 1 2 " ]
 }
 
+@test "sandbox: a start that finds its uid's key quota full (keyrings of runs that just ended) waits for it, then runs" {
+  # The init joins a session keyring of its own, counted against the
+  # agent uid's key quota (200) until the kernel's collector frees those of
+  # runs that ended, later: a burst of starts gets there. The quota of an
+  # uid of the test's own is filled here by a process holding keys, which
+  # lets them go 0.6 s later: the start waits for that, not fails.
+  local uid=4247 held=$BATS_TEST_TMPDIR/held
+  chown "$uid:$uid" "$WS"
+  python3 - "$uid" "$held" <<'PY' &
+import ctypes, os, sys, time
+uid, held = int(sys.argv[1]), open(sys.argv[2], "w")
+libc = ctypes.CDLL(None, use_errno=True)
+os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+libc.syscall(250, 1, None)  # KEYCTL_JOIN_SESSION_KEYRING: an anonymous one
+n = 0
+while libc.syscall(248, b"user", b"k%d" % n, b"x", 1, -3) >= 0:  # add_key to @s
+    n += 1
+held.write("%d %d\n" % (n, ctypes.get_errno())); held.close()
+time.sleep(0.6)
+PY
+  track_pid $!
+  wait_for test -s "$held"
+  read -r n errno <"$held"
+  echo "keys held: $n, then errno $errno"
+  [ "$errno" -eq 122 ] # EDQUOT: the quota is full
+  run sb --user "$uid:$uid" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 @test "sandbox: a new pid namespace: pid 1 is not the host's init" {
   run sb -- sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; ls /proc | grep -c "^[0-9]"'
   [ "$status" -eq 0 ]
