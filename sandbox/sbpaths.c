@@ -665,6 +665,88 @@ remark_folders (struct ar_sandbox *sb)
     }
 }
 
+/* Write a new placeholder's text (NULL: none) and its mark. */
+static int
+fill_and_mark (int fd, const char *text)
+{
+  if (text && ar_write_all (fd, text, strlen (text)) < 0)
+    return -1;
+  return mark (fd);
+}
+
+/* A placeholder gets its text and its mark before its name appears:
+ * another run that finds it at that moment knows it for one, and holds
+ * it, never takes it for the person's own (which it would not hold, and
+ * our cleanup would remove it from under that run's bind, leaving the name
+ * free to the agent there). A file is made unnamed (O_TMPFILE), then
+ * linked at base (through /proc, as linkat with AT_EMPTY_PATH needs
+ * CAP_DAC_READ_SEARCH, which the fsid switch drops); a folder is made under
+ * a name of its own, then renamed to base without replacing anything.
+ * Where the file system offers neither, it is made at base and marked
+ * right after. An fd of it, or -1 with errno (EEXIST: base exists). */
+static int
+make_file (int dfd, const char *base, const char *text)
+{
+  int e, fd = openat (dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    {
+      char proc[48];
+      snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
+      if (fill_and_mark (fd, text) == 0 && linkat (AT_FDCWD, proc, dfd, base, AT_SYMLINK_FOLLOW) == 0)
+        return fd;
+      e = errno;
+      close (fd);
+      errno = e;
+      if (e != ENOENT) /* no /proc mounted: made in place below */
+        return -1;
+    }
+  else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+    return -1;
+  fd = openat (dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd >= 0 && fill_and_mark (fd, text) < 0)
+    {
+      e = errno;
+      if (named (dfd, base, fd))
+        unlinkat (dfd, base, 0);
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  return fd;
+}
+
+static int
+make_dir (int dfd, const char *base)
+{
+  static unsigned made;
+  char tmp[64];
+  snprintf (tmp, sizeof tmp, ".agentrun-placeholder-%d-%u", (int) getpid (), made++);
+  if (mkdirat (dfd, tmp, 0755) == 0)
+    {
+      int fd = openat (dfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0 && mark (fd) == 0 && renameat2 (dfd, tmp, dfd, base, RENAME_NOREPLACE) == 0)
+        return fd;
+      int e = errno;
+      if (fd >= 0)
+        close (fd);
+      unlinkat (dfd, tmp, AT_REMOVEDIR);
+      errno = e;
+      if (e != EINVAL) /* EINVAL: no RENAME_NOREPLACE here, made in place below */
+        return -1;
+    }
+  else if (errno != EEXIST)
+    return -1;
+  int fd = mkdirat (dfd, base, 0755) == 0 ? openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (fd >= 0 && mark (fd) < 0)
+    {
+      int e = errno;
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  return fd;
+}
+
 /* 0: made (and held), 1: none made (left out, or not ours to create),
  * 2: it appeared meanwhile (another run made it), -1: error. text: what a
  * file placeholder holds (NULL: empty). */
@@ -685,28 +767,8 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   const char *base;
   int dfd = open_parent (&sb->placing, path, &base);
-  int fd = -1, e;
-  if (dfd >= 0 && dir && mkdirat (dfd, base, 0755) == 0)
-    fd = openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  else if (dfd >= 0 && !dir)
-    fd = openat (dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd >= 0 && text && ar_write_all (fd, text, strlen (text)) < 0)
-    {
-      e = errno;
-      if (named (dfd, base, fd))
-        unlinkat (dfd, base, 0);
-      ar_fsid_leave (&fs);
-      close (fd);
-      return ar_err (err, e, "protected name %s: write the placeholder", path);
-    }
-  if (fd >= 0 && mark (fd) < 0)
-    {
-      e = errno;
-      ar_fsid_leave (&fs);
-      close (fd);
-      return ar_err (err, e, "protected name %s: mark the placeholder", path);
-    }
-  e = errno;
+  int fd = dfd < 0 ? -1 : dir ? make_dir (dfd, base) : make_file (dfd, base, text);
+  int e = errno;
   ar_fsid_leave (&fs);
   if (fd < 0 && e == EEXIST)
     return 2;
@@ -722,7 +784,7 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
                    "(swapped by another run's agent?); no placeholder made",
                    path);
   if (fd < 0)
-    return ar_err (err, e, "protected name %s: create the read-only placeholder", path);
+    return ar_err (err, e, "protected name %s: make the read-only placeholder", path);
   if (fstat (fd, &st) < 0)
     {
       e = errno;
@@ -957,6 +1019,18 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
                * config and hooks: read-only, what it names is not ours */
               if (protect (sb, parent, false, false, err) < 0)
                 return -1;
+              continue;
+            }
+          if (there && marked (&st, 0))
+            {
+              /* another run's placeholder for the whole folder: held as that
+               * run holds it, read-only and whole. A placeholder made in it
+               * would move its time, its mark, and a run starting then would
+               * take it for the person's own folder */
+              if (protect (sb, parent, true, false, err) < 0)
+                return -1;
+              free (whole);
+              whole = ar_steal_ptr (parent);
               continue;
             }
           /* the parent pinned (a rename of it would free its children) */

@@ -266,6 +266,29 @@ host_secret() {
   [ ! -e "$WS/.zshrc" ]
 }
 
+@test "paths: runs started together on one workspace, again and again: each holds every protected name, none is left after" {
+  # Starts and ends of other runs overlap each one's making and holding of
+  # placeholders: a fresh one must never look like the person's (unmarked,
+  # so unheld, and removed under a run that bound it), nor one's folder
+  # change its mark while another run starts.
+  burst() {
+    local i
+    for i in $(seq 40); do
+      sb -- sh -c 'for f in .envrc .bashrc .claude/settings.json .vscode/x .idea/x; do
+          (: >"$f") 2>/dev/null && echo "WROTE $f"; done; exit 0' >>"$T/burst.$1" 2>&1 ||
+        echo "FAILED $?" >>"$T/burst.$1"
+    done
+  }
+  burst a & local a=$!
+  burst b & local b=$!
+  burst c & local c=$!
+  track_pid $a; track_pid $b; track_pid $c
+  wait $a $b $c
+  cat "$T"/burst.*
+  ! grep -q . "$T"/burst.*
+  [ -z "$(ls -A "$WS")" ]
+}
+
 @test "paths: a missing .claude is one read-only empty folder, removed after; an existing one stays writable" {
   run sb -- sh -c '
     touch .claude/notes 2>&1 | grep -q "Read-only file system" && echo claude-read-only
