@@ -679,8 +679,9 @@ fill_and_mark (int fd, const char *text)
  * it, never takes it for the person's own (which it would not hold, and
  * our cleanup would remove it from under that run's bind, leaving the name
  * free to the agent there). A file is made unnamed (O_TMPFILE), then
- * linked at base (through /proc, as linkat with AT_EMPTY_PATH needs
- * CAP_DAC_READ_SEARCH, which the fsid switch drops); a folder is made under
+ * linked at base (with AT_EMPTY_PATH, which needs CAP_DAC_READ_SEARCH,
+ * dropped by the fsid switch, before Linux 6.10 let the file's opener do
+ * it; through /proc there); a folder is made under
  * a name of its own, then renamed to base without replacing anything.
  * Where the file system offers neither, it is made at base and marked
  * right after. An fd of it, or -1 with errno (EEXIST: base exists). */
@@ -692,7 +693,9 @@ make_file (int dfd, const char *base, const char *text)
     {
       char proc[48];
       snprintf (proc, sizeof proc, "/proc/self/fd/%d", fd);
-      if (fill_and_mark (fd, text) == 0 && linkat (AT_FDCWD, proc, dfd, base, AT_SYMLINK_FOLLOW) == 0)
+      if (fill_and_mark (fd, text) == 0
+          && (linkat (fd, "", dfd, base, AT_EMPTY_PATH) == 0
+              || (errno == ENOENT && linkat (AT_FDCWD, proc, dfd, base, AT_SYMLINK_FOLLOW) == 0)))
         return fd;
       e = errno;
       close (fd);
