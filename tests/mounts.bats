@@ -107,6 +107,20 @@ add_mount() { config_edit "$B" '.mounts += [$m]' --argjson m "$1"; }
   [ "$(cat "$B/rootfs/secret.txt")" = secret ]
 }
 
+@test "masks below a missing folder are skipped together; a neighbour with the same prefix is still masked" {
+  # /nothing is missing: what is below it is too (one lookup for all); a
+  # missing /secretdi says nothing of /secretdir, nor /secretdir/ of /secret.txt
+  echo secret >"$B/rootfs/secret.txt"
+  mkdir -p "$B/rootfs/secretdir"
+  echo secret >"$B/rootfs/secretdir/inner"
+  config_edit "$B" '.linux.maskedPaths = ["/nothing/a", "/nothing/b/c", "/nothing/d", "/secretdi/x", "/secretdir",
+    "/secretdir/gone/x", "/secret.txt"]'
+  in_ctr 'echo "[$(cat /secret.txt)]"; echo "[$(ls -A /secretdir)]"'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "[]" ]
+  [ "${lines[1]}" = "[]" ]
+}
+
 @test "the default masks hide /proc and /sys files" {
   in_ctr 'echo "[$(head -c 20 /proc/timer_list)]"; echo "[$(ls -A /sys/firmware)]"'
   [ "$status" -eq 0 ]
