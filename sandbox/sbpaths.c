@@ -1485,6 +1485,19 @@ protect_nested (struct ar_sandbox *sb, struct gitwalk *g, const char *rel, ar_er
  * NESTED_MAX_DIRS of them looked at, never through a symlink nor into a
  * .git: one fstatat per folder (its .git), one read per folder above the
  * deepest level. */
+/* root/rel is a placeholder folder (this run's or another's): empty, and
+ * read-only in every run that binds it, so no repository is made there. */
+static bool
+placeholder_dir (const struct ar_sandbox *sb, const char *root, const char *rel)
+{
+  size_t n = strlen (root);
+  for (size_t i = 0; i < sb->n_placed; i++)
+    if (sb->placed[i].dir && strncmp (sb->placed[i].path, root, n) == 0 && sb->placed[i].path[n] == '/'
+        && strcmp (sb->placed[i].path + n + 1, rel) == 0)
+      return true;
+  return false;
+}
+
 static int
 walk_nested (struct ar_sandbox *sb, struct gitwalk *g, ar_error **err)
 {
@@ -1523,6 +1536,8 @@ walk_nested (struct ar_sandbox *sb, struct gitwalk *g, ar_error **err)
               break;
             }
           cleanup_free char *rel = strcmp (queue[head], ".") ? xasprintf ("%s/%s", queue[head], n) : xstrdup (n);
+          if (placeholder_dir (sb, root, rel))
+            continue;
           cleanup_free char *git = xasprintf ("%s/.git", n);
           if (fstatat (dfd, git, &st, AT_SYMLINK_NOFOLLOW) == 0)
             r = protect_nested (sb, g, rel, err);
