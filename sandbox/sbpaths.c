@@ -750,29 +750,20 @@ make_dir (int dfd, const char *base)
   return fd;
 }
 
-/* 0: made (and held), 1: none made (left out, or not ours to create),
- * 2: it appeared meanwhile (another run made it), -1: error. text: what a
- * file placeholder holds (NULL: empty). */
+/* The placeholder for path made (with the fsid switched by the caller):
+ * its fd, or -1 with errno; *dfd and *base where it was made. */
 static int
-place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_error **err)
+place_make (struct ar_sandbox *sb, const char *path, bool dir, const char *text, int *dfd, const char **base)
 {
-  struct ar_fsid fs;
+  *dfd = open_parent (&sb->placing, path, base);
+  return *dfd < 0 ? -1 : dir ? make_dir (*dfd, *base) : make_file (*dfd, *base, text);
+}
+
+/* What place returns for the outcome of place_make (fd, or -1 and e). */
+static int
+place_finish (struct ar_sandbox *sb, const char *path, int dfd, const char *base, int fd, int e, ar_error **err)
+{
   struct stat st;
-  if (sb->bundle_only)
-    {
-      sb->n_unplaced++;
-      return 1;
-    }
-  ar_fault_point ("sandbox-before-place");
-  /* made with the command's own ids: where it could not make the name
-   * itself no placeholder is needed; and in the folder reached without a
-   * symlink (open_parent), so never where another run's agent points */
-  ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
-  const char *base;
-  int dfd = open_parent (&sb->placing, path, &base);
-  int fd = dfd < 0 ? -1 : dir ? make_dir (dfd, base) : make_file (dfd, base, text);
-  int e = errno;
-  ar_fsid_leave (&fs);
   if (fd < 0 && e == EEXIST)
     return 2;
   /* not ours to create: not the command's either (it runs as these ids) */
@@ -798,6 +789,30 @@ place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_e
   /* ours, just made: no other run holds it yet, nor removes it (not its own) */
   int r = hold (sb, path, dfd, base, &st, fd, true, err);
   return r < 0 ? -1 : r == 1 ? 2 : 0;
+}
+
+/* 0: made (and held), 1: none made (left out, or not ours to create),
+ * 2: it appeared meanwhile (another run made it), -1: error. text: what a
+ * file placeholder holds (NULL: empty). */
+static int
+place (struct ar_sandbox *sb, const char *path, bool dir, const char *text, ar_error **err)
+{
+  struct ar_fsid fs;
+  if (sb->bundle_only)
+    {
+      sb->n_unplaced++;
+      return 1;
+    }
+  ar_fault_point ("sandbox-before-place");
+  /* made with the command's own ids: where it could not make the name
+   * itself no placeholder is needed; and in the folder reached without a
+   * symlink (open_parent), so never where another run's agent points */
+  ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
+  const char *base;
+  int dfd, fd = place_make (sb, path, dir, text, &dfd, &base);
+  int e = errno;
+  ar_fsid_leave (&fs);
+  return place_finish (sb, path, dfd, base, fd, e, err);
 }
 
 /* A file below a read-only protected folder (or the file itself) with a
@@ -965,11 +980,61 @@ protect_code_workspaces (struct ar_sandbox *sb, const char *root, ar_error **err
   return r;
 }
 
+/* The protected names right in root that are missing, made in one go:
+ * the fsid switched once for them all, not twice each (each switch is a
+ * new set of credentials). Each is then what place makes of it, bound as
+ * protect_text binds it; one that fails here, or came meanwhile, is left
+ * to protect_folder's own pass, which tells why or holds it. */
+static int
+place_missing (struct ar_sandbox *sb, const char *root, ar_error **err)
+{
+  size_t want[ARRAY_SIZE (protected_names)], n = 0;
+  char *paths[ARRAY_SIZE (protected_names)];
+  int fds[ARRAY_SIZE (protected_names)], dfd = -1, r = 0;
+  const char *base = NULL;
+  struct stat st;
+  if (sb->bundle_only)
+    return 0;
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    {
+      const char *name = protected_names[i].name;
+      if (strchr (name, '/') || protected_names[i].present || is_scratch_name (name))
+        continue;
+      cleanup_free char *path = xasprintf ("%s/%s", root, name);
+      if (lifted (sb, path) || is_bind (&sb->prof, path) || lstat (path, &st) == 0 || errno != ENOENT)
+        continue;
+      want[n] = i;
+      paths[n++] = ar_steal_ptr (path);
+    }
+  if (n == 0)
+    return 0;
+  ar_fault_point ("sandbox-before-place");
+  struct ar_fsid fs;
+  ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
+  for (size_t k = 0; k < n; k++)
+    fds[k] = place_make (sb, paths[k], protected_names[want[k]].dir, NULL, &dfd, &base);
+  ar_fsid_leave (&fs);
+  for (size_t k = 0; k < n; k++)
+    {
+      if (fds[k] >= 0)
+        {
+          int p = r < 0 ? (close (fds[k]), -1)
+                        : place_finish (sb, paths[k], dfd, strrchr (paths[k], '/') + 1, fds[k], 0, err);
+          if (p < 0)
+            r = -1;
+          else if (p == 0)
+            add_bind_of (&sb->prof, paths[k], false);
+        }
+      free (paths[k]);
+    }
+  return r;
+}
+
 static int
 protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
 {
   cleanup_free char *whole = NULL; /* a missing parent made read-only as a whole */
-  if (protect_code_workspaces (sb, root, err) < 0)
+  if (protect_code_workspaces (sb, root, err) < 0 || place_missing (sb, root, err) < 0)
     return -1;
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     {
