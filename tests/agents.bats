@@ -285,10 +285,18 @@ stop_and_resume() {
 # leaves to look at (raw or not, which group has the terminal, who is
 # stopped).
 job_state() {
-  local tty
+  local tty init cmd
   tty=$(tmux -S "$T/tmux.sock" display -p -t "$1" '#{pane_tty}')
   echo "pane terminal $tty: $(stty -F "$tty" 2>&1 | tr '\n' ' ')"
   ps -t "${tty#/dev/}" -o pid,ppid,pgid,tpgid,stat,wchan:24,args 2>&1 | cut -c1-200
+  # the sandbox's own terminal, as the command has it (its stdin): raw or
+  # cooked, echo or not, and where each of the command's processes is
+  for init in $(pgrep -x agentrun-init); do
+    for cmd in $(pgrep -P "$init"); do
+      echo "sandbox terminal of $cmd: $(stty -F "/proc/$cmd/fd/0" 2>&1 | tr '\n' ' ')"
+      ps --ppid "$cmd" -p "$cmd" -o pid,ppid,pgid,tpgid,stat,wchan:24,args 2>&1 | cut -c1-200
+    done
+  done
 }
 
 # run.sh AGENT OPTION... -- CMD...: `agentrun sandbox OPTION... -- CMD...`
