@@ -8,7 +8,7 @@
 #include "size.h"
 #include "jsongen.h"
 #include "model.h"
-#include "pathutil.h"
+#include "pathname.h"
 #include "unixconn.h"
 #include "util.h"
 

@@ -4,7 +4,7 @@
  * the person's next shell runs, and reach what no mask names. */
 #include "config.h"
 #include "places.h"
-#include "pathutil.h"
+#include "pathname.h"
 #include "util.h"
 
 #include <limits.h>

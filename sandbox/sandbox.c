@@ -4,7 +4,7 @@
 #include "config.h"
 #include "sandbox.h"
 #include "budgets.h"
-#include "pathutil.h"
+#include "pathname.h"
 #include "places.h"
 #include "sbpaths.h"
 #include "selfexe.h"

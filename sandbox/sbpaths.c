@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "fault.h"
 #include "log.h"
+#include "pathname.h"
 #include "pathutil.h"
 #include "strio.h"
 #include "trust.h"

@@ -4,7 +4,7 @@
 #include "hostname.h"
 #include "json.h"
 #include "log.h"
-#include "pathutil.h"
+#include "pathname.h"
 #include "profile.h"
 #include "sbpaths.h"
 #include "util.h"

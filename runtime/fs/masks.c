@@ -5,6 +5,7 @@
 #include "config.h"
 #include "masks.h"
 #include "mounts.h"
+#include "pathname.h"
 #include "pathutil.h"
 #include "util.h"
 

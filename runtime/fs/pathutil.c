@@ -175,12 +175,3 @@ ar_mountinfo_unescape (char *s)
       *w++ = *r;
   *w = '\0';
 }
-
-bool
-ar_path_under (const char *path, const char *root)
-{
-  size_t n = strlen (root);
-  if (n == 1 && root[0] == '/')
-    return true;
-  return strncmp (path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}

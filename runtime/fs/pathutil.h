@@ -5,7 +5,6 @@
 #define AR_PATHUTIL_H
 
 #include <linux/openat2.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "error.h"
@@ -35,8 +34,5 @@ int ar_mk_parent_in_root (int root_fd, const char *path, char **base, ar_error *
 
 /* A mountinfo field in place: space, tab, newline and backslash come as \ooo. */
 void ar_mountinfo_unescape (char *s);
-
-/* path (absolute, normalized) is root or lies below it; "/" holds every path. */
-bool ar_path_under (const char *path, const char *root);
 
 #endif

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "tap.h"
 #include "error.h"
+#include "pathname.h"
 #include "profile.h"
 #include "sandbox.h"
 #include "settings.h"
@@ -489,6 +490,20 @@ test_settings_rules (void)
     close (fd);
 }
 
+/* Paths compared by components, as the sandbox's placement rules do. */
+static void
+test_path_under (void)
+{
+  ok (ar_path_under ("/ws", "/ws"), "a path is under itself");
+  ok (ar_path_under ("/ws/.envrc", "/ws"), "a name in a folder is under it");
+  ok (ar_path_under ("/ws/a/b", "/ws"), "and deeper");
+  ok (!ar_path_under ("/wsx/a", "/ws"), "a folder whose name starts the same is not");
+  ok (!ar_path_under ("/w", "/ws"), "nor a shorter one");
+  ok (ar_path_under ("/anything", "/"), "/ holds every path");
+  ok (ar_path_under ("/", "/"), "/ holds itself");
+  ok (!ar_path_under ("/ws", "/ws/a"), "a folder is not under what is below it");
+}
+
 int
 main (void)
 {
@@ -503,6 +518,7 @@ main (void)
   test_presets ();
   test_settings ();
   test_settings_rules ();
+  test_path_under ();
   char cmd[512];
   snprintf (cmd, sizeof cmd, "rm -rf -- '%s'", dir);
   if (system (cmd) != 0)
