@@ -411,7 +411,11 @@ pin_cred_masks (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
         if (!strchr (c, '/'))
           continue;
         cleanup_free char *p = xasprintf ("%s/%s", o->cred_homes[h], c);
-        if (realpath (p, real) && in_writable (w, real, &which) && pin_between (o, w->path[which], real, err) < 0)
+        struct stat st;
+        /* most are missing: one lstat says so, where realpath would
+         * readlink each folder on the way first */
+        if (lstat (p, &st) == 0 && realpath (p, real) && in_writable (w, real, &which)
+            && pin_between (o, w->path[which], real, err) < 0)
           return -1;
       }
   if (!o->home_src)
@@ -660,7 +664,10 @@ remark_folders (struct ar_sandbox *sb)
         continue;
       const char *base;
       int dfd = open_parent (&sb->placing, sb->placed[i].path, &base);
-      cleanup_close int fd = dfd < 0 ? -1 : openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      /* (most are as made: nothing is made in a placeholder folder) */
+      if (dfd < 0 || (fstatat (dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && marked (&st, 0)))
+        continue;
+      cleanup_close int fd = openat (dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0 && fstat (fd, &st) == 0 && st.st_dev == sb->placed[i].dev && st.st_ino == sb->placed[i].ino)
         mark (fd);
     }
