@@ -326,7 +326,7 @@ init_setup (struct ar_init_ctx *c, pid_t *host_pid, char **exec_path, bool *secc
     fail (c, err);
   if (open_up && prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
-  cleanup_free char *st = hook_state (c, *host_pid, "creating");
+  cleanup_free char *st = c->cc_hooks.n ? hook_state (c, *host_pid, "creating") : NULL;
   /* in the rootfs, as runc's are: a relative path a hook writes (an
    * ldconfig run, a library it copies in) lands in the container */
   if (c->cc_hooks.n && rc.rootfs_fd >= 0 && fchdir (rc.rootfs_fd) < 0)
@@ -426,7 +426,7 @@ command_tail (void *data, ar_error *err)
   struct ar_process px = *p;
   if (c->n_exec_env)
     px.env = ar_env_merge (p->env, p->n_env, c->exec_env, c->n_exec_env, &px.n_env);
-  tc->st = hook_state (c, tc->host_pid, "running");
+  tc->st = c->sc_hooks.n ? hook_state (c, tc->host_pid, "running") : NULL;
   struct ar_exec_tail t = { .preserve_fds = c->preserve_fds,
                             .ctx = tc,
                             .after_user = c->die_with_parent ? after_user : NULL,
