@@ -37,11 +37,14 @@
 # a scan past each of them (ext4's recently_deleted), so the protected
 # names' placeholders cost from 0.1 to several ms a run depending on what
 # the machine (other users included) removed there in the last half
-# minute; bwrap makes none. The default stays the disk.
+# minute; bwrap makes none. The default stays the disk. WS_EXT4=1 puts them
+# on a journaled ext4 instead (a loop image in /var/tmp, mounted in a private
+# mount namespace): a disk as most machines have one, where ext4 does not
+# look at recently freed inodes (needs mkfs.ext4 and a loop device).
 # Needs root, hyperfine, bwrap, jq, perl (to rewind the filter's fd between
 # bwrap runs) and a built tree (agentrun, tests/bench/seccomp-export).
 set -euo pipefail
-if [ -n "${WS_TMPFS:-}" ] && [ -z "${AR_BENCH_PRIVATE_NS:-}" ]; then
+if { [ -n "${WS_TMPFS:-}" ] || [ -n "${WS_EXT4:-}" ]; } && [ -z "${AR_BENCH_PRIVATE_NS:-}" ]; then
   exec env AR_BENCH_PRIVATE_NS=1 unshare -m --propagation private bash "$0" "$@"
 fi
 BUILDDIR=${AGENTRUN_BUILDDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -55,12 +58,21 @@ done
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 2; }
 
 T=$(mktemp -d /tmp/agentrun-bench-sb.XXXXXX)
-[ -z "${AR_BENCH_PRIVATE_NS:-}" ] || mount -t tmpfs -o mode=700 agentrun-bench "$T"
+IMG=
+if [ -n "${WS_EXT4:-}" ]; then
+  command -v mkfs.ext4 >/dev/null || { echo "WS_EXT4 needs mkfs.ext4" >&2; exit 2; }
+  IMG=$(mktemp /var/tmp/agentrun-bench-ext4.XXXXXX)
+  truncate -s 512M "$IMG" && mkfs.ext4 -q -F -j "$IMG" && mount -o loop "$IMG" "$T" ||
+    { rm -f "$IMG"; rmdir "$T"; echo "WS_EXT4: no journaled ext4 loop mount here" >&2; exit 2; }
+  chmod 700 "$T"
+elif [ -n "${AR_BENCH_PRIVATE_NS:-}" ]; then
+  mount -t tmpfs -o mode=700 agentrun-bench "$T"
+fi
 STATE=$T/state
 if [ -z "${STATE_ON_DISK:-}" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
   STATE=$(mktemp -d /dev/shm/agentrun-bench-sb-state.XXXXXX)
 fi
-trap 'exec 9<&-; [ -z "${AR_BENCH_PRIVATE_NS:-}" ] || { cd / && umount "$T"; } || true; rm -rf "$T"; [ "$STATE" = "$T/state" ] || rm -rf "$STATE"' EXIT
+trap 'exec 9<&-; [ -z "${AR_BENCH_PRIVATE_NS:-}" ] || { cd / && umount "$T"; } || true; rm -rf "$T"; [ -z "$IMG" ] || rm -f "$IMG"; [ "$STATE" = "$T/state" ] || rm -rf "$STATE"' EXIT
 echo "state root: $STATE ($(stat -f -c %T "$(dirname "$STATE")")), workspace: $T/ws ($(stat -f -c %T "$T"))"
 chmod 711 "$T"
 WS=$T/ws HOMEDIR=$T/home
