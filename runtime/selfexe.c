@@ -81,7 +81,13 @@ ar_selfexe_ensure_sealed (ar_error **err)
         return ar_err (err, n < 0 ? errno : EIO, "copy /proc/self/exe into a memfd");
       left -= n;
     }
-  if (fcntl (mfd, F_ADD_SEALS, SEALS) < 0)
+  /* EBUSY: the kernel found a page of the copy still referenced (a per-CPU
+   * batch of new pages not yet drained, under load) and gave up waiting; it
+   * goes by itself, so the seal is asked for again, for 0.2 s at most */
+  int r, tries = 0;
+  while ((r = fcntl (mfd, F_ADD_SEALS, SEALS)) < 0 && errno == EBUSY && tries++ < 100)
+    usleep (2000);
+  if (r < 0)
     return ar_err (err, errno, "seal the memfd copy of agentrun");
   argv = own_argv (err);
   if (!argv)
