@@ -10,13 +10,12 @@
 #include "error.h"
 
 struct ar_janitor {
-  int fd; /* our end of its socket: its EOF without a word is our death */
+  int fd; /* our end of its pipe: its EOF without a word is our death */
   pid_t pid;
 };
 
-/* A word handed over, and the files with it, fit one message. */
+/* A word handed over fits one atomic pipe write (PIPE_BUF is 4096). */
 #define AR_JANITOR_WORD_MAX 4000
-#define AR_JANITOR_FDS_MAX 250 /* the kernel's SCM_MAX_FD is 253 */
 
 struct ar_janitor_ops {
   void (*undo) (void *data); /* after our death: everything */
@@ -32,9 +31,7 @@ void ar_janitor_dismiss (struct ar_janitor *j);
 /* We return before all is undone: it runs ops->finish(data, word) and
  * goes, while we go on (a removal that waits for the kernel need not make
  * us wait); word says what is left, as its copy of our memory may not know
- * it (made after its start). It also holds a copy of each of fds (the
- * first AR_JANITOR_FDS_MAX) until it goes: what the kernel does when the
- * last one is closed is then its time, not ours. */
-void ar_janitor_hand_over (struct ar_janitor *j, const char *word, const int *fds, size_t n_fds);
+ * it (made after its start). */
+void ar_janitor_hand_over (struct ar_janitor *j, const char *word);
 
 #endif

@@ -566,13 +566,12 @@ out:
     delete_container (ctx, sb);
   cleanup_seen (sb);
   if (said_end)
-    ar_janitor_hand_over (&janitor, cgroup_left ? cgroup_left : "", sb->gone, sb->n_gone);
+    ar_janitor_hand_over (&janitor, cgroup_left ? cgroup_left : "");
   else
     {
       remove_tmpdir (sb);
       ar_janitor_dismiss (&janitor);
     }
-  ar_sbpaths_let_go (sb);
   ar_debug ("sandbox: cleaned up");
   sigprocmask (SIG_SETMASK, &old, NULL);
   return r;

@@ -166,7 +166,6 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->id);
   free (sb->tmpdir);
   ar_sbpaths_cleanup (sb);
-  ar_sbpaths_let_go (sb);
   for (size_t i = 0; i < sb->n_notes; i++)
     free (sb->notes[i].opt), free (sb->notes[i].path);
   free (sb->notes);

@@ -152,11 +152,6 @@ struct ar_sandbox {
    * under an exclusive one, so never one this run has bound */
   int *held;
   size_t n_held;
-  /* the placeholders removed, each still open: the kernel frees an inode
-   * (and a folder's block, which some disks discard right then) when its
-   * last reference goes, which the janitor lets go after we return */
-  int *gone;
-  size_t n_gone;
   char *new_git; /* WS/.git when it did not exist before the run */
   /* the writable folders whose repositories were looked for, and the git
    * folders found below them (absolute): a new one is said after the run */

@@ -1995,22 +1995,15 @@ still_ours (const struct ar_sb_placed *p, int dfd, const char *base, int *waits)
  * rename over the name, or a write into the placeholder, that lands
  * between those checks and the unlinkat (a few microseconds) is lost. */
 static void
-remove_placed (struct ar_sandbox *sb, const struct ar_sb_placed *p, struct ar_sb_dirfd *c, int *waits)
+remove_placed (const struct ar_sb_placed *p, struct ar_sb_dirfd *c, int *waits)
 {
   const char *base;
   int dfd = open_parent (c, p->path, &base);
-  int fd = dfd < 0 ? -1 : still_ours (p, dfd, base, waits);
+  cleanup_close int fd = dfd < 0 ? -1 : still_ours (p, dfd, base, waits);
   if (fd < 0)
     return;
-  if (unlinkat (dfd, base, p->dir ? AT_REMOVEDIR : 0) < 0)
-    {
-      if (!(p->dir && (errno == ENOTEMPTY || errno == EEXIST)))
-        ar_warn ("sandbox cleanup: remove the placeholder %s: %s", p->path, strerror (errno));
-      close (fd);
-      return;
-    }
-  sb->gone = xrealloc (sb->gone, (sb->n_gone + 1) * sizeof *sb->gone);
-  sb->gone[sb->n_gone++] = fd;
+  if (unlinkat (dfd, base, p->dir ? AT_REMOVEDIR : 0) < 0 && !(p->dir && (errno == ENOTEMPTY || errno == EEXIST)))
+    ar_warn ("sandbox cleanup: remove the placeholder %s: %s", p->path, strerror (errno));
 }
 
 /* The repositories the run made below each writable folder, said (those
@@ -2037,16 +2030,6 @@ report_new_repositories (struct ar_sandbox *sb)
 }
 
 void
-ar_sbpaths_let_go (struct ar_sandbox *sb)
-{
-  for (size_t i = 0; i < sb->n_gone; i++)
-    close (sb->gone[i]);
-  free (sb->gone);
-  sb->gone = NULL;
-  sb->n_gone = 0;
-}
-
-void
 ar_sbpaths_cleanup (struct ar_sandbox *sb)
 {
   report_new_repositories (sb);
@@ -2062,7 +2045,7 @@ ar_sbpaths_cleanup (struct ar_sandbox *sb)
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   for (size_t i = sb->n_placed; i-- > 0;)
     {
-      remove_placed (sb, &sb->placed[i], &dir, &waits);
+      remove_placed (&sb->placed[i], &dir, &waits);
       free (sb->placed[i].path);
     }
   ar_sb_dirfd_close (&dir);

@@ -42,10 +42,8 @@ int ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err);
 
 /* After the run: remove the placeholders that are still as we made them
  * and that no other run has bound, and warn about a repository the run
- * created. What was removed stays open in sb->gone, for the janitor to
- * let go (ar_sbpaths_let_go closes our copies). */
+ * created. */
 void ar_sbpaths_cleanup (struct ar_sandbox *sb);
-void ar_sbpaths_let_go (struct ar_sandbox *sb);
 
 /* Who invoked agentrun: SUDO_UID/SUDO_GID when root through sudo, else the
  * real ids; home is that user's home (caller frees). */
