@@ -54,6 +54,23 @@ start_echo() {
   done
 }
 
+@test "sandbox: when it returns, the workspace's file system is free: it can be unmounted at once" {
+  # a tmpfs of this test's own, in a mount namespace of its own, where the
+  # run makes its placeholders: a folder, a file or an inode of it still
+  # held by anything of the run (the janitor's working folder, an fd of a
+  # placeholder just removed) makes the umount right after busy
+  mkdir "$T/mnt"
+  run unshare -m --propagation private sh -euc '
+    for i in 1 2 3 4 5 6; do
+      mount -t tmpfs -o mode=711 agentrun-test "$1"
+      mkdir "$1/ws" && chown "$4:$4" "$1/ws"
+      (cd "$1/ws" && env -u SUDO_UID -u SUDO_GID HOME="$2" "$3" --root "$5" sandbox -- true)
+      umount "$1"
+    done' sh "$T/mnt" "$FHOME" "$AGENTRUN" "$AGENT_UID" "$ROOT"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 @test "sandbox: runs as the invoking uid, never 0, with no capabilities, no_new_privs and seccomp" {
   run sb -- sh -c 'id -u; id -g; grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):" /proc/self/status'
   [ "$status" -eq 0 ]
