@@ -22,10 +22,12 @@ janitor (int fd, const struct ar_janitor_ops *ops)
   char b[AR_JANITOR_WORD_MAX + 2];
   ssize_t n;
   /* nothing of ours held open (a caller waiting for our stdout's EOF),
-   * no terminal's signals (the caller's ^C or hangup is ours to act on) */
+   * not the caller's working folder either (an unmount of it right after
+   * we return must not find it busy: ops name what they remove by absolute
+   * paths), no terminal's signals (the caller's ^C or hangup is ours) */
   int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
   if (setsid () < 0 || nul < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0
-      || (fd != 3 && dup3 (fd, 3, O_CLOEXEC) < 0) || syscall (SYS_close_range, 4, ~0U, 0) < 0)
+      || (fd != 3 && dup3 (fd, 3, O_CLOEXEC) < 0) || syscall (SYS_close_range, 4, ~0U, 0) < 0 || chdir ("/") < 0)
     _exit (1);
   /* one write of at most PIPE_BUF bytes: one read has it all */
   do

@@ -23,8 +23,9 @@ struct ar_janitor_ops {
   void *data;
 };
 
-/* Fork it, in a session of its own, holding no file of ours; its ops run
- * in it, on its copy of our memory at this call. */
+/* Fork it, in a session of its own, holding no file of ours, in /; its
+ * ops run in it, on its copy of our memory at this call, and name what
+ * they remove by absolute paths. */
 int ar_janitor_start (struct ar_janitor *j, const struct ar_janitor_ops *ops, ar_error **err);
 /* We undid it all ourselves: it goes without doing anything. */
 void ar_janitor_dismiss (struct ar_janitor *j);

@@ -456,11 +456,6 @@ finish_after_return (void *data, const char *word)
 {
   struct undo *u = data;
   cleanup_error ar_error *err = NULL;
-  /* the caller's working folder is no longer ours to hold (an unmount of
-   * it right after the return would fail): what is left is named by
-   * absolute paths */
-  if (chdir ("/") < 0)
-    ar_warn ("sandbox cleanup: chdir /: %s", strerror (errno));
   if (*word && ar_cgroup_destroy (word, &err) < 0)
     ar_warn ("sandbox cleanup: %s", err->msg);
   remove_tmpdir (u->sb);
@@ -505,7 +500,7 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
   if (sigprocmask (SIG_BLOCK, &set, &old) < 0)
     return ar_err (err, errno, "sigprocmask");
   cleanup_close int sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  cleanup_free char *bundle = NULL, *relay_dir = NULL;
+  cleanup_free char *bundle = NULL, *relay_dir = NULL, *abs_root = NULL;
   struct ar_janitor janitor = { .fd = -1 };
   struct undo undo = { .ctx = ctx, .sb = sb };
   struct ar_janitor_ops jops = { .undo = undo_after_death, .finish = finish_after_return, .data = &undo };
@@ -523,6 +518,18 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
     goto out;
   if (!run_ctx.root)
     run_ctx.root = sb->state_root;
+  /* the janitor works in / (janitor.h): the state root it deletes the
+   * container in is named from there */
+  if (run_ctx.root[0] != '/')
+    {
+      char cwd[PATH_MAX];
+      if (!getcwd (cwd, sizeof cwd))
+        {
+          ar_err (err, errno, "--root %s: the working folder it is relative to", run_ctx.root);
+          goto out;
+        }
+      run_ctx.root = abs_root = xasprintf ("%s/%s", cwd, run_ctx.root);
+    }
   if (ar_janitor_start (&janitor, &jops, err) < 0)
     goto out;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);

@@ -328,6 +328,24 @@ start_sleeper() {
   wait_for bash -c "[ -z \"\$(find /sys/fs/cgroup -maxdepth 3 -name '$ID')\" ]"
 }
 
+@test "sandbox: after a SIGKILL, the janitor deletes the container in a --root relative to the working folder" {
+  # the janitor works in / (so that nothing of the caller's stays busy):
+  # the state root it deletes in must be named from there
+  mkdir "$T/cwd"
+  (cd "$T/cwd" && exec env -u SUDO_UID -u SUDO_GID HOME="$FHOME" "$AGENTRUN" --root ../state-rel sandbox \
+    --workspace "$WS" -- sleep 1000) 2>"$T/err" &
+  SB=$!
+  track_pid "$SB"
+  wait_for bash -c "ls '$T'/state-rel/sandbox-*/state.json"
+  local st
+  st=$(ls -d "$T"/state-rel/sandbox-*)
+  LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$st/state.json")")
+  track_pid "$(jq -r .pid "$st/state.json")"
+  kill -KILL "$SB"
+  wait "$SB" || true
+  wait_for bash -c "[ ! -e '$st' ] && [ ! -e '$LEFT_TMPDIR' ]"
+}
+
 @test "sandbox: --pids is RLIMIT_NPROC and bites; the one cgroup made is the default memory limit's, none with --memory unlimited" {
   run sb --pids 12 -- sh -c 'grep "^Max processes" /proc/self/limits; i=0
     while [ $i -lt 30 ]; do sleep 5 & i=$((i + 1)); echo "forked $i"; done'
