@@ -4,6 +4,7 @@
  * made; and the one parse of the sandbox options for every command that
  * takes them (cli/cmd_sandbox.c, cli/cmd_check.c). */
 #include "config.h"
+#include "pathname.h"
 #include "cgroups.h"
 #include "clock.h"
 #include "container.h"
@@ -520,16 +521,12 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
     run_ctx.root = sb->state_root;
   /* the janitor works in / (janitor.h): the state root it deletes the
    * container in is named from there */
-  if (run_ctx.root[0] != '/')
+  if (!(abs_root = ar_path_absolute (run_ctx.root)))
     {
-      char cwd[PATH_MAX];
-      if (!getcwd (cwd, sizeof cwd))
-        {
-          ar_err (err, errno, "--root %s: the working folder it is relative to", run_ctx.root);
-          goto out;
-        }
-      run_ctx.root = abs_root = xasprintf ("%s/%s", cwd, run_ctx.root);
+      ar_err (err, errno, "--root %s: the working folder it is relative to", run_ctx.root);
+      goto out;
     }
+  run_ctx.root = abs_root;
   if (ar_janitor_start (&janitor, &jops, err) < 0)
     goto out;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);

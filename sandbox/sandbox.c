@@ -341,15 +341,15 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
     case AR_SB_AUDIT:
       {
         /* the relay and the netproxy write it; relative paths would land in their cwd */
-        char buf[PATH_MAX];
-        if (arg[0] == '/')
-          snprintf (buf, sizeof buf, "%s", arg);
-        else if (!getcwd (buf, sizeof buf) || strlen (buf) + strlen (arg) + 2 > sizeof buf)
-          return ar_err (err, errno, "--audit %s: cannot make the path absolute", arg);
-        else
-          strcat (strcat (buf, "/"), arg);
+        char *abs = ar_path_absolute (arg);
+        if (!abs || strlen (abs) >= PATH_MAX)
+          {
+            int e = abs ? ENAMETOOLONG : errno;
+            free (abs);
+            return ar_err (err, e, "--audit %s: cannot make the path absolute", arg);
+          }
         free (o->audit);
-        o->audit = xstrdup (buf);
+        o->audit = abs;
         return 0;
       }
     case AR_SB_ENV:
@@ -403,16 +403,10 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
     case AR_SB_NET_IDLE_TIMEOUT: return ar_opt_uint ("--net-idle-timeout", arg, 86400, &sb->net_idle_timeout, err);
     case AR_SB_ALLOW_WRITE:
       {
-        char buf[PATH_MAX], cwd[PATH_MAX];
-        if (realpath (arg, buf))
-          strv_add (&sb->allow_write, &sb->n_allow_write, buf);
-        else if (arg[0] == '/' || !getcwd (cwd, sizeof cwd))
-          strv_add (&sb->allow_write, &sb->n_allow_write, arg);
-        else
-          {
-            cleanup_free char *abs = xasprintf ("%s/%s", cwd, arg);
-            strv_add (&sb->allow_write, &sb->n_allow_write, abs);
-          }
+        char buf[PATH_MAX];
+        cleanup_free char *abs = NULL;
+        const char *p = realpath (arg, buf) ? buf : (abs = ar_path_absolute (arg)) ? abs : arg;
+        strv_add (&sb->allow_write, &sb->n_allow_write, p);
         return 0;
       }
     case AR_SB_USER: return parse_user (sb, arg, err);

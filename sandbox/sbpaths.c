@@ -162,8 +162,7 @@ ar_fsid_leave (struct ar_fsid *s)
 void
 ar_sbpaths_note (struct ar_sandbox *sb, const char *opt, const char *given, enum ar_sb_note_kind kind)
 {
-  char cwd[PATH_MAX];
-  char *abs = given[0] == '/' ? xstrdup (given) : getcwd (cwd, sizeof cwd) ? xasprintf ("%s/%s", cwd, given) : NULL;
+  char *abs = ar_path_absolute (given);
   if (!abs)
     return; /* the option itself fails on the same missing cwd */
   sb->notes = xrealloc (sb->notes, (sb->n_notes + 1) * sizeof *sb->notes);

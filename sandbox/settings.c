@@ -35,15 +35,12 @@ unmapped (struct sctx *s, const char *what, const char *why)
 static char *
 expand (const char *v)
 {
-  char cwd[PATH_MAX];
   const char *home = getenv ("HOME");
   if (v[0] == '/')
     return xstrdup (v[1] == '/' ? v + 1 : v);
   if (v[0] == '~' && (v[1] == '\0' || v[1] == '/'))
     return home && home[0] == '/' ? xasprintf ("%s%s", home, v + 1) : NULL;
-  if (!getcwd (cwd, sizeof cwd))
-    return NULL;
-  return xasprintf ("%s/%s", cwd, v);
+  return ar_path_absolute (v);
 }
 
 /* Each string of the array `key` of obj, with the path at key[i]. */

@@ -11,6 +11,7 @@
 #include "settings.h"
 #include "util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -504,6 +505,22 @@ test_path_under (void)
   ok (!ar_path_under ("/ws", "/ws/a"), "a folder is not under what is below it");
 }
 
+/* Relative paths made absolute from the working folder, as given. */
+static void
+test_path_absolute (void)
+{
+  char cwd[PATH_MAX], want[PATH_MAX + 16];
+  char *a = ar_path_absolute ("/x/../y");
+  ok (a && strcmp (a, "/x/../y") == 0, "an absolute path is kept as it is");
+  free (a);
+  if (!getcwd (cwd, sizeof cwd))
+    cwd[0] = '\0';
+  snprintf (want, sizeof want, "%s/state/../s", cwd);
+  a = ar_path_absolute ("state/../s");
+  ok (cwd[0] && a && strcmp (a, want) == 0, "a relative one is put after the working folder, unresolved");
+  free (a);
+}
+
 int
 main (void)
 {
@@ -519,6 +536,7 @@ main (void)
   test_settings ();
   test_settings_rules ();
   test_path_under ();
+  test_path_absolute ();
   char cmd[512];
   snprintf (cmd, sizeof cmd, "rm -rf -- '%s'", dir);
   if (system (cmd) != 0)
