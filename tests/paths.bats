@@ -923,6 +923,28 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
   grep -q "a symlink on the way" "$T/err"
 }
 
+@test "paths: a protected name the person saves by a rename while the container is made is held, in the person's version" {
+  # stopped right after the init's clone: the bind sources are open, nothing
+  # is mounted yet; the person's editor then saves .envrc over the placeholder
+  (export AGENTRUN_FAULT=create-after-clone:stop; exec env -u SUDO_UID -u SUDO_GID HOME="$FHOME" \
+    XDG_CONFIG_HOME="$T/config" "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- \
+    sh -c 'cat .envrc; echo "export EVIL=1" >>.envrc && echo wrote; exit 0') >"$T/out" 2>"$T/err" &
+  local pid=$! status=0
+  track_pid "$pid"
+  wait_for stopped "$pid"
+  [ -e "$WS/.envrc" ]
+  echo 'export A=1' >"$WS/.envrc.tmp"
+  mv "$WS/.envrc.tmp" "$WS/.envrc"
+  kill -CONT "$pid"
+  wait "$pid" || status=$?
+  cat "$T/out" "$T/err"
+  [ "$status" -eq 0 ]
+  # the command read the person's file, could not write it
+  grep -qx 'export A=1' "$T/out"
+  refute grep -qx wrote "$T/out"
+  [ "$(cat "$WS/.envrc")" = 'export A=1' ]
+}
+
 @test "paths: a protected name the person saves during the run (by a rename, or in place) outlives the run's cleanup" {
   sb -- sh -c 'while [ ! -e go ]; do sleep 0.1; done' 2>"$T/err" &
   local pid=$!
@@ -934,8 +956,10 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
   # a write into the placeholder itself
   echo 'alias x=y' >>"$WS/.bashrc"
   touch "$WS/go"
-  wait "$pid"
+  status=0
+  wait "$pid" || status=$?
   cat "$T/err"
+  [ "$status" -eq 0 ]
   [ "$(cat "$WS/.envrc")" = 'export A=1' ]
   [ "$(cat "$WS/.bashrc")" = 'alias x=y' ]
   # the placeholders nobody touched are gone

@@ -418,6 +418,28 @@ open_source (const struct ar_spec *spec, const char *src, bool rec)
   return fd < 0 ? -1 : open_tree (fd, "", flags | AT_EMPTY_PATH);
 }
 
+/* The bind's source or target given to another file between its opening
+ * and the attach (someone saving it on the host by a rename): the entry
+ * held is gone and the attach fails with ENOENT. Both are looked up again
+ * the same way, neither made, a few times. */
+static int
+bind_again (const struct ar_rootfs_ctx *ctx, const struct ar_mount *m, const char *src, const struct ar_mount_opts *o,
+            const char *what, ar_error **err)
+{
+  for (int tries = 0; tries < 3 && (*err)->errnum == ENOENT; tries++)
+    {
+      cleanup_close int mfd = open_source (ctx->spec, src, o->rbind);
+      cleanup_close int target = mfd < 0 ? -1
+                                         : ar_openat2 (ctx->rootfs_fd, m->destination, O_PATH, 0, AR_RESOLVE_ROOT_FLAGS);
+      if (target < 0)
+        return -1; /* gone for good: the first error stands */
+      ar_error_freep (err);
+      if (mount_bind (m, src, mfd, o, target, what, err) == 0)
+        return 0;
+    }
+  return -1;
+}
+
 static char *
 abs_source (const struct ar_rootfs_ctx *ctx, const char *src)
 {
@@ -512,6 +534,8 @@ ar_mount_one (struct ar_rootfs_ctx *ctx, size_t index, ar_error **err)
       else if ((target = ar_mk_in_root (ctx->rootfs_fd, m->destination, S_ISDIR (st.st_mode) ? AR_MK_DIR : AR_MK_FILE, err))
                >= 0)
         ret = mount_bind (m, src, mfd, &o, target, what, err);
+      if (ret < 0 && target >= 0 && err && *err && (*err)->errnum == ENOENT)
+        ret = bind_again (ctx, m, src, &o, what, err);
     }
   else if (o.idmap)
     ar_err (err, 0, "%s.options: idmap applies to bind mounts only", where);
