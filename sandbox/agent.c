@@ -272,11 +272,18 @@ sysv_refused (const struct ar_agent_opts *o, const char *name)
   return strcmp (name, "ipc") == 0;
 }
 
-/* The profile's linux.seccomp object, with the SysV rule where it applies. */
+/* The profile's linux.seccomp object, with the SysV rule where it applies
+ * (sc: the profile parsed); else as it is (sc NULL: it is never parsed
+ * here, only by the runtime that reads the whole document). */
 static void
 g_seccomp (struct ar_gen *G, const struct ar_agent_opts *o, yajl_val sc)
 {
   bool refuse = !o->ipc_limits && !o->allow_sysv_ipc;
+  if (!sc)
+    {
+      ar_gen_json (G, o->seccomp_json, o->seccomp_len);
+      return;
+    }
   ar_gen_map_open (G);
   for (size_t i = 0; i < sc->u.object.len; i++)
     {
@@ -873,10 +880,13 @@ ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_e
   char ebuf[256] = "";
   if (check_opts (o, err) < 0)
     return -1;
-  cleanup_free char *sc = xmalloc0 (o->seccomp_len + 1);
-  memcpy (sc, o->seccomp_json, o->seccomp_len);
-  yajl_val seccomp = yajl_tree_parse (sc, ebuf, sizeof ebuf);
-  if (!seccomp || !YAJL_IS_OBJECT (seccomp))
+  /* parsed only to be changed (the SysV rule) */
+  bool sysv = !o->ipc_limits && !o->allow_sysv_ipc;
+  cleanup_free char *sc = sysv ? xmalloc0 (o->seccomp_len + 1) : NULL;
+  if (sc)
+    memcpy (sc, o->seccomp_json, o->seccomp_len);
+  yajl_val seccomp = sc ? yajl_tree_parse (sc, ebuf, sizeof ebuf) : NULL;
+  if (sc && (!seccomp || !YAJL_IS_OBJECT (seccomp)))
     {
       if (seccomp)
         yajl_tree_free (seccomp);

@@ -31,9 +31,14 @@ ar_gen_free (struct ar_gen *G)
   G->g = NULL;
 }
 
+/* a status of our own, beyond yajl's: ar_gen_json's text did not parse */
+#define AR_GEN_BAD_TEXT ((yajl_gen_status) 1000)
+
 static const char *
 status_name (yajl_gen_status s)
 {
+  if (s == AR_GEN_BAD_TEXT)
+    return "a JSON text that does not parse";
   switch (s)
     {
     case yajl_gen_keys_must_be_strings: return "a key that is not a string";
@@ -193,6 +198,60 @@ ar_gen_tree (struct ar_gen *G, yajl_val v)
     ar_gen_bool (G, YAJL_IS_TRUE (v));
   else
     ar_gen_null (G);
+}
+
+size_t
+ar_json_squeeze (char *out, const char *in, size_t n)
+{
+  size_t len = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < n; i++)
+    {
+      char c = in[i];
+      if (in_string)
+        {
+          out[len++] = c;
+          if (c == '\\' && i + 1 < n)
+            out[len++] = in[++i];
+          else if (c == '"')
+            in_string = false;
+        }
+      else if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+        {
+          out[len++] = c;
+          in_string = c == '"';
+        }
+    }
+  return len;
+}
+
+void
+ar_gen_json (struct ar_gen *G, const char *text, size_t n)
+{
+  if (!G->pretty)
+    {
+      /* yajl writes a number's text as given, with the separator and the
+       * state of a value: so is a whole value of valid JSON */
+      char *flat = xmalloc0 (n + 1);
+      size_t len = ar_json_squeeze (flat, text, n);
+      if (len)
+        ar_gen_number (G, flat, len);
+      else
+        keep (G, AR_GEN_BAD_TEXT);
+      free (flat);
+      return;
+    }
+  char ebuf[128];
+  char *copy = xmalloc0 (n + 1);
+  memcpy (copy, text, n);
+  copy[n] = '\0';
+  yajl_val v = yajl_tree_parse (copy, ebuf, sizeof ebuf);
+  free (copy);
+  if (!v)
+    keep (G, AR_GEN_BAD_TEXT);
+  else
+    ar_gen_tree (G, v);
+  yajl_tree_free (v);
 }
 
 void

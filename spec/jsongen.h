@@ -44,6 +44,15 @@ void ar_gen_array_open (struct ar_gen *G);
 void ar_gen_array_close (struct ar_gen *G);
 /* A parsed value written again, whole. */
 void ar_gen_tree (struct ar_gen *G, yajl_val v);
+/* A value given as JSON text of n bytes, written whole. Compact: copied
+ * as it is, without the white space between its tokens, never parsed here
+ * (for a text that is valid by construction, such as one built into the
+ * binary, in a document its reader parses anyway); pretty: parsed and
+ * written again, so that a text that is not JSON fails the document. */
+void ar_gen_json (struct ar_gen *G, const char *text, size_t n);
+/* The JSON text in[0..n) without the white space between its tokens, in
+ * out (n bytes at least); its length. Strings are copied byte for byte. */
+size_t ar_json_squeeze (char *out, const char *in, size_t n);
 
 void ar_gen_key_str (struct ar_gen *G, const char *key, const char *value);
 void ar_gen_key_int (struct ar_gen *G, const char *key, long long value);

@@ -331,6 +331,43 @@ test_json_writer (void)
       "a parsed value is written again as it was (%s)", text ? text : "none");
   free (text);
 
+  /* a JSON text written whole: compact without the space between tokens
+   * (a string's own spaces, escaped quote and backslash kept), after a key
+   * and before more members; pretty parsed, so a bad text fails */
+  const char raw[] = "{ \"a\" : \"x y\\\" \\\\ z\" ,\n\t\"b\":[1, 2.5e3 , true]\r\n}";
+  char flat[sizeof raw];
+  size_t flen = ar_json_squeeze (flat, raw, sizeof raw - 1);
+  ok (flen == strlen ("{\"a\":\"x y\\\" \\\\ z\",\"b\":[1,2.5e3,true]}")
+          && memcmp (flat, "{\"a\":\"x y\\\" \\\\ z\",\"b\":[1,2.5e3,true]}", flen) == 0,
+      "squeezed JSON text keeps its strings byte for byte (%.*s)", (int) flen, flat);
+  ar_gen_init (&G, NULL);
+  ar_gen_map_open (&G);
+  ar_gen_str (&G, "k");
+  ar_gen_json (&G, raw, sizeof raw - 1);
+  ar_gen_key_int (&G, "n", 1);
+  ar_gen_map_close (&G);
+  int r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r == 0 && strcmp (text, "{\"k\":{\"a\":\"x y\\\" \\\\ z\",\"b\":[1,2.5e3,true]},\"n\":1}") == 0,
+      "a JSON text is written whole as a member's value (%s)", text ? text : "none");
+  free (text);
+  ar_gen_init (&G, "  ");
+  ar_gen_json (&G, raw, sizeof raw - 1);
+  r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r == 0 && strstr (text, "\n  \"b\": [\n    1,"), "pretty, a JSON text is indented like the rest (%s)",
+      text ? text : "none");
+  free (text);
+  ar_gen_init (&G, "  ");
+  ar_gen_json (&G, "{\"a\":", 5);
+  r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r < 0 && err && strstr (err->msg, "does not parse") && !text,
+      "pretty, a text that is not JSON fails the document (%s)", err ? err->msg : "no error");
+  ar_error_freep (&err);
+  ar_gen_init (&G, NULL);
+  ar_gen_json (&G, " \n", 2);
+  r = ar_gen_done (&G, "doc", &text, &len, &err);
+  ok (r < 0 && err && !text, "compact, an empty text fails the document");
+  ar_error_freep (&err);
+
   /* a key that is not a string, then more calls: the first failure is the one named */
   ar_gen_init (&G, NULL);
   ar_gen_map_open (&G);
@@ -339,7 +376,7 @@ test_json_writer (void)
   ar_gen_map_close (&G);
   ar_gen_str (&G, "more");
   text = (char *) "unset";
-  int r = ar_gen_done (&G, "doc", &text, &len, &err);
+  r = ar_gen_done (&G, "doc", &text, &len, &err);
   ok (r < 0 && !text && err && strcmp (err->msg, "doc: JSON writer: a key that is not a string") == 0,
       "the first failure is kept and named (%s)", err ? err->msg : "no error");
   ar_error_free (err);
