@@ -1051,6 +1051,8 @@ ar_container_run (struct ar_ctx *ctx, const struct ar_create_opts *o, int *statu
   /* The lock is for commands; others may now kill or inspect us. */
   close (c.lockfd);
   c.lockfd = -1;
+  if (o->fg_ops && o->fg_ops->init_pidfd)
+    *o->fg_ops->init_pidfd = c.init_pidfd;
   r = ar_foreground_wait (c.init, c.init_pidfd, c.master, c.init_sock, o->fg_ops, status, err);
   /* told the command's end before the init's exit: all but the cgroup now */
   bool said = r == 0 && o->fg_ops && o->fg_ops->said_end && *o->fg_ops->said_end && o->cgroup_left;

@@ -34,6 +34,9 @@ struct ar_fg_ops {
    * and the wait returns at once with the command's status, the init not
    * reaped (it is exiting). */
   bool *said_end;
+  /* Non-NULL: set to the init's pidfd before the wait begins (ours: valid
+   * until the wait returns). */
+  int *init_pidfd;
 };
 
 /* Wait for pid (our child, pinned by pidfd) to exit, forwarding signals to it

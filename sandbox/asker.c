@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -267,9 +268,13 @@ save_allow (struct ar_sandbox *sb, const char *endpoint, ar_error **err)
   uid_t uid;
   gid_t gid;
   struct ar_fsid fs;
+  char real[PATH_MAX];
+  /* held read-only in a writable folder (sbpaths.c): rewritten in place,
+   * as a rename over it would take its mount away from the command */
+  bool held = realpath (sb->save_profile, real) && ar_sbpaths_in_writable (&sb->prof, real);
   ar_sbpaths_invoker (&uid, &gid, NULL);
   ar_fsid_enter (&fs, uid, gid);
-  int r = ar_profile_append_allow (sb->save_profile, endpoint, err);
+  int r = ar_profile_append_allow (sb->save_profile, endpoint, held, err);
   ar_fsid_leave (&fs);
   return r < 0 ? -1 : ar_sbpaths_repin (sb, sb->save_profile, err);
 }

@@ -9,7 +9,7 @@ libarsandbox_a_SOURCES = \
 	sandbox/agent.c sandbox/agent.h \
 	sandbox/sandbox.c sandbox/sandbox.h sandbox/run.c sandbox/places.c sandbox/places.h \
 	sandbox/budgets.c sandbox/budgets.h \
-	sandbox/sbpaths.c sandbox/sbpaths.h sandbox/trust.c sandbox/trust.h \
+	sandbox/sbpaths.c sandbox/sbpaths.h sandbox/sbwatch.c sandbox/sbwatch.h sandbox/trust.c sandbox/trust.h \
 	sandbox/profile.c sandbox/profile.h sandbox/settings.c sandbox/settings.h \
 	sandbox/asker.c sandbox/asker.h sandbox/relay_child.c sandbox/relay_child.h \
 	sandbox/check.c sandbox/check.h sandbox/probes.c sandbox/probes.h

@@ -348,8 +348,23 @@ write_atomic (const char *path, const unsigned char *buf, size_t len, ar_error *
   return 0;
 }
 
+/* The text into path's own inode, which stays (and with it a mount on it). */
+static int
+write_in_place (const char *path, const unsigned char *buf, size_t len, ar_error **err)
+{
+  cleanup_close int fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return ar_err (err, errno, "write %s", path);
+  if (!S_ISREG (st.st_mode))
+    return ar_err (err, 0, "write %s: not a regular file", path);
+  if (write (fd, buf, len) != (ssize_t) len || write (fd, "\n", 1) != 1 || fsync (fd) < 0)
+    return ar_err (err, errno ? errno : EIO, "write %s", path);
+  return 0;
+}
+
 int
-ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err)
+ar_profile_append_allow (const char *path, const char *endpoint, bool in_place, ar_error **err)
 {
   cleanup_free char *label = xasprintf ("profile %s", path);
   yajl_val root = NULL;
@@ -363,5 +378,5 @@ ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err)
   size_t len;
   if (ar_gen_done (&G, label, &text, &len, err) < 0)
     return -1;
-  return write_atomic (path, (const unsigned char *) text, len, err);
+  return (in_place ? write_in_place : write_atomic) (path, (const unsigned char *) text, len, err);
 }

@@ -46,7 +46,9 @@ int ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *l
 
 /* Add endpoint ("NAME:PORT") to the "allow" list of the profile at path,
  * keeping its other keys; the file is created if missing and replaced
- * atomically. */
-int ar_profile_append_allow (const char *path, const char *endpoint, ar_error **err);
+ * atomically (a new file renamed over it), or with in_place rewritten in
+ * its own inode: one the run holds read-only by a mount on it, which a
+ * rename over it would take away. */
+int ar_profile_append_allow (const char *path, const char *endpoint, bool in_place, ar_error **err);
 
 #endif

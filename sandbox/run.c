@@ -15,6 +15,7 @@
 #include "selfexe.h"
 #include "sandbox.h"
 #include "sbpaths.h"
+#include "sbwatch.h"
 #include "profile.h"
 #include "relay_child.h"
 #include "settings.h"
@@ -28,6 +29,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -264,14 +266,63 @@ struct supervision {
   struct ar_sandbox *sb;
   int sfd; /* our INT/TERM/HUP signalfd: a signal ends a question */
   long long kill_at;
+  struct ar_sb_watch watch; /* the held names (sbwatch.h) */
+  int fd; /* what the wait watches for us: the asker's socket, the watch, or ep */
+  int ep; /* epoll of the asker's socket and the watch, or -1 */
+  int init_pidfd; /* the wait's, -1 before it */
+  char *breached; /* a held name the host took away: the run was stopped */
 };
+
+static void
+sup_kill (struct supervision *v)
+{
+  cleanup_error ar_error *kerr = NULL;
+  if (ar_container_kill (v->ctx, v->sb->id, SIGKILL, true, &kerr) < 0)
+    ar_warn ("sandbox: %s", kerr->msg);
+}
+
+static void
+sup_watched (struct supervision *v)
+{
+  const char *path = ar_sb_watch_breached (&v->watch, v->init_pidfd);
+  if (!path || v->breached)
+    return;
+  /* said once the command is gone, as the run's error */
+  v->breached = xstrdup (path);
+  sup_kill (v);
+}
 
 static void
 sup_readable (void *data)
 {
   struct supervision *v = data;
-  if (!v->kill_at)
-    ar_asker_serve (&v->sb->asker, v->sb, v->sfd);
+  struct epoll_event ev[2] = { { .data.fd = v->fd } };
+  int n = v->ep < 0 ? 1 : epoll_wait (v->ep, ev, 2, 0);
+  for (int i = 0; i < n; i++)
+    if (ev[i].data.fd == v->watch.fd)
+      sup_watched (v);
+    else if (!v->kill_at)
+      ar_asker_serve (&v->sb->asker, v->sb, v->sfd);
+}
+
+/* The fd the wait watches for us: the asker's socket, the watch, or an
+ * epoll of both. */
+static int
+sup_fd (struct supervision *v, ar_error **err)
+{
+  int asker = v->sb->asker.path ? v->sb->asker.lfd : -1;
+  if (v->watch.fd < 0 || asker < 0)
+    return v->watch.fd >= 0 ? v->watch.fd : asker;
+  int fds[2] = { asker, v->watch.fd };
+  if ((v->ep = epoll_create1 (EPOLL_CLOEXEC)) < 0)
+    return ar_err (err, errno, "epoll");
+  for (int i = 0; i < 2; i++)
+    {
+      struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+      if (epoll_ctl (v->ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+        return ar_err (err, errno, "epoll");
+    }
+  return v->ep;
 }
 
 static void
@@ -292,10 +343,8 @@ static void
 sup_expired (void *data)
 {
   struct supervision *v = data;
-  cleanup_error ar_error *kerr = NULL;
   ar_warn ("sandbox: the command did not stop after a signal: killing it");
-  if (ar_container_kill (v->ctx, v->sb->id, SIGKILL, true, &kerr) < 0)
-    ar_warn ("sandbox: %s", kerr->msg);
+  sup_kill (v);
   v->kill_at = ar_now_ms () + STOP_GRACE_MS;
 }
 
@@ -361,17 +410,28 @@ static int
 run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, bool *said_end,
                char **cgroup_left, int *status, ar_error **err)
 {
-  struct supervision v = { .ctx = ctx, .sb = sb, .sfd = sfd };
+  struct supervision v = { .ctx = ctx, .sb = sb, .sfd = sfd, .ep = -1, .init_pidfd = -1 };
   struct ar_fg_pipes pipes = { -1, -1, -1 };
   int stdio[3] = { -1, -1, -1 };
-  struct ar_fg_ops ops = { .fd = sb->asker.path ? sb->asker.lfd : -1,
+  if (ar_sb_watch_start (&v.watch, &sb->prof, err) < 0)
+    return -1;
+  int fd = v.fd = sup_fd (&v, err);
+  if (fd < 0 && (v.watch.fd >= 0 || (sb->asker.path && sb->asker.lfd >= 0)))
+    {
+      if (v.ep >= 0)
+        close (v.ep);
+      ar_sb_watch_close (&v.watch);
+      return -1;
+    }
+  struct ar_fg_ops ops = { .fd = fd,
                            .readable = sup_readable,
                            .signalled = sup_signalled,
                            .deadline = sup_deadline,
                            .expired = sup_expired,
                            .data = &v,
                            .pipes = &pipes,
-                           .said_end = said_end };
+                           .said_end = said_end,
+                           .init_pidfd = &v.init_pidfd };
   struct ar_create_opts co = { .id = sb->id,
                                .bundle = bundle,
                                .fg_ops = &ops,
@@ -389,8 +449,18 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
   close_pipes (stdio, &pipes);
   restore_fd (out, STDOUT_FILENO);
   restore_fd (in, STDIN_FILENO);
+  if (v.ep >= 0)
+    close (v.ep);
+  ar_sb_watch_close (&v.watch);
   if (r == 0)
     *status &= 0xff;
+  if (r == 0 && v.breached)
+    r = ar_err (err, 0,
+                "%s was replaced or removed on the host while the command ran, which took its read-only mount "
+                "away: the command was stopped; look at %s before the host uses it (the command could write "
+                "it from that moment to its stop)",
+                v.breached, v.breached);
+  free (v.breached);
   return r;
 }
 

@@ -360,6 +360,17 @@ enclosing_writable (const struct ar_agent_opts *o, const char *path)
   return wr;
 }
 
+bool
+ar_sbpaths_in_writable (const struct ar_agent_opts *o, const char *path)
+{
+  cleanup_free char *parent = xstrdup (path);
+  char *slash = strrchr (parent, '/');
+  if (!slash || slash == parent)
+    return false;
+  *slash = '\0';
+  return enclosing_writable (o, parent);
+}
+
 static void
 add_bind_of (struct ar_agent_opts *o, const char *path, bool writable)
 {

@@ -26,6 +26,10 @@ void ar_sbpaths_note (struct ar_sandbox *sb, const char *opt, const char *given,
  * placeholders of missing ones) and open the audit log. */
 int ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err);
 
+/* Does path lie in a folder the command can write (its parent's deepest
+ * bind is writable)? */
+bool ar_sbpaths_in_writable (const struct ar_agent_opts *o, const char *path);
+
 /* Open the --audit log once, as the invoking user, without following a
  * symlink; the relay and the netproxy get the fd (audit_fd_ref). */
 int ar_sbpaths_open_audit (struct ar_sandbox *sb, ar_error **err);

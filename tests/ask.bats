@@ -346,6 +346,23 @@ ask_always() {
   [ "$(stat -c %u "$U/new.json")" = "$me" ]
 }
 
+@test "sandbox --ask: always saved to a --save-profile in the workspace: the run goes on, the command still cannot write it" {
+  sandbox_setup
+  # writable by the agent's uid but for the read-only mount the run holds
+  # on it; a rename over it (a new file) would take that mount away
+  echo '{ "pids": 128 }' >"$WS/team.json"
+  chmod 666 "$WS/team.json"
+  run sbx_ask always --ask --save-profile "$WS/team.json" -- sh -c \
+    'python3 -c "$0" "$1"; echo "{\"allow\":[\"evil.test:443\"]}" >team.json 2>/dev/null && echo wrote; true' \
+    "$AGENT_CLIENT" "$NAME"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"[y/N/always]"* ]]
+  [ "$(head -1 "$T/out")" = "echo:asked-in-sandbox" ]
+  refute grep -q wrote "$T/out"
+  [ "$(jq -c . "$WS/team.json")" = "{\"pids\":128,\"allow\":[\"$NAME:443\"]}" ]
+}
+
 @test "sandbox --ask: always is saved to --save-profile, which allows it next time" {
   sandbox_setup
   ask_always

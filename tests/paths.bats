@@ -945,23 +945,63 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
   [ "$(cat "$WS/.envrc")" = 'export A=1' ]
 }
 
-@test "paths: a protected name the person saves during the run (by a rename, or in place) outlives the run's cleanup" {
-  sb -- sh -c 'while [ ! -e go ]; do sleep 0.1; done' 2>"$T/err" &
-  local pid=$!
+@test "paths: a protected name the person writes in place during the run outlives the run's cleanup" {
+  sb -- sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done' 2>"$T/err" &
+  local pid=$! status=0
   track_pid "$pid"
-  wait_for test -e "$WS/.zshrc"
-  # an editor's save: a new file renamed over the placeholder
-  echo 'export A=1' >"$WS/.envrc.tmp"
-  mv "$WS/.envrc.tmp" "$WS/.envrc"
-  # a write into the placeholder itself
+  wait_for test -e "$WS/started"
   echo 'alias x=y' >>"$WS/.bashrc"
   touch "$WS/go"
-  status=0
   wait "$pid" || status=$?
   cat "$T/err"
   [ "$status" -eq 0 ]
-  [ "$(cat "$WS/.envrc")" = 'export A=1' ]
   [ "$(cat "$WS/.bashrc")" = 'alias x=y' ]
   # the placeholders nobody touched are gone
   [ ! -e "$WS/.zshrc" ]
+}
+
+# The command's attempt comes a second after the person's save: the run
+# must be stopped by then (what it could do at once is said in the error).
+@test "paths: a protected name the person saves by a rename during the run stops the run; the save outlives the cleanup" {
+  sb -- sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
+    echo "export EVIL=1" >>.envrc && echo wrote' >"$T/out" 2>"$T/err" &
+  local pid=$! status=0
+  track_pid "$pid"
+  wait_for test -e "$WS/started"
+  # an editor's save: a new file (one the agent's uid could write) renamed
+  # over the placeholder; the kernel takes the read-only mount on the old
+  # file away, in every namespace
+  echo 'export A=1' >"$WS/.envrc.tmp"
+  chmod 666 "$WS/.envrc.tmp"
+  mv "$WS/.envrc.tmp" "$WS/.envrc"
+  touch "$WS/go"
+  wait "$pid" || status=$?
+  cat "$T/out" "$T/err"
+  [ "$status" -eq 125 ]
+  grep -q "$WS/.envrc was replaced or removed on the host while the command ran" "$T/err"
+  refute grep -q wrote "$T/out"
+  [ "$(cat "$WS/.envrc")" = 'export A=1' ]
+  [ ! -e "$WS/.zshrc" ]
+}
+
+@test "paths: git writing .git/config on the host during the run (a rename of config.lock) stops the run before the command can write it" {
+  # the person's git as the agent's uid: the config it writes then is one
+  # the command could write, were it not held
+  g() { setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups env HOME=/nonexistent git -C "$WS" "$@"; }
+  g init -q
+  sb -- sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
+    printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" >>.git/config && echo wrote' >"$T/out" 2>"$T/err" &
+  local pid=$! status=0
+  track_pid "$pid"
+  wait_for test -e "$WS/started"
+  g config user.name person
+  [ "$(stat -c %u "$WS/.git/config")" = "$AGENT_UID" ]
+  touch "$WS/go"
+  wait "$pid" || status=$?
+  cat "$T/out" "$T/err"
+  [ "$status" -eq 125 ]
+  grep -q "$WS/.git/config was replaced or removed on the host" "$T/err"
+  refute grep -q wrote "$T/out"
+  refute grep -q fsmonitor "$WS/.git/config"
+  [ "$(g config user.name)" = person ]
 }

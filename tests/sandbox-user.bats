@@ -503,3 +503,25 @@ root_folder_behind() {
   [ "$status" -eq 0 ]
   [ "${lines[-1]}" = 65534 ]
 }
+
+@test "a plain user's git rewriting .git/config during the run stops it before the command can write the new one" {
+  as_plain_user
+  as_user git init -q
+  # the command writes a second after the person's `git config`: by then
+  # agentrun, which cannot look at its own pid 1 through /proc as this user,
+  # has found the mount gone from inside the container and stopped it
+  as_user agentrun sandbox -- "sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
+    printf \"[core]\\n\\tfsmonitor = touch /tmp/pwned\\n\" >>.git/config && echo wrote'" >"$T/out" 2>&1 &
+  local pid=$! status=0
+  track_pid "$pid"
+  wait_for test -e "$WS/started"
+  as_user git config user.name person
+  as_user touch go
+  wait "$pid" || status=$?
+  cat "$T/out"
+  [ "$status" -eq 125 ]
+  grep -q "$WS/.git/config was replaced or removed on the host" "$T/out"
+  refute grep -q wrote "$T/out"
+  refute grep -q fsmonitor "$WS/.git/config"
+  [ "$(as_user git config user.name)" = person ]
+}

@@ -1,0 +1,41 @@
+/* The names the run holds in the folders the command can write (the
+ * protected names' read-only binds, a scratch copy over a folder, a mask),
+ * watched on the host while the command runs. Each is a mount on the
+ * host's entry of that name; when something on the host replaces or
+ * removes that entry (git writes .git/config by renaming config.lock over
+ * it, an editor saves by a rename), the kernel takes the mount away in
+ * every namespace, and the command would find the new file writable. The
+ * run is stopped then: it no longer has the confinement it was asked for. */
+#ifndef AR_SBWATCH_H
+#define AR_SBWATCH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "agent.h"
+#include "error.h"
+
+struct ar_sb_watched {
+  char *path;
+  const char *base; /* in path */
+  int wd;
+};
+
+struct ar_sb_watch {
+  int fd; /* inotify, or -1: nothing to watch */
+  int root; /* the container's /, once needed, or -1 */
+  struct ar_sb_watched *w;
+  size_t n;
+};
+
+/* Watch the folders of the held names of o; w->fd -1 when there are none. */
+int ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, ar_error **err);
+
+/* After input on w->fd: the first held name that an event names and that
+ * is no longer a mount in the container of the init pinned by init_pidfd
+ * (its path, in w), or NULL. One that cannot be looked at there counts as
+ * not held, unless the init is gone (the run is over). */
+const char *ar_sb_watch_breached (struct ar_sb_watch *w, int init_pidfd);
+
+void ar_sb_watch_close (struct ar_sb_watch *w);
+
+#endif
