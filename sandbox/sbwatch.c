@@ -15,7 +15,6 @@
 #include <sched.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,7 +60,7 @@ watch_if_held (struct ar_sb_watch *w, const struct ar_agent_opts *o, const char 
 int
 ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, ar_error **err)
 {
-  *w = (struct ar_sb_watch){ .fd = -1, .root = -1 };
+  *w = (struct ar_sb_watch){ .fd = -1 };
   int r = 0;
   for (size_t i = 0; r == 0 && i < o->n_binds; i++)
     if (!o->binds[i].src && (!o->binds[i].writable || o->binds[i].scratch))
@@ -78,11 +77,13 @@ ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, ar_erro
 /* The container's / as its processes see it, to look at its mounts: a
  * child of ours joins the init's user and mount namespaces (this process
  * owns the user namespace: no ptrace access to the init is needed, which
- * a plain user lacks) and sends back an O_PATH fd of its root. */
+ * a plain user lacks) and sends back an O_PATH fd of its root. -1 with
+ * errno: ESRCH when the init has no namespaces any more (it is exiting,
+ * and every process of the container with it). */
 static int
 container_root (int init_pidfd)
 {
-  int sv[2], fd = -1;
+  int sv[2], fd = -1, e = EIO;
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return -1;
   pid_t pid = fork ();
@@ -90,15 +91,18 @@ container_root (int init_pidfd)
     {
       close (sv[0]);
       int root = setns (init_pidfd, CLONE_NEWUSER | CLONE_NEWNS) < 0 ? -1 : open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      _exit (ar_send_fd (sv[1], root, "r", 1, NULL) < 0 || root < 0);
+      int why = root < 0 ? errno : 0;
+      _exit (ar_send_fd (sv[1], root, &why, sizeof why, NULL) < 0);
     }
   close (sv[1]);
-  char c;
-  if (pid > 0 && ar_recv_fd (sv[0], &fd, &c, 1, NULL) < 0)
-    fd = -1;
+  if (pid > 0 && ar_recv_fd (sv[0], &fd, &e, sizeof e, NULL) < 0)
+    e = EIO, fd = -1;
   close (sv[0]);
   if (pid > 0)
     ar_reap (pid);
+  else
+    e = errno;
+  errno = fd < 0 ? e : 0;
   return fd;
 }
 
@@ -133,13 +137,22 @@ ar_sb_watch_breached (struct ar_sb_watch *w, int init_pidfd)
           if (w->w[i].wd == ev->wd && strcmp (w->w[i].base, ev->name) == 0)
             named[i] = any = true;
       }
-  if (any && w->root < 0 && init_pidfd >= 0)
-    w->root = container_root (init_pidfd);
-  /* the init gone: the run is over, the mounts no longer matter */
-  bool over = init_pidfd < 0 || (syscall (SYS_pidfd_send_signal, init_pidfd, 0, NULL, 0) < 0 && errno == ESRCH);
+  /* looked at afresh each time: a root kept from before would show the
+   * mounts of a namespace torn down at the init's exit as gone. The init
+   * exiting or gone: the run is over, the mounts no longer matter. */
+  cleanup_close int root = any && init_pidfd >= 0 ? container_root (init_pidfd) : -1;
+  bool over = !any || init_pidfd < 0 || (root < 0 && errno == ESRCH);
   for (size_t i = 0; !over && i < w->n && hit == w->n; i++)
-    if ((all || named[i]) && (w->root < 0 || !still_held (w->root, w->w[i].path)))
+    if ((all || named[i]) && (root < 0 || !still_held (root, w->w[i].path)))
       hit = i;
+  /* a namespace still there now was there when it was looked at (its
+   * mounts go only with it): else the run ended meanwhile */
+  if (hit < w->n && root >= 0)
+    {
+      cleanup_close int again = container_root (init_pidfd);
+      if (again < 0 && errno == ESRCH)
+        hit = w->n;
+    }
   free (named);
   return hit < w->n ? w->w[hit].path : NULL;
 }
@@ -149,10 +162,8 @@ ar_sb_watch_close (struct ar_sb_watch *w)
 {
   if (w->fd >= 0)
     close (w->fd);
-  if (w->root >= 0)
-    close (w->root);
   for (size_t i = 0; i < w->n; i++)
     free (w->w[i].path);
   free (w->w);
-  *w = (struct ar_sb_watch){ .fd = -1, .root = -1 };
+  *w = (struct ar_sb_watch){ .fd = -1 };
 }

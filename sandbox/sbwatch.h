@@ -22,7 +22,6 @@ struct ar_sb_watched {
 
 struct ar_sb_watch {
   int fd; /* inotify, or -1: nothing to watch */
-  int root; /* the container's /, once needed, or -1 */
   struct ar_sb_watched *w;
   size_t n;
 };
