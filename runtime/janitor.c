@@ -17,17 +17,20 @@
 #include <unistd.h>
 
 __attribute__ ((noreturn)) static void
-janitor (int fd, const struct ar_janitor_ops *ops)
+janitor (int fd, int keep_fd, const struct ar_janitor_ops *ops)
 {
   char b[AR_JANITOR_WORD_MAX + 2];
   ssize_t n;
   /* nothing of ours held open (a caller waiting for our stdout's EOF),
    * not the caller's working folder either (an unmount of it right after
    * we return must not find it busy: ops name what they remove by absolute
-   * paths), no terminal's signals (the caller's ^C or hangup is ours) */
+   * paths), no terminal's signals (the caller's ^C or hangup is ours);
+   * keep_fd at 4, above the others */
   int nul = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (setsid () < 0 || nul < 0 || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0 || dup2 (nul, 2) < 0
-      || (fd != 3 && dup3 (fd, 3, O_CLOEXEC) < 0) || syscall (SYS_close_range, 4, ~0U, 0) < 0 || chdir ("/") < 0)
+  int keep = keep_fd >= 0 ? fcntl (keep_fd, F_DUPFD_CLOEXEC, 10) : -1;
+  if (setsid () < 0 || nul < 0 || (keep_fd >= 0 && keep < 0) || dup2 (nul, 0) < 0 || dup2 (nul, 1) < 0
+      || dup2 (nul, 2) < 0 || (fd != 3 && dup3 (fd, 3, O_CLOEXEC) < 0) || (keep >= 0 && dup3 (keep, 4, O_CLOEXEC) < 0)
+      || syscall (SYS_close_range, keep >= 0 ? 5 : 4, ~0U, 0) < 0 || chdir ("/") < 0)
     _exit (1);
   /* one write of at most PIPE_BUF bytes: one read has it all */
   do
@@ -44,7 +47,7 @@ janitor (int fd, const struct ar_janitor_ops *ops)
 }
 
 int
-ar_janitor_start (struct ar_janitor *j, const struct ar_janitor_ops *ops, ar_error **err)
+ar_janitor_start (struct ar_janitor *j, const struct ar_janitor_ops *ops, int keep_fd, ar_error **err)
 {
   int p[2];
   j->fd = -1;
@@ -62,7 +65,7 @@ ar_janitor_start (struct ar_janitor *j, const struct ar_janitor_ops *ops, ar_err
   if (pid == 0)
     {
       close (p[1]);
-      janitor (p[0], ops);
+      janitor (p[0], keep_fd, ops);
     }
   close (p[0]);
   j->fd = p[1];

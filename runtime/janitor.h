@@ -23,10 +23,12 @@ struct ar_janitor_ops {
   void *data;
 };
 
-/* Fork it, in a session of its own, holding no file of ours, in /; its
- * ops run in it, on its copy of our memory at this call, and name what
- * they remove by absolute paths. */
-int ar_janitor_start (struct ar_janitor *j, const struct ar_janitor_ops *ops, ar_error **err);
+/* Fork it, in a session of its own, holding no file of ours but keep_fd
+ * (-1: none), in /; its ops run in it, on its copy of our memory at this
+ * call, and name what they remove by absolute paths. keep_fd is closed
+ * only when it goes: a last close that is slow (an inotify instance's
+ * waits for an RCU grace period, ~10 ms) is then not ours. */
+int ar_janitor_start (struct ar_janitor *j, const struct ar_janitor_ops *ops, int keep_fd, ar_error **err);
 /* We undid it all ourselves: it goes without doing anything. */
 void ar_janitor_dismiss (struct ar_janitor *j);
 /* We return before all is undone: it runs ops->finish(data, word) and

@@ -407,13 +407,13 @@ close_pipes (int stdio[3], struct ar_fg_pipes *fp)
 /* Create, start, wait and delete in this process: no runtime child (a
  * fork and an exit fewer at every start). */
 static int
-run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, bool *said_end,
+run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, int sfd, int watch_fd, bool *said_end,
                char **cgroup_left, int *status, ar_error **err)
 {
   struct supervision v = { .ctx = ctx, .sb = sb, .sfd = sfd, .ep = -1, .init_pidfd = -1 };
   struct ar_fg_pipes pipes = { -1, -1, -1 };
   int stdio[3] = { -1, -1, -1 };
-  if (ar_sb_watch_start (&v.watch, &sb->prof, err) < 0)
+  if (ar_sb_watch_start (&v.watch, &sb->prof, watch_fd, err) < 0)
     return -1;
   int fd = v.fd = sup_fd (&v, err);
   if (fd < 0 && (v.watch.fd >= 0 || (sb->asker.path && sb->asker.lfd >= 0)))
@@ -576,6 +576,7 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
   struct undo undo = { .ctx = ctx, .sb = sb };
   struct ar_janitor_ops jops = { .undo = undo_after_death, .finish = finish_after_return, .data = &undo };
   bool said_end = false;
+  cleanup_close int watch_fd = -1;
   cleanup_free char *cgroup_left = NULL;
   int r = -1, sig;
   if (sfd < 0)
@@ -597,7 +598,8 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
       goto out;
     }
   run_ctx.root = abs_root;
-  if (ar_janitor_start (&janitor, &jops, err) < 0)
+  /* the watch's instance before the janitor, which keeps a copy */
+  if ((watch_fd = ar_sb_watch_open (err)) < 0 || ar_janitor_start (&janitor, &jops, watch_fd, err) < 0)
     goto out;
   bundle = xasprintf ("%s/bundle", sb->tmpdir);
   relay_dir = xasprintf ("%s/relay", sb->tmpdir);
@@ -626,7 +628,7 @@ ar_sandbox_run (struct ar_ctx *ctx, struct ar_sandbox *sb, int *status, ar_error
       r = 0;
       goto out;
     }
-  r = run_container (ctx, sb, bundle, sfd, &said_end, &cgroup_left, status, err);
+  r = run_container (ctx, sb, bundle, sfd, ar_steal_fd (watch_fd), &said_end, &cgroup_left, status, err);
   ar_debug ("sandbox: the command ended (status %d)%s", *status,
             said_end ? ", told by our pid 1 in its exit" : ", the container is gone");
   ar_asker_summary (&sb->asker, sb);

@@ -50,17 +50,22 @@ watch_one (struct ar_sb_watch *w, const char *path, ar_error **err)
 static int
 watch_if_held (struct ar_sb_watch *w, const struct ar_agent_opts *o, const char *path, ar_error **err)
 {
-  if (!ar_sbpaths_in_writable (o, path))
-    return 0;
-  if (w->fd < 0 && (w->fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC)) < 0)
-    return ar_err (err, errno, "watch the held names (inotify; fs.inotify.max_user_instances?)");
-  return watch_one (w, path, err);
+  return ar_sbpaths_in_writable (o, path) ? watch_one (w, path, err) : 0;
 }
 
 int
-ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, ar_error **err)
+ar_sb_watch_open (ar_error **err)
 {
-  *w = (struct ar_sb_watch){ .fd = -1 };
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0)
+    ar_err (err, errno, "watch the held names (inotify; fs.inotify.max_user_instances?)");
+  return fd;
+}
+
+int
+ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, int fd, ar_error **err)
+{
+  *w = (struct ar_sb_watch){ .fd = fd };
   int r = 0;
   for (size_t i = 0; r == 0 && i < o->n_binds; i++)
     if (!o->binds[i].src && (!o->binds[i].writable || o->binds[i].scratch))
@@ -69,7 +74,7 @@ ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, ar_erro
     r = watch_if_held (w, o, o->extra_dst[i], err);
   for (size_t i = 0; r == 0 && i < o->n_masks; i++)
     r = watch_if_held (w, o, o->masks[i], err);
-  if (r < 0)
+  if (r < 0 || w->n == 0)
     ar_sb_watch_close (w);
   return r;
 }

@@ -26,8 +26,15 @@ struct ar_sb_watch {
   size_t n;
 };
 
-/* Watch the folders of the held names of o; w->fd -1 when there are none. */
-int ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, ar_error **err);
+/* An inotify instance for ar_sb_watch_start, or -1 with err. Made early,
+ * so that a process that outlives the run (the janitor) can hold a copy:
+ * the last close of an instance waits for an RCU grace period (~10 ms). */
+int ar_sb_watch_open (ar_error **err);
+
+/* Watch the folders of the held names of o in fd (ar_sb_watch_open's,
+ * taken: closed by ar_sb_watch_close, or here on failure); w->fd -1 when
+ * there are none. */
+int ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, int fd, ar_error **err);
 
 /* After input on w->fd: the first held name that an event names and that
  * is no longer a mount in the container of the init pinned by init_pidfd
