@@ -305,24 +305,25 @@ sup_readable (void *data)
       ar_asker_serve (&v->sb->asker, v->sb, v->sfd);
 }
 
-/* The fd the wait watches for us: the asker's socket, the watch, or an
- * epoll of both. */
+/* v->fd, what the wait watches for us: the asker's socket, the watch, or
+ * an epoll of both (-1: none). */
 static int
 sup_fd (struct supervision *v, ar_error **err)
 {
   int asker = v->sb->asker.path ? v->sb->asker.lfd : -1;
+  v->fd = v->watch.fd >= 0 ? v->watch.fd : asker;
   if (v->watch.fd < 0 || asker < 0)
-    return v->watch.fd >= 0 ? v->watch.fd : asker;
+    return 0;
   int fds[2] = { asker, v->watch.fd };
-  if ((v->ep = epoll_create1 (EPOLL_CLOEXEC)) < 0)
-    return ar_err (err, errno, "epoll");
+  if ((v->fd = v->ep = epoll_create1 (EPOLL_CLOEXEC)) < 0)
+    return ar_err (err, errno, "epoll for the asker and the watch");
   for (int i = 0; i < 2; i++)
     {
       struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
       if (epoll_ctl (v->ep, EPOLL_CTL_ADD, fds[i], &ev) < 0)
-        return ar_err (err, errno, "epoll");
+        return ar_err (err, errno, "epoll for the asker and the watch");
     }
-  return v->ep;
+  return 0;
 }
 
 static void
@@ -415,15 +416,14 @@ run_container (struct ar_ctx *ctx, struct ar_sandbox *sb, const char *bundle, in
   int stdio[3] = { -1, -1, -1 };
   if (ar_sb_watch_start (&v.watch, &sb->prof, watch_fd, err) < 0)
     return -1;
-  int fd = v.fd = sup_fd (&v, err);
-  if (fd < 0 && (v.watch.fd >= 0 || (sb->asker.path && sb->asker.lfd >= 0)))
+  if (sup_fd (&v, err) < 0)
     {
       if (v.ep >= 0)
         close (v.ep);
       ar_sb_watch_close (&v.watch);
       return -1;
     }
-  struct ar_fg_ops ops = { .fd = fd,
+  struct ar_fg_ops ops = { .fd = v.fd,
                            .readable = sup_readable,
                            .signalled = sup_signalled,
                            .deadline = sup_deadline,
