@@ -42,6 +42,7 @@ struct created {
   pid_t child1;
   pid_t init;
   int init_pidfd;
+  int root_fd; /* the container's /, when the foreground wait asks for it */
   int master; /* pty master kept for a foreground run */
   int init_sock; /* a foreground run's line to our pid 1 (pid1.h), or -1 */
 };
@@ -50,7 +51,7 @@ static void
 created_init (struct created *c)
 {
   memset (c, 0, sizeof *c);
-  c->lockfd = c->init_pidfd = c->master = c->init_sock = -1;
+  c->lockfd = c->init_pidfd = c->root_fd = c->master = c->init_sock = -1;
 }
 
 static void
@@ -63,6 +64,8 @@ created_free (struct created *c)
     close (c->lockfd);
   if (c->init_pidfd >= 0)
     close (c->init_pidfd);
+  if (c->root_fd >= 0)
+    close (c->root_fd);
   if (c->master >= 0)
     close (c->master);
   if (c->init_sock >= 0)
@@ -468,7 +471,7 @@ converse (struct parent_io *io, ar_error **err)
         return *err && (*err)->errnum == ECONNRESET ? prefer_init_error (io, err) : -1;
       if (r == 0)
         return ar_err (err, 0, "container init exited during create");
-      if (fd >= 0 && m.type != SYNC_PTY && m.type != SYNC_SECCOMP_FD)
+      if (fd >= 0 && m.type != SYNC_PTY && m.type != SYNC_SECCOMP_FD && m.type != SYNC_READY)
         close (fd);
       switch (m.type)
         {
@@ -494,6 +497,9 @@ converse (struct parent_io *io, ar_error **err)
             return -1;
           break;
         case SYNC_READY:
+          if (c->root_fd >= 0)
+            close (c->root_fd);
+          c->root_fd = fd;
           /* fail closed: never ready with the device rules unapplied */
           if (io->devices_pending)
             return ar_err (err, 0, "cgroup: the init did not stop for the device rules to be applied");
@@ -659,6 +665,7 @@ prepare_init (struct ar_ctx *ctx, const struct ar_create_opts *o, struct created
                               .unixconn_sock = -1,
                               .unixconn_mine = -1,
                               .die_with_parent = o->die_with_parent,
+                              .send_root = o->fg_ops && o->fg_ops->root_fd,
                               .exec_env = o->exec_env,
                               .n_exec_env = o->n_exec_env };
   for (int i = 0; i < AR_NS_N; i++)
@@ -1053,7 +1060,12 @@ ar_container_run (struct ar_ctx *ctx, const struct ar_create_opts *o, int *statu
   c.lockfd = -1;
   if (o->fg_ops && o->fg_ops->init_pidfd)
     *o->fg_ops->init_pidfd = c.init_pidfd;
+  if (o->fg_ops && o->fg_ops->root_fd)
+    *o->fg_ops->root_fd = c.root_fd;
   r = ar_foreground_wait (c.init, c.init_pidfd, c.master, c.init_sock, o->fg_ops, status, err);
+  if (c.root_fd >= 0)
+    close (c.root_fd); /* the container's mounts are not kept past their end */
+  c.root_fd = -1;
   /* told the command's end before the init's exit: all but the cgroup now */
   bool said = r == 0 && o->fg_ops && o->fg_ops->said_end && *o->fg_ops->said_end && o->cgroup_left;
   if (!o->keep)

@@ -449,8 +449,13 @@ init_main (struct ar_init_ctx *c)
     ar_err (&err, errno, "prctl PR_SET_DUMPABLE"), fail (c, err);
   pid_t host_pid = 0;
   init_setup (c, &host_pid, &exec_path, &seccomp_loaded);
-  if (ar_sync_send (c->sock, SYNC_READY, 0, -1, NULL, &err) < 0)
+  int root = c->send_root ? open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (c->send_root && root < 0)
+    ar_err (&err, errno, "open the container's / for the foreground wait"), fail (c, err);
+  if (ar_sync_send (c->sock, SYNC_READY, 0, root, NULL, &err) < 0)
     fail (c, err);
+  if (root >= 0)
+    close (root);
   /* The Landlock ruleset is built while agentrun commits and opens
    * exec.fifo, and applied after the go (a failure is told then too);
    * the handover to the unixconn supervisor made ready too */

@@ -37,6 +37,11 @@ struct ar_fg_ops {
   /* Non-NULL: set to the init's pidfd before the wait begins (ours: valid
    * until the wait returns). */
   int *init_pidfd;
+  /* Non-NULL: set to an O_PATH fd of the container's / as its processes
+   * see it (ours, the same way), to look at its mounts while the init
+   * lives: once it is gone the namespace is torn down, and the mounts seen
+   * from there with it. */
+  int *root_fd;
 };
 
 /* Wait for pid (our child, pinned by pidfd) to exit, forwarding signals to it

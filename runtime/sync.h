@@ -24,7 +24,7 @@ enum ar_sync_type {
   SYNC_HOOKS_ACK,
   SYNC_PTY, /* init -> parent: the pty master (fd) */
   SYNC_SECCOMP_FD, /* init -> parent: the seccomp listener (fd) */
-  SYNC_READY, /* init -> parent: waiting for start is all that is left */
+  SYNC_READY, /* init -> parent: waiting for start is all that is left (fd: /, when asked) */
   SYNC_COMMIT, /* parent -> init: state written, wait on the fifo */
   SYNC_ERROR, /* init -> parent: text says what failed */
   SYNC_STOPPED, /* pid1 -> foreground parent: the command stopped (value: the signal) */
@@ -97,6 +97,7 @@ struct ar_init_ctx {
    * SYNC_PID_ACK, and the init joins and makes the namespace then */
   bool cg_after_go;
   bool die_with_parent; /* PR_SET_PDEATHSIG before execve (sandbox) */
+  bool send_root; /* an O_PATH fd of / with SYNC_READY (ar_fg_ops.root_fd) */
   char *const *exec_env;
   size_t n_exec_env; /* added to process.env at exec (sandbox) */
   bool userns; /* new or joined */

@@ -324,8 +324,8 @@ fd_path (int fd, char *out, size_t cap)
   return 0;
 }
 
-static bool
-is_bind (const struct ar_agent_opts *o, const char *path)
+bool
+ar_sbpaths_is_bind (const struct ar_agent_opts *o, const char *path)
 {
   if (strcmp (path, o->workspace) == 0 || (o->out && strcmp (path, o->out) == 0))
     return true; /* (a read-only workspace is a bind too) */
@@ -386,7 +386,7 @@ pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_err
 {
   if (!ar_path_under (path, root))
     return ar_err (err, 0,
-                   "mask %s: reached through the writable folder %s by another path; cannot pin the "
+                   "%s: reached through the writable folder %s by another path; cannot pin the "
                    "folders above it (name it beneath %s)",
                    path, root, root);
   if (!path[strlen (root)])
@@ -395,7 +395,7 @@ pin_between (struct ar_agent_opts *o, const char *root, const char *path, ar_err
   for (char *s = p + strlen (root) + 1; (s = strchr (s, '/')); s++)
     {
       *s = '\0';
-      if (!is_bind (o, p))
+      if (!ar_sbpaths_is_bind (o, p))
         add_bind_of (o, p, enclosing_writable (o, p));
       *s = '/';
     }
@@ -444,7 +444,7 @@ pin_cred_masks (struct ar_sandbox *sb, const struct wset *w, ar_error **err)
           cleanup_free char *whole = xasprintf ("%s/%s", o->home_src, c);
           if (lstat (src, &st) < 0 || !S_ISDIR (st.st_mode) || lstat (whole, &st) < 0)
             break;
-          if (!is_bind (o, dst))
+          if (!ar_sbpaths_is_bind (o, dst))
             {
               o->binds = xrealloc (o->binds, (o->n_binds + 1) * sizeof *o->binds);
               o->binds[o->n_binds++] = (struct ar_agent_bind){ .path = ar_steal_ptr (dst),
@@ -504,7 +504,9 @@ check_note (struct ar_sandbox *sb, const struct wset *w, const struct ar_sb_note
   char real[PATH_MAX];
   int r = fd_path (fd, real, sizeof real);
   close (fd);
-  if (r == 0 && inside && nt->kind == AR_NOTE_MASK)
+  /* a rename of a folder above would take a read-only one along, and a
+   * new one made in its place would be the command's */
+  if (r == 0 && inside && (nt->kind == AR_NOTE_MASK || nt->kind == AR_NOTE_RO))
     return pin_between (&sb->prof, w->path[which], real, err);
   return 0;
 }
@@ -908,7 +910,7 @@ check_links (const char *path, const struct stat *st, ar_error **err)
 static int
 protect_text (struct ar_sandbox *sb, const char *path, bool dir, bool writable, const char *text, ar_error **err)
 {
-  if (lifted (sb, path) || is_bind (&sb->prof, path))
+  if (lifted (sb, path) || ar_sbpaths_is_bind (&sb->prof, path))
     return 0;
   for (int tries = 0; tries < 8; tries++)
     {
@@ -1019,7 +1021,7 @@ place_missing (struct ar_sandbox *sb, const char *root, ar_error **err)
       if (strchr (name, '/') || protected_names[i].present || is_scratch_name (name))
         continue;
       cleanup_free char *path = xasprintf ("%s/%s", root, name);
-      if (lifted (sb, path) || is_bind (&sb->prof, path) || lstat (path, &st) == 0 || errno != ENOENT)
+      if (lifted (sb, path) || ar_sbpaths_is_bind (&sb->prof, path) || lstat (path, &st) == 0 || errno != ENOENT)
         continue;
       want[n] = i;
       paths[n++] = ar_steal_ptr (path);
@@ -1959,6 +1961,10 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
   cleanup_close int fd = openat (bundle_fd, "git-exclude", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 || write (fd, text, len) != (ssize_t) len || fchmod (fd, 0644) < 0)
     return ar_err (err, errno, "create %s/git-exclude", bundle);
+  /* info/ pinned: a rename of it would take the held file along, and a
+   * new info/ made in its place would hold the command's own excludes */
+  if (pin_between (o, git, dst, err) < 0)
+    return -1;
   o->extra_src = xrealloc (o->extra_src, (o->n_extra + 1) * sizeof *o->extra_src);
   o->extra_dst = xrealloc (o->extra_dst, (o->n_extra + 1) * sizeof *o->extra_dst);
   o->extra_src[o->n_extra] = xasprintf ("%s/git-exclude", bundle);

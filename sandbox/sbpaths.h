@@ -30,6 +30,10 @@ int ar_sbpaths_prepare (struct ar_sandbox *sb, ar_error **err);
  * bind is writable)? */
 bool ar_sbpaths_in_writable (const struct ar_agent_opts *o, const char *path);
 
+/* Is path a mount of the container's own (the workspace, out, a bind, a
+ * folder pinned onto itself)? */
+bool ar_sbpaths_is_bind (const struct ar_agent_opts *o, const char *path);
+
 /* Open the --audit log once, as the invoking user, without following a
  * symlink; the relay and the netproxy get the fd (audit_fd_ref). */
 int ar_sbpaths_open_audit (struct ar_sandbox *sb, ar_error **err);

@@ -3,8 +3,6 @@
 #include "sbwatch.h"
 #include "pathutil.h"
 #include "sbpaths.h"
-#include "container.h"
-#include "terminal.h"
 #include "util.h"
 
 #include <errno.h>
@@ -12,14 +10,41 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/inotify.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* what takes the entry of a name from its folder */
 #define GONE_EVENTS (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+/* what takes a folder from where the container sees it: the held mounts
+ * in it move with it, a new folder made there holds nothing */
+#define SELF_EVENTS (IN_MOVE_SELF | IN_DELETE_SELF | IN_UNMOUNT)
+#define WATCH_FLAGS (IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
+
+/* The folders at and above a held name's own that are mounts of the
+ * container's in a writable folder (.git, pinned onto itself): a rename of
+ * one on the host (mv .git .git.old; git init) takes the held names in it
+ * along, and leaves a folder without them at their place. The command
+ * cannot rename these (mount points); one it can rename is not watched:
+ * what moves with it stays held, below its new name. */
+static int
+watch_above (struct ar_sb_watch *w, const struct ar_agent_opts *o, const char *dir, ar_error **err)
+{
+  cleanup_free char *p = xstrdup (dir);
+  for (char *slash; ar_sbpaths_in_writable (o, p) && (slash = strrchr (p, '/')) && slash != p; *slash = '\0')
+    {
+      bool seen = !ar_sbpaths_is_bind (o, p);
+      for (size_t i = 0; i < w->n_above && !seen; i++)
+        seen = strcmp (w->above[i], p) == 0;
+      if (seen)
+        continue;
+      if (inotify_add_watch (w->fd, p, SELF_EVENTS | WATCH_FLAGS) < 0)
+        return ar_err (err, errno, "folder %s of a held name: watch it (inotify; fs.inotify.max_user_watches?)", p);
+      w->above = xrealloc (w->above, (w->n_above + 1) * sizeof *w->above);
+      w->above[w->n_above++] = xstrdup (p);
+    }
+  return 0;
+}
 
 static int
 watch_one (struct ar_sb_watch *w, const char *path, ar_error **err)
@@ -34,7 +59,7 @@ watch_one (struct ar_sb_watch *w, const char *path, ar_error **err)
       wd = w->w[i].wd;
   *slash = '\0';
   if (wd < 0)
-    wd = inotify_add_watch (w->fd, p, GONE_EVENTS | IN_ONLYDIR | IN_DONT_FOLLOW);
+    wd = inotify_add_watch (w->fd, p, GONE_EVENTS | WATCH_FLAGS);
   *slash = '/';
   if (wd < 0)
     {
@@ -50,7 +75,13 @@ watch_one (struct ar_sb_watch *w, const char *path, ar_error **err)
 static int
 watch_if_held (struct ar_sb_watch *w, const struct ar_agent_opts *o, const char *path, ar_error **err)
 {
-  return ar_sbpaths_in_writable (o, path) ? watch_one (w, path, err) : 0;
+  if (!ar_sbpaths_in_writable (o, path))
+    return 0;
+  if (watch_one (w, path, err) < 0)
+    return -1;
+  cleanup_free char *dir = xstrdup (path);
+  *strrchr (dir, '/') = '\0';
+  return watch_above (w, o, dir, err);
 }
 
 int
@@ -79,41 +110,9 @@ ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, int fd,
   return r;
 }
 
-/* The container's / as its processes see it, to look at its mounts: a
- * child of ours joins the init's user and mount namespaces (this process
- * owns the user namespace: no ptrace access to the init is needed, which
- * a plain user lacks) and sends back an O_PATH fd of its root. -1 with
- * errno: ESRCH when the init has no namespaces any more (it is exiting,
- * and every process of the container with it). */
-static int
-container_root (int init_pidfd)
-{
-  int sv[2], fd = -1, e = EIO;
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return -1;
-  pid_t pid = fork ();
-  if (pid == 0)
-    {
-      close (sv[0]);
-      int root = setns (init_pidfd, CLONE_NEWUSER | CLONE_NEWNS) < 0 ? -1 : open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      int why = root < 0 ? errno : 0;
-      _exit (ar_send_fd (sv[1], root, &why, sizeof why, NULL) < 0);
-    }
-  close (sv[1]);
-  if (pid > 0 && ar_recv_fd (sv[0], &fd, &e, sizeof e, NULL) < 0)
-    e = EIO, fd = -1;
-  close (sv[0]);
-  if (pid > 0)
-    ar_reap (pid);
-  else
-    e = errno;
-  errno = fd < 0 ? e : 0;
-  return fd;
-}
-
-/* Is path still a mount in the container (seen from its root)? */
+/* Is path a mount in the container (seen from its root)? */
 static bool
-still_held (int root, const char *path)
+held_at (int root, const char *path)
 {
   struct statx sx;
   cleanup_close int fd = ar_openat2 (root, path, O_PATH | O_NOFOLLOW, 0, AR_RESOLVE_ROOT_FLAGS);
@@ -123,41 +122,36 @@ still_held (int root, const char *path)
 }
 
 const char *
-ar_sb_watch_breached (struct ar_sb_watch *w, int init_pidfd)
+ar_sb_watch_breached (struct ar_sb_watch *w, int root)
 {
   char buf[4096] __attribute__ ((aligned (__alignof__(struct inotify_event))));
-  bool all = false, any = false;
+  bool all = false;
   size_t hit = w->n; /* none */
   ssize_t len;
-  /* read all that is there; look at the names the events told */
+  /* read all that is there; look at the names the events told (all of
+   * them when a folder above moved or events were lost) */
   bool *named = xmalloc0 (w->n + 1);
   while ((len = read (w->fd, buf, sizeof buf)) > 0)
     for (char *p = buf; p < buf + len;)
       {
         const struct inotify_event *ev = (const struct inotify_event *) p;
         p += sizeof *ev + ev->len;
-        if (ev->mask & IN_Q_OVERFLOW)
-          all = any = true;
+        if (ev->mask & (IN_Q_OVERFLOW | SELF_EVENTS))
+          all = true;
         for (size_t i = 0; i < w->n && ev->len; i++)
           if (w->w[i].wd == ev->wd && strcmp (w->w[i].base, ev->name) == 0)
-            named[i] = any = true;
+            named[i] = true;
       }
-  /* looked at afresh each time: a root kept from before would show the
-   * mounts of a namespace torn down at the init's exit as gone. The init
-   * exiting or gone: the run is over, the mounts no longer matter. */
-  cleanup_close int root = any && init_pidfd >= 0 ? container_root (init_pidfd) : -1;
-  bool over = !any || init_pidfd < 0 || (root < 0 && errno == ESRCH);
-  for (size_t i = 0; !over && i < w->n && hit == w->n; i++)
-    if ((all || named[i]) && (root < 0 || !still_held (root, w->w[i].path)))
+  /* in the container: a name saved before its mount was made is held in
+   * its new version; without a view of it, every name told is lost */
+  for (size_t i = 0; i < w->n && hit == w->n; i++)
+    if ((all || named[i]) && (root < 0 || !held_at (root, w->w[i].path)))
       hit = i;
-  /* a namespace still there now was there when it was looked at (its
-   * mounts go only with it): else the run ended meanwhile */
-  if (hit < w->n && root >= 0)
-    {
-      cleanup_close int again = container_root (init_pidfd);
-      if (again < 0 && errno == ESRCH)
-        hit = w->n;
-    }
+  /* its /proc still mounted after that: the namespace was there when the
+   * name was looked at (its mounts go all at once, when its last process
+   * exits), else the run ended meanwhile and the mounts no longer matter */
+  if (hit < w->n && root >= 0 && !held_at (root, "/proc"))
+    hit = w->n;
   free (named);
   return hit < w->n ? w->w[hit].path : NULL;
 }
@@ -169,6 +163,9 @@ ar_sb_watch_close (struct ar_sb_watch *w)
     close (w->fd);
   for (size_t i = 0; i < w->n; i++)
     free (w->w[i].path);
+  for (size_t i = 0; i < w->n_above; i++)
+    free (w->above[i]);
+  free (w->above);
   free (w->w);
   *w = (struct ar_sb_watch){ .fd = -1 };
 }

@@ -24,6 +24,8 @@ struct ar_sb_watch {
   int fd; /* inotify, or -1: nothing to watch */
   struct ar_sb_watched *w;
   size_t n;
+  char **above; /* the folders watched for their own move or removal */
+  size_t n_above;
 };
 
 /* An inotify instance for ar_sb_watch_start, or -1 with err. Made early,
@@ -36,11 +38,12 @@ int ar_sb_watch_open (ar_error **err);
  * there are none. */
 int ar_sb_watch_start (struct ar_sb_watch *w, const struct ar_agent_opts *o, int fd, ar_error **err);
 
-/* After input on w->fd: the first held name that an event names and that
- * is no longer a mount in the container of the init pinned by init_pidfd
- * (its path, in w), or NULL. One that cannot be looked at there counts as
- * not held, unless the init is gone (the run is over). */
-const char *ar_sb_watch_breached (struct ar_sb_watch *w, int init_pidfd);
+/* After input on w->fd: the first held name an event tells of (all of
+ * them, when a folder above one moved or events were lost) that is no
+ * longer a mount in the container whose / is root (its path, in w), or
+ * NULL; -1: every name told counts. NULL too when the container's mounts
+ * are gone (the run ended). */
+const char *ar_sb_watch_breached (struct ar_sb_watch *w, int root);
 
 void ar_sb_watch_close (struct ar_sb_watch *w);
 

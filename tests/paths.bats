@@ -36,9 +36,18 @@ host_secret() {
   printf '{ "out": "ws/out/build", "ro": ["ws/vendor/data"] }\n' >"$T/prof.json"
   run sb --profile "$T/prof.json" -- true
   [ "$status" -eq 0 ]
-  # run 1 renames the parents and plants symlinks to host folders
-  run sb --profile "$T/prof.json" -- sh -c "mv out out.old && ln -s $T/host out && mv vendor vendor.old && mkdir vendor && ln -s $T/host/dir vendor/data && echo planted"
+  # run 1 renames the parent of out and plants a symlink to a host folder;
+  # the folder above a read-only one is pinned
+  run sb --profile "$T/prof.json" -- sh -c "mv out out.old && ln -s $T/host out && echo planted
+    mv vendor vendor.old 2>/dev/null || echo pinned"
+  echo "$output"
   echo "$output" | grep -qx planted
+  echo "$output" | grep -qx pinned
+  # what a run could do before that (or the person, by mistake)
+  mv "$WS/vendor" "$WS/vendor.old"
+  mkdir "$WS/vendor"
+  ln -s "$T/host/dir" "$WS/vendor/data"
+  chown -hR "$AGENT_UID:$AGENT_UID" "$WS/vendor"
   # run 2, the same command line, binds neither host folder
   run sb --profile "$T/prof.json" -- sh -c "cat $WS/vendor/data/key; touch $WS/out/build/pwned; echo ran"
   [ "$status" -ne 0 ]
@@ -572,13 +581,27 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
   [ "$status" -eq 0 ]
 }
 
-@test "paths: a FIFO an earlier run left at .git/info/exclude does not hold the next start" {
+@test "paths: the command cannot swap .git/info for a folder of its own, where its own excludes would outlive the run" {
   need_cmd git
   git -C "$WS" init -q
   chown -R "$AGENT_UID:$AGENT_UID" "$WS"
-  run sb -- sh -c 'mv .git/info .git/info.old && mkdir .git/info && mkfifo .git/info/exclude && echo planted'
+  run sb -- sh -c 'mv .git/info .git/info.old 2>/dev/null || echo refused
+    mkdir -p .git/info && echo "*.evil" >.git/info/exclude && echo planted; exit 0'
   [ "$status" -eq 0 ]
-  echo "$output" | grep -qx planted
+  echo "$output" | grep -qx refused
+  refute grep -qx planted <<<"$output"
+  [ -d "$WS/.git/info" ] && [ ! -e "$WS/.git/info.old" ]
+  refute grep -q evil "$WS/.git/info/exclude"
+}
+
+@test "paths: a FIFO left at .git/info/exclude (by an older run) does not hold the next start" {
+  need_cmd git
+  git -C "$WS" init -q
+  # what a run could do before info/ was pinned
+  mv "$WS/.git/info" "$WS/.git/info.old"
+  mkdir "$WS/.git/info"
+  mkfifo "$WS/.git/info/exclude"
+  chown -R "$AGENT_UID:$AGENT_UID" "$WS"
   run timeout -s KILL 20 env -u SUDO_UID -u SUDO_GID HOME="$FHOME" XDG_CONFIG_HOME="$T/config" \
     "$AGENTRUN" --root "$ROOT" sandbox --workspace "$WS" -- echo ran
   [ "$status" -eq 125 ]
@@ -1004,4 +1027,25 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
   refute grep -q wrote "$T/out"
   refute grep -q fsmonitor "$WS/.git/config"
   [ "$(g config user.name)" = person ]
+}
+
+@test "paths: the person moving .git away on the host (and making a new one) stops the run before the command can write the new config" {
+  g() { setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups env HOME=/nonexistent git -C "$WS" "$@"; }
+  g init -q
+  sb -- sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
+    printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" >>.git/config && echo wrote' >"$T/out" 2>"$T/err" &
+  local pid=$! status=0
+  track_pid "$pid"
+  wait_for test -e "$WS/started"
+  # the held mounts move with the old folder; the new one, the agent's
+  # uid's, holds nothing
+  setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups mv "$WS/.git" "$WS/.git.old"
+  g init -q
+  touch "$WS/go"
+  wait "$pid" || status=$?
+  cat "$T/out" "$T/err"
+  [ "$status" -eq 125 ]
+  grep -q "$WS/.git/[a-z]* was replaced or removed on the host" "$T/err"
+  refute grep -q wrote "$T/out"
+  refute grep -q fsmonitor "$WS/.git/config"
 }

@@ -508,8 +508,9 @@ root_folder_behind() {
   as_plain_user
   as_user git init -q
   # the command writes a second after the person's `git config`: by then
-  # agentrun, which cannot look at its own pid 1 through /proc as this user,
-  # has found the mount gone from inside the container and stopped it
+  # agentrun, which cannot look at its own pid 1 through /proc as this user
+  # (it looks from the container's / that pid 1 sent it), has found the
+  # mount gone there and stopped it
   as_user agentrun sandbox -- "sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
     printf \"[core]\\n\\tfsmonitor = touch /tmp/pwned\\n\" >>.git/config && echo wrote'" >"$T/out" 2>&1 &
   local pid=$! status=0
@@ -524,4 +525,32 @@ root_folder_behind() {
   refute grep -q wrote "$T/out"
   refute grep -q fsmonitor "$WS/.git/config"
   [ "$(as_user git config user.name)" = person ]
+}
+
+# the plain user's agentrun stopped at a fault point (its pid in $T/arpid)
+user_agentrun_stopped() {
+  local p
+  for p in $(pgrep -u "$USER_NAME" -x agentrun); do
+    [ "$(cut -d' ' -f3 "/proc/$p/stat")" = T ] && echo "$p" >"$T/arpid" && return 0
+  done
+  return 1
+}
+
+@test "a plain user's editor saving .envrc by a rename while the container is made: the command reads it, cannot write it, and the run goes on" {
+  as_plain_user
+  # stopped right after the init's clone, before the mounts: the check
+  # after the event looks inside the container, which holds the new file
+  as_user AGENTRUN_FAULT=create-after-clone:stop agentrun sandbox -- \
+    "sh -c 'cat .envrc; echo export EVIL=1 >>.envrc && echo wrote; exit 0'" >"$T/out" 2>&1 &
+  local pid=$! status=0
+  track_pid "$pid"
+  wait_for user_agentrun_stopped
+  as_user "echo 'export A=1' >.envrc.tmp && mv .envrc.tmp .envrc"
+  kill -CONT "$(cat "$T/arpid")"
+  wait "$pid" || status=$?
+  cat "$T/out"
+  [ "$status" -eq 0 ]
+  grep -qx 'export A=1' "$T/out"
+  refute grep -qx wrote "$T/out"
+  [ "$(cat "$WS/.envrc")" = 'export A=1' ]
 }
