@@ -64,7 +64,16 @@ struct relay {
   struct termios saved;
   char last_in; /* last byte relayed from stdin (0: none yet) */
   struct ar_fg_pipes *pipes;
+  long long cont_again; /* ms: SIGCONT the command once more then (0: not) */
 };
+
+/* A program that stops itself may take the SIGCONT that resumes it before
+ * its handler for it is in place: Claude Code asks for SIGCONT, then
+ * kill(0, SIGTSTP), and in 3 of 24 resumes here its terminal stayed in
+ * cooked mode, the TUI dead to keys, until another SIGCONT (none lost in
+ * 24 with one sent 100 ms after the first). To a running process SIGCONT
+ * only runs its handler: one more is sent after a resume. */
+#define CONT_AGAIN_MS 100
 
 static void
 copy_winsize (int master)
@@ -220,6 +229,7 @@ job_stop (struct relay *r, int pidfd)
   if (syscall (SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0) < 0
       || (r->master >= 0 && syscall (SYS_pidfd_send_signal, pidfd, SIGWINCH, NULL, 0) < 0))
     kill (getpid (), 0); /* gone already: the pidfd will tell */
+  r->cont_again = ar_now_ms () + CONT_AGAIN_MS;
 }
 
 /* A word from our pid 1; false once it has none left to say. The
@@ -274,11 +284,21 @@ forward (int sfd, pid_t pid, int pidfd, int master, const struct ar_fg_ops *ops)
     }
 }
 
-/* poll's timeout for the caller's deadline: -1 for none. */
-static int
-timeout_for (const struct ar_fg_ops *ops)
+/* The caller's deadline (ms), 0 for none. */
+static long long
+deadline_of (const struct ar_fg_ops *ops)
 {
-  long long at = ops && ops->deadline ? ops->deadline (ops->data) : 0;
+  return ops && ops->deadline ? ops->deadline (ops->data) : 0;
+}
+
+/* poll's timeout for the first of the caller's deadline and a second
+ * SIGCONT: -1 for none. */
+static int
+timeout_for (const struct ar_fg_ops *ops, const struct relay *r)
+{
+  long long at = deadline_of (ops);
+  if (r->cont_again && (!at || r->cont_again < at))
+    at = r->cont_again;
   if (!at)
     return -1;
   long long left = at - ar_now_ms ();
@@ -310,7 +330,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
         { .fd = r.out[1], .events = POLLIN },
         { .fd = init_sock, .events = POLLIN },
       };
-      int n = poll (p, 7, timeout_for (ops));
+      int n = poll (p, 7, timeout_for (ops, &r));
       if (n < 0)
         {
           if (errno == EINTR)
@@ -318,7 +338,13 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
           relay_stop (&r);
           return ar_err (err, errno, "poll");
         }
-      if (n == 0 && ops->expired)
+      long long now = n == 0 ? ar_now_ms () : 0;
+      if (n == 0 && r.cont_again && now >= r.cont_again)
+        {
+          r.cont_again = 0;
+          syscall (SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
+        }
+      if (n == 0 && deadline_of (ops) && now >= deadline_of (ops) && ops->expired)
         ops->expired (ops->data);
       if (p[1].revents)
         forward (sfd, pid, pidfd, master, ops);

@@ -400,6 +400,14 @@ $WHO_UID" ]
 # the shell's prompt ends the screen: the job has ended or stopped
 prompt_back() { tmux -S "$TMUX_SOCK" capture-pane -p | grep -v '^$' | tail -n 1 | grep -q '[$]$'; }
 
+# wait_for, and on failure what the terminal shows
+jc_wait() {
+  wait_for "$@" && return 0
+  echo "# waited in vain for: $*"
+  tmux -S "$TMUX_SOCK" capture-pane -p | sed 's/^/# | /'
+  return 1
+}
+
 # At the interactive shell a person has as $AS (user_shell).
 job_control() {
   need_cmd tmux
@@ -416,37 +424,63 @@ EOF
     rm -f "$WS/ticks" "$WS/winch"
     tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' $(user_shell)"
     tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; $(ar_line) -- sh ticker.sh $redir" Enter
-    wait_for test -s "$WS/ticks"
+    jc_wait test -s "$WS/ticks"
     [ "$(stat -c %u "$WS/ticks")" = "$WHO_UID" ]
     sleep 0.5
     tmux -S "$TMUX_SOCK" send-keys C-z
-    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
+    jc_wait bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
     # the shell has the terminal: it runs a command of its own
     tmux -S "$TMUX_SOCK" send-keys "echo shell-is-back" Enter
-    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'shell-is-back'"
+    jc_wait bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'shell-is-back'"
     # and the command is stopped: no tick for a while
     n1=$(wc -l <"$WS/ticks")
     sleep 1
     n2=$(wc -l <"$WS/ticks")
-    [ "$n1" -eq "$n2" ]
+    [ "$n1" -eq "$n2" ] || { echo "# ticks went on while stopped: $n1 then $n2"; false; }
     tmux -S "$TMUX_SOCK" send-keys "fg" Enter
-    wait_for bash -c "[ \$(wc -l <'$WS/ticks') -gt $n2 ]"
+    jc_wait bash -c "[ \$(wc -l <'$WS/ticks') -gt $n2 ]"
     # on a pty, it is told to redraw
-    [ -n "$redir" ] || wait_for test -s "$WS/winch"
+    [ -n "$redir" ] || jc_wait test -s "$WS/winch"
     tmux -S "$TMUX_SOCK" send-keys C-c
     # typed before agentrun has gone, a line would be the command's input
-    wait_for prompt_back
+    jc_wait prompt_back
     tmux -S "$TMUX_SOCK" send-keys 'echo "rc=$?"' Enter
-    wait_for bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'rc=130'" || {
-      tmux -S "$TMUX_SOCK" capture-pane -p
-      false
-    }
+    jc_wait bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -qx 'rc=130'"
     tmux -S "$TMUX_SOCK" kill-server
   done
 }
 
 @test "job control: Ctrl-Z stops the command and gives the shell back, fg resumes it (pty, and pipes)" {
   job_control
+}
+
+@test "job control: a command that stops itself and takes SIGCONT late (its handler set after the resume) still gets one" {
+  need_cmd tmux
+  TMUX_SOCK=$T/tmux.sock
+  # what a TUI does with ^Z in raw mode: the terminal back to cooked, then
+  # kill(0, SIGTSTP); its handler for SIGCONT comes 30 ms after the resume
+  cat >"$WS/late.py" <<'EOF'
+import os, signal, termios, time, tty
+old = termios.tcgetattr(0)
+tty.setraw(0)
+open("ready", "w").close()
+os.read(0, 1)
+termios.tcsetattr(0, termios.TCSANOW, old)
+os.kill(0, signal.SIGTSTP)
+time.sleep(0.03)
+signal.signal(signal.SIGCONT, lambda s, f: open("cont-late", "w").close())
+time.sleep(1)
+open("done", "w").close()
+EOF
+  chmod 0644 "$WS/late.py"
+  tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' $(user_shell)"
+  tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; $(ar_line) -- python3 late.py" Enter
+  jc_wait test -e "$WS/ready"
+  tmux -S "$TMUX_SOCK" send-keys C-z
+  jc_wait bash -c "tmux -S '$TMUX_SOCK' capture-pane -p | grep -q 'Stopped'"
+  tmux -S "$TMUX_SOCK" send-keys "fg" Enter
+  jc_wait test -e "$WS/done"
+  [ -e "$WS/cont-late" ]
 }
 
 @test "job control: Ctrl-Z then fg (pty, and pipes), as a plain user without XDG_RUNTIME_DIR" {
