@@ -69,9 +69,9 @@ struct relay {
 
 /* A program that stops itself may take the SIGCONT that resumes it before
  * its handler for it is in place: Claude Code asks for SIGCONT, then
- * kill(0, SIGTSTP), and in 3 of 24 resumes here its terminal stayed in
+ * kill(0, SIGTSTP), and in 6 of 48 resumes here its terminal stayed in
  * cooked mode, the TUI dead to keys, until another SIGCONT (none lost in
- * 24 with one sent 100 ms after the first). To a running process SIGCONT
+ * 48 with one sent 100 ms after the first). To a running process SIGCONT
  * only runs its handler: one more is sent after a resume. */
 #define CONT_AGAIN_MS 100
 
@@ -291,14 +291,12 @@ deadline_of (const struct ar_fg_ops *ops)
   return ops && ops->deadline ? ops->deadline (ops->data) : 0;
 }
 
-/* poll's timeout for the first of the caller's deadline and a second
- * SIGCONT: -1 for none. */
+/* poll's timeout for the first of two times in ms (0: none): -1 for none. */
 static int
-timeout_for (const struct ar_fg_ops *ops, const struct relay *r)
+timeout_for (long long at, long long other)
 {
-  long long at = deadline_of (ops);
-  if (r->cont_again && (!at || r->cont_again < at))
-    at = r->cont_again;
+  if (other && (!at || other < at))
+    at = other;
   if (!at)
     return -1;
   long long left = at - ar_now_ms ();
@@ -330,7 +328,8 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
         { .fd = r.out[1], .events = POLLIN },
         { .fd = init_sock, .events = POLLIN },
       };
-      int n = poll (p, 7, timeout_for (ops, &r));
+      long long deadline = deadline_of (ops);
+      int n = poll (p, 7, timeout_for (deadline, r.cont_again));
       if (n < 0)
         {
           if (errno == EINTR)
@@ -344,7 +343,7 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
           r.cont_again = 0;
           syscall (SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
         }
-      if (n == 0 && deadline_of (ops) && now >= deadline_of (ops) && ops->expired)
+      if (n == 0 && deadline && now >= deadline && ops->expired)
         ops->expired (ops->data);
       if (p[1].revents)
         forward (sfd, pid, pidfd, master, ops);

@@ -1007,16 +1007,25 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
   [ ! -e "$WS/.zshrc" ]
 }
 
-@test "paths: git writing .git/config on the host during the run (a rename of config.lock) stops the run before the command can write it" {
-  # the person's git as the agent's uid: the config it writes then is one
-  # the command could write, were it not held
-  g() { setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups env HOME=/nonexistent git -C "$WS" "$@"; }
-  g init -q
+# The person's commands as the agent's uid: what they write then is a file
+# the command could write, were it not held.
+as_agent() { setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups env HOME=/nonexistent "$@"; }
+g() { as_agent git -C "$WS" "$@"; }
+
+# In the background ($pid), a command that appends core.fsmonitor to
+# .git/config a second after $WS/go appears; back once it has started.
+config_writer() {
   sb -- sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
     printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" >>.git/config && echo wrote' >"$T/out" 2>"$T/err" &
-  local pid=$! status=0
+  pid=$!
   track_pid "$pid"
   wait_for test -e "$WS/started"
+}
+
+@test "paths: git writing .git/config on the host during the run (a rename of config.lock) stops the run before the command can write it" {
+  local pid status=0
+  g init -q
+  config_writer
   g config user.name person
   [ "$(stat -c %u "$WS/.git/config")" = "$AGENT_UID" ]
   touch "$WS/go"
@@ -1030,16 +1039,12 @@ stopped() { [ "$(cut -d' ' -f3 /proc/"$1"/stat)" = T ]; }
 }
 
 @test "paths: the person moving .git away on the host (and making a new one) stops the run before the command can write the new config" {
-  g() { setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups env HOME=/nonexistent git -C "$WS" "$@"; }
+  local pid status=0
   g init -q
-  sb -- sh -c 'touch started; while [ ! -e go ]; do sleep 0.1; done; sleep 1
-    printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" >>.git/config && echo wrote' >"$T/out" 2>"$T/err" &
-  local pid=$! status=0
-  track_pid "$pid"
-  wait_for test -e "$WS/started"
+  config_writer
   # the held mounts move with the old folder; the new one, the agent's
   # uid's, holds nothing
-  setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups mv "$WS/.git" "$WS/.git.old"
+  as_agent mv "$WS/.git" "$WS/.git.old"
   g init -q
   touch "$WS/go"
   wait "$pid" || status=$?
