@@ -413,17 +413,27 @@ job_control() {
   need_cmd tmux
   local USER_VIA=shell
   TMUX_SOCK=$T/tmux.sock
-  cat >"$WS/ticker.sh" <<'EOF'
-trap 'echo winch >>winch' WINCH
-i=0; while :; do i=$((i + 1)); echo "tick $i" >>ticks; sleep 0.1; done
+  # no child between ticks: dash runs `sleep` by vfork, and a stop that
+  # lands between that vfork and the exec stops the child while dash waits,
+  # unstoppable, for its exec (on the host too: the job never stops)
+  cat >"$WS/ticker.py" <<'EOF'
+import signal, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGWINCH, lambda s, f: open("winch", "a").write("winch\n"))
+i = 0
+while True:
+    i += 1
+    with open("ticks", "a") as t:
+        t.write("tick %d\n" % i)
+    time.sleep(0.1)
 EOF
-  chmod 0644 "$WS/ticker.sh"
+  chmod 0644 "$WS/ticker.py"
   local redir
   # stdout a file: no pty, the ^Z is a SIGTSTP to agentrun, forwarded
   for redir in "" ">out.txt"; do
     rm -f "$WS/ticks" "$WS/winch"
     tmux -S "$TMUX_SOCK" new-session -d -x 120 -y 30 "env -i PATH=$PATH TERM=xterm PS1='$ ' $(user_shell)"
-    tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; $(ar_line) -- sh ticker.sh $redir" Enter
+    tmux -S "$TMUX_SOCK" send-keys "cd '$WS'; $(ar_line) -- python3 ticker.py $redir" Enter
     jc_wait test -s "$WS/ticks"
     [ "$(stat -c %u "$WS/ticks")" = "$WHO_UID" ]
     sleep 0.5
