@@ -337,13 +337,15 @@ ar_foreground_wait (pid_t pid, int pidfd, int master, int init_sock, const struc
           relay_stop (&r);
           return ar_err (err, errno, "poll");
         }
-      long long now = n == 0 ? ar_now_ms () : 0;
-      if (n == 0 && r.cont_again && now >= r.cont_again)
+      /* a time reached is acted on whatever else poll said: a command
+       * that writes all the time must not put its own timers off */
+      long long now = deadline || r.cont_again ? ar_now_ms () : 0;
+      if (r.cont_again && now >= r.cont_again)
         {
           r.cont_again = 0;
           syscall (SYS_pidfd_send_signal, pidfd, SIGCONT, NULL, 0);
         }
-      if (n == 0 && deadline && now >= deadline && ops->expired)
+      if (deadline && now >= deadline && ops->expired)
         ops->expired (ops->data);
       if (p[1].revents)
         forward (sfd, pid, pidfd, master, ops);
