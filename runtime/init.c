@@ -435,6 +435,14 @@ command_tail (void *data, ar_error *err)
   fail_late (err);
 }
 
+/* pid 1, once the command's process has exec'd (or failed): the handover
+ * to the unixconn supervisor, started before it, is over. */
+static int
+handover_joined (void *data, ar_error **err)
+{
+  return ar_unixconn_join (data, err);
+}
+
 __attribute__ ((noreturn)) static void
 init_main (struct ar_init_ctx *c)
 {
@@ -467,8 +475,7 @@ init_main (struct ar_init_ctx *c)
   ar_unixconn_begin (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock, (c->new_flags & CLONE_NEWNET) != 0,
                      &handover, &handover_err);
   expect (c, SYNC_COMMIT, &m);
-  bool pid1 = ar_pid1_wanted (c->spec);
-  if (!pid1)
+  if (!ar_pid1_wanted (c->spec))
     close (c->sock); /* our pid 1 keeps it, to tell a foreground run of stops */
   wait_for_start (c);
 
@@ -477,9 +484,16 @@ init_main (struct ar_init_ctx *c)
    * and the filter (startContainer hooks run under it, as the process). */
   if (ruleset_err || ar_landlock_restrict (ruleset, p->no_new_privileges, &err) < 0)
     fail_late (ruleset_err ? ruleset_err : err);
+  bool pid1 = ar_pid1_wanted (c->spec);
   /* The unixconn supervisor, on the host, gets the filter's listener. It
-   * reports to `start` through the fifo, so we need not wait for it. */
-  if (handover_err || ar_unixconn_finish (handover, c->connect_filter, start_report_fd, &err) < 0)
+   * reports to `start` through the fifo, so we need not wait for it. With
+   * our own pid 1 the thread hands it over while the command's process
+   * makes its final steps, and pid 1 waits for it before it lets go of
+   * the fifo (a failure is start's error then, the command killed) */
+  if (handover_err
+      || (pid1 ? ar_unixconn_release (handover, c->connect_filter, start_report_fd, &err)
+               : ar_unixconn_finish (handover, c->connect_filter, start_report_fd, &err))
+             < 0)
     fail_late (handover_err ? handover_err : err);
   /* The exec attribute is this task's, inherited by a child over fork. */
   if (ar_lsm_apply (&lsm_exec, &err) < 0)
@@ -492,7 +506,9 @@ init_main (struct ar_init_ctx *c)
                         .terminal = p->terminal,
                         .die_with_parent = c->die_with_parent,
                         .uid = p->user.uid,
-                        .gid = p->user.gid };
+                        .gid = p->user.gid,
+                        .spawned = handover ? handover_joined : NULL,
+                        .spawned_data = handover };
   struct tail_ctx tc = {
     .c = c, .host_pid = host_pid, .exec_path = exec_path, .seccomp_loaded = seccomp_loaded, .pid1 = pid1
   };

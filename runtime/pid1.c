@@ -176,6 +176,8 @@ __attribute__ ((noreturn)) static void
 pid1_main (struct ar_pid1 me, const sigset_t *set)
 {
   ar_error *err = NULL;
+  if (me.spawned && me.spawned (me.spawned_data, &err) < 0)
+    fail (&me, err);
   /* `start` waits for exec.fifo's EOF: with the socket to agentrun for the
    * check in harden, ours closes at once (pid 1 is then off the start's
    * path), and a failure after is told on stderr, the container's status

@@ -27,6 +27,11 @@ struct ar_pid1 {
   bool die_with_parent; /* PR_SET_PDEATHSIG: the container dies with that agentrun */
   uid_t uid; /* the command's ids, which pid 1 takes too: signals need no capability */
   gid_t gid;
+  /* run once the command's process has exec'd, before exec.fifo is let
+   * go: what ran beside its start is over (NULL: nothing); its failure is
+   * start's, the command killed */
+  int (*spawned) (void *data, ar_error **err);
+  void *spawned_data;
 };
 
 /* Start the command's process: cmd (arg, NULL) runs in it, and must

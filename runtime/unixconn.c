@@ -3,6 +3,7 @@
 #include "config.h"
 #include "unixconn.h"
 #include "cgroups.h"
+#include "fault.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -400,7 +401,10 @@ handover_main (void *arg)
   char go;
   if (read (h->pipe[0], &go, 1) != 1 || go != 'L')
     return NULL; /* no filter, nothing to hand over */
-  send_handover (h->sock, h->listener, &h->fds, h->report, &h->err);
+  if (ar_fault_fails ("unixconn-handover"))
+    ar_err (&h->err, EIO, "sendmsg (a failure injected by the tests)");
+  else
+    send_handover (h->sock, h->listener, &h->fds, h->report, &h->err);
   return NULL;
 }
 
@@ -444,25 +448,42 @@ fail:
 }
 
 int
-ar_unixconn_finish (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err)
+ar_unixconn_release (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err)
 {
   if (!h)
     return 0;
-  cleanup_close int listener = -1;
-  int loaded = load_filter (filter, h->sockets, &listener, err);
-  h->listener = listener;
+  int loaded = load_filter (filter, h->sockets, &h->listener, err);
   h->report = report;
   /* the listener's number is in our shared fd table; the byte says go */
   if (write (h->pipe[1], loaded < 0 ? "x" : "L", 1) != 1 && loaded == 0)
     loaded = ar_err (err, errno, LABEL ": wake the handover thread");
+  if (loaded == 0)
+    return 0;
+  ar_unixconn_join (h, NULL);
+  return -1;
+}
+
+int
+ar_unixconn_join (struct ar_unixconn_handover *h, ar_error **err)
+{
+  if (!h)
+    return 0;
   pthread_join (h->thread, NULL);
   close (h->pipe[0]);
   close (h->pipe[1]);
+  if (h->listener >= 0)
+    close (h->listener);
   handover_fds_close (&h->fds);
   /* (h->err, when there is one, is handover_result's to free or pass on) */
-  int r = loaded < 0 ? -1 : handover_result (h->sock, report, &h->err, err);
+  int r = err ? handover_result (h->sock, h->report, &h->err, err) : (ar_error_freep (&h->err), -1);
   free (h);
   return r;
+}
+
+int
+ar_unixconn_finish (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err)
+{
+  return ar_unixconn_release (h, filter, report, err) < 0 ? -1 : ar_unixconn_join (h, err);
 }
 
 int

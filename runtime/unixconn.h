@@ -134,6 +134,12 @@ struct ar_unixconn_handover;
 int ar_unixconn_begin (const struct ar_kv *annotations, size_t n, int sock, bool own_netns,
                        struct ar_unixconn_handover **h, ar_error **err);
 int ar_unixconn_finish (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err);
+/* ar_unixconn_finish in two steps: the filter loaded and the thread told
+ * to hand over (-1: failed, h freed), then the handover waited for and
+ * told (h freed). Between them this thread may start the command, whose
+ * process inherits the filter, while the thread hands over. */
+int ar_unixconn_release (struct ar_unixconn_handover *h, struct ar_seccomp_prog *filter, int report, ar_error **err);
+int ar_unixconn_join (struct ar_unixconn_handover *h, ar_error **err);
 int ar_unixconn_start (const struct ar_kv *annotations, size_t n, struct ar_seccomp_prog *filter, int sock,
                        bool own_netns, int report, ar_error **err);
 /* The connect filter ar_unixconn_start loads (*filter; NULL without the

@@ -360,6 +360,19 @@ check_ssh_agent_inside() {
   [ ! -e "$WS/survived" ]
 }
 
+@test "unixconn: a handover to the supervisor that fails fails the sandbox and takes the command down" {
+  # Handed over while the command's process makes its last steps: our pid 1
+  # waits for it before it lets go of exec.fifo, and a failure is start's,
+  # the command (which may run already) killed with the init.
+  AGENTRUN_FAULT=unixconn-handover run sb -- bash -c 'sleep 2; touch survived'
+  echo "$output"
+  [ "$status" -eq 125 ]
+  echo "$output" | grep -q 'hand the listener to the unixconn supervisor: sendmsg'
+  [ -z "$(ls -A "$ROOT" 2>/dev/null | grep -v '^\.seccomp-cache$')" ]
+  sleep 3
+  [ ! -e "$WS/survived" ]
+}
+
 @test "unixconn: a bundle's annotation is checked before the container starts" {
   make_bundle "$T/b" true
   config_edit "$T/b" '.annotations["run.agentrun.unixconn"] = "[\"relative.sock\"]"'
