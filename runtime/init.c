@@ -507,7 +507,7 @@ init_main (struct ar_init_ctx *c)
                         .die_with_parent = c->die_with_parent,
                         .uid = p->user.uid,
                         .gid = p->user.gid,
-                        .spawned = handover ? handover_joined : NULL,
+                        .spawned = pid1 && handover ? handover_joined : NULL,
                         .spawned_data = handover };
   struct tail_ctx tc = {
     .c = c, .host_pid = host_pid, .exec_path = exec_path, .seccomp_loaded = seccomp_loaded, .pid1 = pid1
