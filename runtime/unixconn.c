@@ -15,6 +15,7 @@
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +424,7 @@ ar_unixconn_begin (const struct ar_kv *annotations, size_t n_ann, int sock, bool
   struct ar_unixconn_handover *h = xmalloc0 (sizeof *h);
   *h = (struct ar_unixconn_handover){ .sock = sock, .listener = -1, .report = -1, .pipe = { -1, -1 }, .sockets = max > 0 };
   int r;
+  sigset_t all, old;
   if (handover_fds_open (&h->fds, own_netns, h->sockets, err) < 0)
     goto fail;
   if (pipe2 (h->pipe, O_CLOEXEC) < 0)
@@ -430,7 +432,15 @@ ar_unixconn_begin (const struct ar_kv *annotations, size_t n_ann, int sock, bool
       ar_err (err, errno, LABEL ": pipe");
       goto fail;
     }
-  if ((r = pthread_create (&h->thread, NULL, handover_main, h)))
+  /* born with every signal blocked: it may outlive the moment our pid 1
+   * blocks them to read them later from its signalfd, and a signal taken
+   * by this thread then would be lost to the command (a pid 1 drops what it
+   * has no handler for) */
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  r = pthread_create (&h->thread, NULL, handover_main, h);
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  if (r)
     {
       ar_err (err, r, LABEL ": start the handover thread");
       goto fail;
