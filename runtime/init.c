@@ -475,7 +475,8 @@ init_main (struct ar_init_ctx *c)
   ar_unixconn_begin (c->spec->annotations, c->spec->n_annotations, c->unixconn_sock, (c->new_flags & CLONE_NEWNET) != 0,
                      &handover, &handover_err);
   expect (c, SYNC_COMMIT, &m);
-  if (!ar_pid1_wanted (c->spec))
+  bool pid1 = ar_pid1_wanted (c->spec);
+  if (!pid1)
     close (c->sock); /* our pid 1 keeps it, to tell a foreground run of stops */
   wait_for_start (c);
 
@@ -484,7 +485,6 @@ init_main (struct ar_init_ctx *c)
    * and the filter (startContainer hooks run under it, as the process). */
   if (ruleset_err || ar_landlock_restrict (ruleset, p->no_new_privileges, &err) < 0)
     fail_late (ruleset_err ? ruleset_err : err);
-  bool pid1 = ar_pid1_wanted (c->spec);
   /* The unixconn supervisor, on the host, gets the filter's listener. It
    * reports to `start` through the fifo, so we need not wait for it. With
    * our own pid 1 the thread hands it over while the command's process
