@@ -2,6 +2,7 @@
 #include "routes.h"
 #include "hostname.h"
 #include "strio.h"
+#include "json.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -9,7 +10,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <strings.h>
-#include <yajl/yajl_tree.h>
 
 int
 route_split_hostport (const char *s, char **host, int *port)
@@ -142,10 +142,11 @@ int
 routes_load_json_fd (struct routes *rs, enum route_kind k, int fd, const char *path, bool fifo_ok, ar_error **err)
 {
   cleanup_free char *buf = NULL;
-  if (ar_read_regular (fd, path, ROUTES_MAX_FILE_SIZE, fifo_ok, &buf, NULL, err) < 0)
+  size_t len;
+  if (ar_read_regular (fd, path, ROUTES_MAX_FILE_SIZE, fifo_ok, &buf, &len, err) < 0)
     return -1;
   char ebuf[256] = "";
-  yajl_val root = yajl_tree_parse (buf, ebuf, sizeof ebuf);
+  yajl_val root = ar_json_tree (buf, len, ebuf, sizeof ebuf);
   if (!root)
     return ar_err (err, 0, "%s: invalid JSON: %s", path, ebuf);
   const char *proutes[] = { "routes", NULL };
@@ -155,7 +156,7 @@ routes_load_json_fd (struct routes *rs, enum route_kind k, int fd, const char *p
     ret = ar_err (err, 0, "%s: expected {\"routes\": [...]}", path);
   for (size_t i = 0; arr && ret == 0 && i < YAJL_GET_ARRAY (arr)->len; i++)
     ret = route_from_json (rs, k, YAJL_GET_ARRAY (arr)->values[i], i, err);
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   if (ret < 0)
     ar_err_prefix (err, "%s", path);
   return ret;

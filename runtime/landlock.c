@@ -4,6 +4,7 @@
  * attribute is passed with the size the running kernel understands. */
 #include "config.h"
 #include "landlock.h"
+#include "json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -195,18 +195,16 @@ ar_landlock_prepare (const struct ar_kv *annotations, size_t n, int *fd, ar_erro
   if (!text)
     return 0;
   char ebuf[256] = "";
-  yajl_val root = yajl_tree_parse (text, ebuf, sizeof ebuf);
+  yajl_val root = ar_json_tree (text, strlen (text), ebuf, sizeof ebuf);
   if (!root || !YAJL_IS_OBJECT (root))
     {
-      if (root)
-        yajl_tree_free (root);
-      ebuf[strcspn (ebuf, "\n")] = '\0'; /* one line: yajl adds a picture */
+      ar_json_tree_free (root);
       return ar_err (err, 0, "annotation " AR_LANDLOCK_ANNOTATION ": $: not a JSON object%s%s", *ebuf ? ": " : "", ebuf);
     }
   int abi = ar_landlock_abi (err);
   if (abi >= 0)
     *fd = build (root, abi, err);
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   return *fd < 0 ? -1 : 0;
 }
 

@@ -258,7 +258,7 @@ ar_cstate_read (int dirfd, struct ar_cstate *st, ar_error **err)
   st->cgroup_path = ar_state_str (root, "cgroupPath");
   st->systemd_unit = ar_state_str (root, "systemdUnit");
   st->config_path = ar_state_str (root, "config");
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   if (st->pid <= 0)
     {
       ar_cstate_clear (st);

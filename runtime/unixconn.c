@@ -7,6 +7,7 @@
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
+#include "json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -22,7 +23,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yajl/yajl_tree.h>
 
 #define LABEL "annotation " AR_UNIXCONN_ANNOTATION
 
@@ -38,18 +38,16 @@ ar_unixconn_annotation (const struct ar_kv *kv, size_t n)
 static void
 tree_release (yajl_val *v)
 {
-  if (*v)
-    yajl_tree_free (*v);
+  ar_json_tree_free (*v);
 }
 
 int
 ar_unixconn_parse (const char *text, struct ar_unixconn_allow *allow, size_t *n, ar_error **err)
 {
   char ebuf[256] = "";
-  __attribute__ ((cleanup (tree_release))) yajl_val root = yajl_tree_parse (text, ebuf, sizeof ebuf);
+  __attribute__ ((cleanup (tree_release))) yajl_val root = ar_json_tree (text, strlen (text), ebuf, sizeof ebuf);
   if (!root || !YAJL_IS_ARRAY (root))
     {
-      ebuf[strcspn (ebuf, "\n")] = '\0';
       return ar_err (err, 0, LABEL ": $: not a JSON array of paths%s%s", *ebuf ? ": " : "", ebuf);
     }
   if (root->u.array.len > AR_UNIXCONN_MAX_ALLOW)

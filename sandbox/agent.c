@@ -6,6 +6,7 @@
 #include "generate.h"
 #include "hostname.h"
 #include "size.h"
+#include "json.h"
 #include "jsongen.h"
 #include "model.h"
 #include "pathname.h"
@@ -882,14 +883,10 @@ ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_e
     return -1;
   /* parsed only to be changed (the SysV rule) */
   bool sysv = !o->ipc_limits && !o->allow_sysv_ipc;
-  cleanup_free char *sc = sysv ? xmalloc0 (o->seccomp_len + 1) : NULL;
-  if (sc)
-    memcpy (sc, o->seccomp_json, o->seccomp_len);
-  yajl_val seccomp = sc ? yajl_tree_parse (sc, ebuf, sizeof ebuf) : NULL;
-  if (sc && (!seccomp || !YAJL_IS_OBJECT (seccomp)))
+  yajl_val seccomp = sysv ? ar_json_tree (o->seccomp_json, o->seccomp_len, ebuf, sizeof ebuf) : NULL;
+  if (sysv && (!seccomp || !YAJL_IS_OBJECT (seccomp)))
     {
-      if (seccomp)
-        yajl_tree_free (seccomp);
+      ar_json_tree_free (seccomp);
       return ar_err (err, 0, "agent seccomp profile: not a JSON object: %s", ebuf);
     }
   struct ar_gen G;
@@ -909,6 +906,6 @@ ar_agent_generate (const struct ar_agent_opts *o, char **json, size_t *len, ar_e
   g_linux (&G, o, seccomp);
   g_annotations (&G, o);
   ar_gen_map_close (&G);
-  yajl_tree_free (seccomp);
+  ar_json_tree_free (seccomp);
   return ar_gen_done (&G, "agent profile", json, len, err);
 }

@@ -213,7 +213,7 @@ ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
     }
   r = 0;
 out:
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   return r;
 }
 
@@ -373,7 +373,7 @@ ar_profile_append_allow (const char *path, const char *endpoint, bool in_place, 
   struct ar_gen G;
   ar_gen_init (&G, "    ");
   gen_with_allow (&G, root, endpoint);
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   cleanup_free char *text = NULL;
   size_t len;
   if (ar_gen_done (&G, label, &text, &len, err) < 0)

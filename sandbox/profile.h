@@ -39,7 +39,7 @@ int ar_profile_apply_opts (struct ar_sandbox *sb, struct ar_optparser p, int id,
 extern const char ar_profile_opts_help[];
 
 /* Read a small JSON file whose root is an object (regular file, bounded
- * size); *out is freed with yajl_tree_free. Shared with settings.c. With
+ * size); *out is freed with ar_json_tree_free. Shared with settings.c. With
  * sb, the bytes read are kept as one of its policy files (sbpaths.h pins
  * them), and the path is checked for planted symlinks. */
 int ar_profile_read_json (struct ar_sandbox *sb, const char *path, const char *label, yajl_val *out, ar_error **err);

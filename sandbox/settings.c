@@ -412,6 +412,6 @@ ar_settings_load (struct ar_sandbox *sb, const char *path, ar_error **err)
     }
   r = section (&s, sec);
 out:
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   return r;
 }

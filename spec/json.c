@@ -17,32 +17,32 @@ ar_jctx_init (struct ar_jctx *c, const char *label, ar_error **err)
   c->path[0] = '\0';
 }
 
-/* Append text, truncating (with "...") rather than overflowing: a long path
- * in a message is still useful, a crash is not. */
+/* Append n bytes, truncating (with "...") rather than overflowing: a long
+ * path in a message is still useful, a crash is not. Without printf: a
+ * config.json takes a step down for every member read. */
 static void
-path_append (struct ar_jctx *c, const char *fmt, ...)
+path_append (struct ar_jctx *c, const char *s, size_t n)
 {
-  va_list ap;
   size_t room = sizeof c->path - c->len;
-  va_start (ap, fmt);
-  int n = vsnprintf (c->path + c->len, room, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    return;
-  if ((size_t) n >= room)
+  if (n >= room)
     {
+      memcpy (c->path + c->len, s, room - 1);
       memcpy (c->path + sizeof c->path - 4, "...", 4);
       c->len = sizeof c->path - 1;
       return;
     }
-  c->len += (size_t) n;
+  memcpy (c->path + c->len, s, n);
+  c->len += n;
+  c->path[c->len] = '\0';
 }
 
 size_t
 ar_jpath_key (struct ar_jctx *c, const char *key)
 {
   size_t old = c->len;
-  path_append (c, c->len ? ".%s" : "%s", key);
+  if (c->len)
+    path_append (c, ".", 1);
+  path_append (c, key, strlen (key));
   return old;
 }
 
@@ -50,7 +50,13 @@ size_t
 ar_jpath_index (struct ar_jctx *c, size_t i)
 {
   size_t old = c->len;
-  path_append (c, "[%zu]", i);
+  char num[24], *p = num + sizeof num;
+  *--p = ']';
+  do
+    *--p = (char) ('0' + i % 10);
+  while ((i /= 10));
+  *--p = '[';
+  path_append (c, p, (size_t) (num + sizeof num - p));
   return old;
 }
 
@@ -430,93 +436,22 @@ ar_kv_free (struct ar_kv *kv, size_t n)
   free (kv);
 }
 
-/* One pass over the bytes, tracking only whether we are inside a string, so
- * that brackets in strings do not count. yajl itself checks the rest. */
-/* The string opening at buf[i] ('"'): the index after its closing quote
- * (len when unterminated, for yajl to report), or -1 with *bad at a
- * "\u0000" escape. Strings are most of a config: memchr jumps to the
- * quote, and only a string holding a backslash is walked byte by byte. */
-static size_t
-skip_string (const char *buf, size_t len, size_t i, size_t *bad)
-{
-  const char *q = memchr (buf + i + 1, '"', len - i - 1);
-  size_t end = q ? (size_t) (q - buf) : len;
-  const char *bs = memchr (buf + i + 1, '\\', end - i - 1);
-  if (!bs)
-    return q ? end + 1 : len;
-  for (size_t k = (size_t) (bs - buf); k < len; k++)
-    {
-      if (buf[k] == '"')
-        return k + 1;
-      if (buf[k] != '\\')
-        continue;
-      if (k + 5 < len && memcmp (buf + k + 1, "u0000", 5) == 0)
-        {
-          *bad = k;
-          return (size_t) -1;
-        }
-      k++;
-    }
-  return len;
-}
-
-/* Checks on the raw buffer before yajl sees it: size, NUL bytes, "\u0000"
- * escapes (C strings would silently truncate them), nesting depth. */
-static int
-ar_json_prescan (const char *buf, size_t len, const char *label, size_t max_size, int max_depth, ar_error **err)
-{
-  int depth = 0;
-  size_t bad = 0;
-
-  if (len > max_size)
-    return ar_err (err, 0, "%s: file is %zu bytes, larger than the %zu byte limit", label, len, max_size);
-  const char *nul = memchr (buf, '\0', len);
-  if (nul)
-    return ar_err (err, 0, "%s: NUL byte at offset %zu", label, (size_t) (nul - buf));
-  for (size_t i = 0; i < len;)
-    {
-      char ch = buf[i];
-      if (ch == '"')
-        {
-          i = skip_string (buf, len, i, &bad);
-          if (i == (size_t) -1)
-            return ar_err (err, 0, "%s: string with a \\u0000 escape at offset %zu", label, bad);
-          continue;
-        }
-      if (ch == '{' || ch == '[')
-        {
-          if (++depth > max_depth)
-            return ar_err (err, 0, "%s: nesting deeper than %d levels at offset %zu", label, max_depth, i);
-        }
-      else if (ch == '}' || ch == ']')
-        depth--;
-      i++;
-    }
-  return 0;
-}
-
 int
 ar_json_parse (const char *buf, size_t len, const char *label, yajl_val *out, ar_error **err)
 {
   char errbuf[512] = "";
-  cleanup_free char *copy = NULL;
-
-  if (ar_json_prescan (buf, len, label, AR_SPEC_MAX_FILE_SIZE, AR_SPEC_MAX_DEPTH, err) < 0)
-    return -1;
-  copy = xmalloc0 (len + 1);
-  memcpy (copy, buf, len);
-  yajl_val root = yajl_tree_parse (copy, errbuf, sizeof errbuf);
+  if (len > AR_SPEC_MAX_FILE_SIZE)
+    return ar_err (err, 0, "%s: file is %zu bytes, larger than the %d byte limit", label, len, AR_SPEC_MAX_FILE_SIZE);
+  const char *nul = memchr (buf, '\0', len);
+  if (nul)
+    return ar_err (err, 0, "%s: NUL byte at offset %zu", label, (size_t) (nul - buf));
+  yajl_val root = ar_json_tree (buf, len, errbuf, sizeof errbuf);
   if (!root)
-    {
-      char *nl = strchr (errbuf, '\n');
-      if (nl)
-        *nl = '\0';
-      return ar_err (err, 0, "%s: invalid JSON: %s", label, errbuf[0] ? errbuf : "parse error");
-    }
+    return ar_err (err, 0, "%s: invalid JSON: %s", label, errbuf);
   if (!YAJL_IS_OBJECT (root))
     {
       ar_err (err, 0, "%s: .: expected an object, got %s", label, ar_json_type_name (root));
-      yajl_tree_free (root);
+      ar_json_tree_free (root);
       return -1;
     }
   *out = root;

@@ -37,7 +37,14 @@ int ar_jerr (struct ar_jctx *c, const char *fmt, ...) __attribute__ ((format (pr
 /* Same, for member `key` of the current object, without descending. */
 int ar_jerr_at (struct ar_jctx *c, const char *key, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
-/* prescan + yajl_tree_parse; the root must be an object. */
+/* JSON text (comments allowed, as yajl_tree_parse) to a tree of yajl's
+ * nodes made in one arena (jsontree.c), nested at most AR_SPEC_MAX_DEPTH
+ * levels, no string holding a NUL. NULL with a one-line reason in ebuf. */
+yajl_val ar_json_tree (const char *buf, size_t len, char *ebuf, size_t elen);
+/* Frees a whole tree of ar_json_tree (never yajl_tree_free: one arena). */
+void ar_json_tree_free (yajl_val root);
+
+/* ar_json_tree within the size limit; the root must be an object. */
 int ar_json_parse (const char *buf, size_t len, const char *label, yajl_val *out, ar_error **err);
 
 /* Member lookup: 1 found (*out set), 0 absent or null, -1 error (wrong type or

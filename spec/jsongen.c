@@ -1,6 +1,7 @@
 /* The JSON writer (jsongen.h). */
 #include "config.h"
 #include "jsongen.h"
+#include "json.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -242,16 +243,12 @@ ar_gen_json (struct ar_gen *G, const char *text, size_t n)
       return;
     }
   char ebuf[128];
-  char *copy = xmalloc0 (n + 1);
-  memcpy (copy, text, n);
-  copy[n] = '\0';
-  yajl_val v = yajl_tree_parse (copy, ebuf, sizeof ebuf);
-  free (copy);
+  yajl_val v = ar_json_tree (text, n, ebuf, sizeof ebuf);
   if (!v)
     keep (G, AR_GEN_BAD_TEXT);
   else
     ar_gen_tree (G, v);
-  yajl_tree_free (v);
+  ar_json_tree_free (v);
 }
 
 void

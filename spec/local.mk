@@ -6,7 +6,7 @@ libarspec_a_SOURCES = \
 	spec/loopback.c spec/loopback.h \
 	spec/model.h \
 	spec/state.c spec/spec_state.h \
-	spec/json.c spec/json.h spec/names.c spec/names.h \
+	spec/json.c spec/json.h spec/jsontree.c spec/names.c spec/names.h \
 	spec/parse.c spec/parse_linux.c spec/parse_resources.c spec/parse_internal.h spec/free.c \
 	spec/validate.c spec/validate_linux.c spec/validate.h spec/spec.h \
 	spec/generate.c spec/generate.h spec/jsongen.c spec/jsongen.h

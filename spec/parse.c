@@ -250,7 +250,7 @@ ar_spec_parse (const char *buf, size_t len, const char *label, struct ar_spec **
   ar_jctx_init (&c, label, err);
   struct ar_spec *s = xmalloc0 (sizeof *s);
   int r = parse_spec_obj (&c, root, s);
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   if (r < 0)
     {
       ar_spec_free (s);
@@ -275,7 +275,7 @@ ar_process_parse (const char *buf, size_t len, const char *label, struct ar_proc
   int r = parse_process (&c, root, p, false);
   if (r == 0)
     r = ar_process_validate (&c, p, "");
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   if (r < 0)
     {
       ar_process_free (p);

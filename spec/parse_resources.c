@@ -215,6 +215,6 @@ ar_resources_parse (const char *buf, size_t len, const char *label, struct ar_re
   struct ar_jctx c;
   ar_jctx_init (&c, label, err);
   int ret = ar_parse_resources (&c, root, out);
-  yajl_tree_free (root);
+  ar_json_tree_free (root);
   return ret;
 }

@@ -22,7 +22,7 @@ ar_state_parse_tree (const char *buf, size_t len, const char *what, struct ar_st
   memset (out, 0, sizeof *out);
   if (tree)
     *tree = NULL;
-  /* Same bounds as config.json: depth (yajl_tree_free recurses), size, NULs. */
+  /* Same bounds as config.json: depth, size, NULs. */
   if (ar_json_parse (buf, len, what, &root, err) < 0)
     return -1;
   out->oci_version = ar_state_str (root, "ociVersion");
@@ -33,7 +33,7 @@ ar_state_parse_tree (const char *buf, size_t len, const char *what, struct ar_st
   yajl_val pid = yajl_tree_get (root, pid_path, yajl_t_number);
   if (pid && (!YAJL_IS_INTEGER (pid) || YAJL_GET_INTEGER (pid) < 0 || YAJL_GET_INTEGER (pid) > INT32_MAX))
     {
-      yajl_tree_free (root);
+      ar_json_tree_free (root);
       ar_state_clear (out);
       return ar_err (err, 0, "%s: pid: not a valid process id", what);
     }
@@ -56,14 +56,14 @@ ar_state_parse_tree (const char *buf, size_t len, const char *what, struct ar_st
     }
   if (!out->id)
     {
-      yajl_tree_free (root);
+      ar_json_tree_free (root);
       ar_state_clear (out);
       return ar_err (err, 0, "%s: id: missing", what);
     }
   if (tree)
     *tree = root;
   else
-    yajl_tree_free (root);
+    ar_json_tree_free (root);
   return 0;
 }
 

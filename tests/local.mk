@@ -31,7 +31,7 @@ FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I$(top_builddir) $(RUNTIME_INC) -iquote $(top_srcdir)/netproxy $(YAJL_CFLAGS)
 FUZZ_SPEC_SRCS = $(addprefix $(srcdir)/common/,error.c strio.c clock.c) \
-	$(addprefix $(srcdir)/spec/,json.c names.c parse.c parse_linux.c \
+	$(addprefix $(srcdir)/spec/,json.c jsontree.c names.c parse.c parse_linux.c \
 	parse_resources.c free.c validate.c validate_linux.c state.c jsongen.c)
 # Targets of other folders are wired when their sources exist.
 FUZZ_TARGETS = tests/fuzz/fuzz_config \
@@ -62,7 +62,7 @@ tests/fuzz/fuzz_seccomp: $(srcdir)/tests/fuzz/fuzz_seccomp.c $(FUZZ_SECCOMP_SRCS
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_seccomp.c \
 	  $(FUZZ_SECCOMP_SRCS) $(FUZZ_SPEC_SRCS) $(SECCOMP_LIBS) $(YAJL_LIBS)
-FUZZ_ROUTES_SRCS = $(srcdir)/netproxy/routes.c $(addprefix $(srcdir)/common/,error.c hostname.c strio.c)
+FUZZ_ROUTES_SRCS = $(srcdir)/netproxy/routes.c $(srcdir)/spec/jsontree.c $(addprefix $(srcdir)/common/,error.c hostname.c strio.c)
 tests/fuzz/fuzz_routes: $(srcdir)/tests/fuzz/fuzz_routes.c $(FUZZ_ROUTES_SRCS) config.h
 	@mkdir -p tests/fuzz
 	$(AM_V_CC)$(CLANG) $(FUZZ_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_routes.c $(FUZZ_ROUTES_SRCS) $(YAJL_LIBS)

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "error.h"
 #include "hostname.h"
+#include "json.h"
 #include "jsongen.h"
 #include "spec.h"
 #include "spec_state.h"
@@ -323,10 +324,10 @@ test_json_writer (void)
 
   char tree_in[] = "{\"k\":[1,2.5,\"s\",true,false,null,{\"m\":18446744073709551615}]}";
   char ebuf[64];
-  yajl_val v = yajl_tree_parse (tree_in, ebuf, sizeof ebuf);
+  yajl_val v = ar_json_tree (tree_in, strlen (tree_in), ebuf, sizeof ebuf);
   ar_gen_init (&G, NULL);
   ar_gen_tree (&G, v);
-  yajl_tree_free (v);
+  ar_json_tree_free (v);
   ok (ar_gen_done (&G, "doc", &text, &len, &err) == 0 && strcmp (text, tree_in) == 0,
       "a parsed value is written again as it was (%s)", text ? text : "none");
   free (text);
@@ -400,6 +401,93 @@ test_json_writer (void)
   ar_error_free (err);
 }
 
+/* The tree every JSON text is read into: what yajl's own builder gave
+ * (node types, numbers' text and flags, members in order, duplicates
+ * kept for the walker to refuse), in blocks that grow past the first,
+ * with the refusals of a hostile text named. */
+static void
+test_json_tree (void)
+{
+  static const char doc[] = "{\"a\":[1,-2,2.5,9223372036854775807,9223372036854775808,\"s\\u00e9\",true,false,null,"
+                            "{},[]],/* a comment */\"a\":{\"k\":\"v\"}}";
+  char ebuf[128] = "";
+  yajl_val t = ar_json_tree (doc, strlen (doc), ebuf, sizeof ebuf);
+  ok (t && YAJL_IS_OBJECT (t) && t->u.object.len == 2 && strcmp (t->u.object.keys[0], "a") == 0
+          && strcmp (t->u.object.keys[1], "a") == 0,
+      "an object keeps its members in order, a duplicate key too (%s)", ebuf);
+  yajl_val a = t && t->u.object.len == 2 ? t->u.object.values[0] : NULL;
+  ok (a && YAJL_IS_ARRAY (a) && a->u.array.len == 11, "an array keeps every value");
+  if (a && YAJL_IS_ARRAY (a) && a->u.array.len == 11)
+    {
+      yajl_val *v = a->u.array.values;
+      ok (YAJL_IS_INTEGER (v[0]) && YAJL_GET_INTEGER (v[0]) == 1 && YAJL_IS_INTEGER (v[1])
+              && YAJL_GET_INTEGER (v[1]) == -2,
+          "integers are integers");
+      ok (YAJL_IS_NUMBER (v[2]) && !YAJL_IS_INTEGER (v[2]) && YAJL_IS_DOUBLE (v[2]) && YAJL_GET_DOUBLE (v[2]) == 2.5
+              && strcmp (v[2]->u.number.r, "2.5") == 0,
+          "a fraction is a double, its text kept");
+      ok (YAJL_IS_INTEGER (v[3]) && YAJL_GET_INTEGER (v[3]) == INT64_MAX && !YAJL_IS_INTEGER (v[4])
+              && strcmp (v[4]->u.number.r, "9223372036854775808") == 0,
+          "an integer past int64 is no integer, its text exact");
+      ok (YAJL_IS_STRING (v[5]) && strcmp (v[5]->u.string, "s\xc3\xa9") == 0, "escapes are decoded");
+      ok (YAJL_IS_TRUE (v[6]) && YAJL_IS_FALSE (v[7]) && YAJL_IS_NULL (v[8]), "true, false and null");
+      ok (YAJL_IS_OBJECT (v[9]) && v[9]->u.object.len == 0 && YAJL_IS_ARRAY (v[10]) && v[10]->u.array.len == 0,
+          "empty object and array");
+    }
+  ar_json_tree_free (t);
+
+  /* a root that is no container: its node is still the tree's handle */
+  t = ar_json_tree ("\"top\"", 5, ebuf, sizeof ebuf);
+  ok (t && YAJL_IS_STRING (t) && strcmp (t->u.string, "top") == 0, "a string at the top is the root");
+  ar_json_tree_free (t);
+  t = ar_json_tree ("-7", 2, ebuf, sizeof ebuf);
+  ok (t && YAJL_IS_INTEGER (t) && YAJL_GET_INTEGER (t) == -7, "a number at the top is the root");
+  ar_json_tree_free (t);
+
+  /* far more nodes than the text's size foretells: many blocks */
+  size_t n = 20000;
+  char *big = xmalloc0 (3 * n + 2);
+  big[0] = '[';
+  for (size_t i = 0; i < n; i++)
+    memcpy (big + 1 + 3 * i, i + 1 < n ? "[]," : "[]]", 3);
+  t = ar_json_tree (big, strlen (big), ebuf, sizeof ebuf);
+  ok (t && YAJL_IS_ARRAY (t) && t->u.array.len == n && YAJL_IS_ARRAY (t->u.array.values[n - 1]),
+      "a text of many small values grows past its first block");
+  ar_json_tree_free (t);
+  free (big);
+
+  char deep[2 * 70 + 1];
+  for (int levels = 64; levels <= 65; levels++)
+    {
+      memset (deep, '[', (size_t) levels);
+      memset (deep + levels, ']', (size_t) levels);
+      t = ar_json_tree (deep, 2 * (size_t) levels, ebuf, sizeof ebuf);
+      if (levels == 64)
+        ok (t != NULL, "64 levels are read");
+      else
+        ok (!t && strcmp (ebuf, "nesting deeper than 64 levels") == 0, "65 levels are refused (%s)", ebuf);
+      ar_json_tree_free (t);
+    }
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+    { "{\"a\":\"x\\u0000y\"}", "a string holds a \\u0000 escape (a NUL)" },
+    { "{\"a\\u0000\":1}", "a string holds a \\u0000 escape (a NUL)" },
+    { "{\"a\":", NULL },
+    { "{} {}", NULL },
+    { "", NULL },
+    { "{\"a\":\"\xff\"}", NULL },
+  };
+  for (size_t i = 0; i < ARRAY_SIZE (bad); i++)
+    {
+      ebuf[0] = '\0';
+      t = ar_json_tree (bad[i].text, strlen (bad[i].text), ebuf, sizeof ebuf);
+      ok (!t && *ebuf && !strchr (ebuf, '\n') && (!bad[i].why || strcmp (ebuf, bad[i].why) == 0),
+          "'%s' refused in one line (%s)", bad[i].text, ebuf);
+      ar_json_tree_free (t);
+    }
+}
+
 /* The one state reader: the OCI fields, the caller's own keys from the
  * tree, and the same refusals for either document. */
 static void
@@ -417,7 +505,7 @@ test_state_reader (void)
   cleanup_free char *rootfs = tree ? ar_state_str (tree, "rootfs") : NULL;
   is_str (rootfs, "/b/rootfs", "the caller reads its own keys from the tree");
   if (tree)
-    yajl_tree_free (tree);
+    ar_json_tree_free (tree);
   ar_state_clear (&st);
   static const struct {
     const char *doc, *want;
@@ -564,6 +652,7 @@ main (void)
   test_ports ();
   test_read_regular ();
   test_json_writer ();
+  test_json_tree ();
   test_state_reader ();
   test_rfc3339 ();
   test_json_escape ();
