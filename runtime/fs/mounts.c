@@ -143,7 +143,7 @@ ar_mount_opts_parse (char *const *options, size_t n, const char *where, struct a
   for (size_t i = 0; i < n; i++)
     {
       const struct opt_def *d = NULL;
-      for (size_t k = 0; k < ARRAY_SIZE (opt_defs); k++)
+      for (size_t k = 0; k < ARRAY_SIZE (opt_defs) && !d; k++)
         if (strcmp (options[i], opt_defs[k].name) == 0)
           d = &opt_defs[k];
       if (!d)
