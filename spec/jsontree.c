@@ -121,18 +121,13 @@ on_bool (void *ctx, int b)
   return add (ctx, node (ctx, b ? yajl_t_true : yajl_t_false));
 }
 
-/* An integer in yajl's sense: digits after an optional sign, in range. */
+/* An integer in yajl's sense, in range. yajl hands over JSON number text
+ * only, so a fraction or an exponent is what stops strtoll short. */
 static bool
 integer_of (const char *s, long long *out)
 {
-  const char *p = s + (*s == '-');
-  if (!*p)
-    return false;
-  for (const char *q = p; *q; q++)
-    if (*q < '0' || *q > '9')
-      return false;
-  errno = 0;
   char *end;
+  errno = 0;
   *out = strtoll (s, &end, 10);
   return errno == 0 && *end == '\0';
 }
