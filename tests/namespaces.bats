@@ -55,6 +55,26 @@ lo_check='ip -o link show lo; nc -l -p 7777 -e echo lo-ok & sleep 0.3; nc 127.0.
   [[ "$output" == *lo-ok* ]]
 }
 
+# sysfs shows the network namespace of whoever mounts it: the init's own
+# new one, never the host's, with and without a user namespace (where the
+# kernel lets only the namespace's owner mount it).
+@test "namespaces: sysfs shows the container's network namespace, not the host's" {
+  [ "$(ls /sys/class/net)" != lo ] || skip "the host has no interface but lo: nothing tells the two apart"
+  make_bundle "$B" sh -c 'ls /sys/class/net; readlink /proc/self/ns/net'
+  run ar run -b "$B" sys1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = lo ] && [ "${#lines[@]}" -eq 2 ]
+  [ "${lines[1]}" != "$(readlink /proc/self/ns/net)" ]
+  rm -rf "$B"
+  userns_bundle sh -c 'ls /sys/class/net; readlink /proc/self/ns/net'
+  run ar run -b "$B" sys2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = lo ] && [ "${#lines[@]}" -eq 2 ]
+  [ "${lines[1]}" != "$(readlink /proc/self/ns/net)" ]
+}
+
 @test "namespaces: a new cgroup namespace is rooted at the container's cgroup" {
   make_bundle "$B" sh -c 'tail -1 /proc/self/cgroup'
   config_edit "$B" '.linux.namespaces += [{"type":"cgroup"}]'
