@@ -66,6 +66,19 @@ utf8_len (const unsigned char *p)
   return n;
 }
 
+void
+ar_hex (const void *data, size_t n, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+  const unsigned char *b = data;
+  for (size_t i = 0; i < n; i++)
+    {
+      out[2 * i] = digits[b[i] >> 4];
+      out[2 * i + 1] = digits[b[i] & 0xf];
+    }
+  out[2 * n] = '\0';
+}
+
 size_t
 ar_json_escape (char *buf, size_t cap, const char *s)
 {

@@ -20,6 +20,10 @@ int ar_write_all (int fd, const void *buf, size_t len);
  * always fits. */
 size_t ar_json_escape (char *buf, size_t cap, const char *s);
 
+/* The N bytes at DATA as 2N lowercase hex digits and a NUL, into OUT (2N+1
+ * bytes): ids, tokens and hashes made readable. */
+void ar_hex (const void *data, size_t n, char *out);
+
 /* Read FD to its end into a new NUL-terminated buffer (*out; *len, if not
  * NULL, without the NUL). 0, or -1 with errno: EFBIG past MAX bytes (the
  * buffer never grows much beyond MAX, whatever FD is). */

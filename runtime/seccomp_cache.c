@@ -135,9 +135,7 @@ struct entry_header {
 static void
 entry_name (const unsigned char key[AR_SHA256_LEN], char name[AR_SHA256_LEN * 2 + 8])
 {
-  size_t i;
-  for (i = 0; i < AR_SHA256_LEN; i++)
-    sprintf (name + 2 * i, "%02x", key[i]);
+  ar_hex (key, AR_SHA256_LEN, name);
   strcpy (name + 2 * AR_SHA256_LEN, ".bpf");
 }
 

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "probes.h"
 #include "selfexe.h"
+#include "strio.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -223,8 +224,7 @@ host_setup (struct ar_sandbox *sb, struct host_bits *h, ar_error **err)
   char num[32];
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     return ar_err (err, errno, "getrandom");
-  for (size_t i = 0; i < sizeof rnd; i++)
-    snprintf (h->token + 2 * i, 3, "%02x", rnd[i]);
+  ar_hex (rnd, sizeof rnd, h->token);
   h->listen_fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (h->listen_fd < 0 || bind (h->listen_fd, (struct sockaddr *) &sin, sizeof sin) < 0 || listen (h->listen_fd, 4) < 0
       || getsockname (h->listen_fd, (struct sockaddr *) &sin, &sl) < 0)

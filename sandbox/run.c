@@ -15,6 +15,7 @@
 #include "selfexe.h"
 #include "sandbox.h"
 #include "sbpaths.h"
+#include "strio.h"
 #include "sbwatch.h"
 #include "profile.h"
 #include "relay_child.h"
@@ -189,7 +190,9 @@ make_tmpdir (struct ar_sandbox *sb, ar_error **err)
   uint8_t rnd[6];
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     return ar_err (err, errno, "getrandom");
-  sb->id = xasprintf ("sandbox-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+  char hex[2 * sizeof rnd + 1];
+  ar_hex (rnd, sizeof rnd, hex);
+  sb->id = xasprintf ("sandbox-%s", hex);
   char *t = xasprintf ("%s/agentrun-%s-XXXXXX", private_base (), sb->id);
   if (!mkdtemp (t))
     {

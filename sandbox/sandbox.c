@@ -1292,8 +1292,7 @@ machine_id (struct ar_agent_opts *o, int bfd, ar_error **err)
     return 0; /* nothing there to hide, and no mount point to bind onto */
   if (getrandom (rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
     return ar_err (err, errno, "getrandom");
-  for (size_t i = 0; i < sizeof rnd; i++)
-    snprintf (text + 2 * i, 3, "%02x", rnd[i]);
+  ar_hex (rnd, sizeof rnd, text);
   strcat (text, "\n");
   if (write_new_file (bfd, o->bundle, "machine-id", text, strlen (text), 0444, err) < 0)
     return -1;

@@ -31,8 +31,7 @@ ar_trust_entry (const char *store, const char *path, const char *suffix)
   unsigned char h[AR_SHA256_LEN];
   char hex[2 * AR_SHA256_LEN + 1];
   ar_sha256 (path, strlen (path), h);
-  for (size_t i = 0; i < AR_SHA256_LEN; i++)
-    snprintf (hex + 2 * i, 3, "%02x", h[i]);
+  ar_hex (h, sizeof h, hex);
   return xasprintf ("%s/%s%s", store, hex, suffix);
 }
 

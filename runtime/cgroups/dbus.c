@@ -4,6 +4,7 @@
 #include "config.h"
 #include "clock.h"
 #include "dbus.h"
+#include "strio.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -208,8 +209,7 @@ authenticate (struct ar_dbus *d, ar_error **err)
 {
   char uid[32], hex[64], msg[128], line[MAX_AUTH_LINE];
   snprintf (uid, sizeof uid, "%u", (unsigned) geteuid ());
-  for (size_t i = 0; uid[i]; i++)
-    snprintf (hex + 2 * i, 3, "%02x", (unsigned char) uid[i]);
+  ar_hex (uid, strlen (uid), hex);
   int n = snprintf (msg, sizeof msg, "%cAUTH EXTERNAL %s\r\n", '\0', hex);
   if (send_all (d, msg, n, err) < 0 || read_line (d, line, sizeof line, err) < 0)
     return -1;

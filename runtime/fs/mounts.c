@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -108,6 +109,37 @@ static const struct opt_def opt_defs[] = {
   { "loud", K_NOOP, false, 0, false },
 };
 
+/* opt_defs by name, sorted at the first look-up: a binary search, where a
+ * sandbox's mounts (some 60, of seven options each) would otherwise cost a
+ * strcmp with most of the table for each option, twice (bind sources are
+ * opened by the parent) */
+static const struct opt_def *opt_by_name[ARRAY_SIZE (opt_defs)];
+
+static int
+opt_cmp (const void *a, const void *b)
+{
+  return strcmp ((*(const struct opt_def *const *) a)->name, (*(const struct opt_def *const *) b)->name);
+}
+
+static int
+opt_key_cmp (const void *key, const void *e)
+{
+  return strcmp (key, (*(const struct opt_def *const *) e)->name);
+}
+
+static const struct opt_def *
+opt_def_find (const char *name)
+{
+  if (!opt_by_name[0])
+    {
+      for (size_t k = 0; k < ARRAY_SIZE (opt_defs); k++)
+        opt_by_name[k] = &opt_defs[k];
+      qsort (opt_by_name, ARRAY_SIZE (opt_defs), sizeof *opt_by_name, opt_cmp);
+    }
+  const struct opt_def *const *d = bsearch (name, opt_by_name, ARRAY_SIZE (opt_defs), sizeof *opt_by_name, opt_key_cmp);
+  return d ? *d : NULL;
+}
+
 static void
 push (char ***v, size_t *n, const char *s)
 {
@@ -142,10 +174,7 @@ ar_mount_opts_parse (char *const *options, size_t n, const char *where, struct a
   memset (o, 0, sizeof *o);
   for (size_t i = 0; i < n; i++)
     {
-      const struct opt_def *d = NULL;
-      for (size_t k = 0; k < ARRAY_SIZE (opt_defs) && !d; k++)
-        if (strcmp (options[i], opt_defs[k].name) == 0)
-          d = &opt_defs[k];
+      const struct opt_def *d = opt_def_find (options[i]);
       if (!d)
         {
           if (options[i][0] == '\0')

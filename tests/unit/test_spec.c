@@ -561,6 +561,17 @@ test_rfc3339 (void)
 }
 
 static void
+test_hex (void)
+{
+  char out[2 * 5 + 1];
+  memset (out, 'x', sizeof out);
+  ar_hex ("\x00\x0f\xa5\xf0\xff", 5, out);
+  ok (strcmp (out, "000fa5f0ff") == 0, "hex: two lowercase digits a byte, high nibble first, NUL-ended (%s)", out);
+  ar_hex ("", 0, out);
+  ok (out[0] == '\0', "hex: no bytes, an empty string");
+}
+
+static void
 esc_is (const char *in, const char *want, const char *what)
 {
   char buf[256];
@@ -656,6 +667,7 @@ main (void)
   test_state_reader ();
   test_rfc3339 ();
   test_json_escape ();
+  test_hex ();
   test_device_access ();
   return done_testing ();
 }
