@@ -162,13 +162,18 @@ sigkill_takes_all() {
   [ "$(in_netns | wc -l)" -ge 3 ]
   LEFT_TMPDIR=$(dirname "$(jq -r .bundle "$STATE/state.json")")
   # the run made placeholders for the protected names; the person replaces
-  # one with a file of their own and writes into another meanwhile
+  # one with a file of their own and writes into another meanwhile. agentrun
+  # is held still for it: its watch stops a run whose placeholder was
+  # replaced, which could end it before the SIGKILL this is about
   [ -f "$WS/.bashrc" ]
   [ -d "$WS/.vscode" ]
   [ -d "$WS/.claude" ]
+  kill -STOP "$AR_PID"
   rm "$WS/.profile" && touch "$WS/.profile"
   echo "export A=1" >>"$WS/.envrc"
   kill -KILL "$AR_PID"
+  # su and sudo stop themselves when the command they wait for stops
+  kill -CONT "$SB" 2>/dev/null || true
   wait "$SB" || true
   wait_for gone "$INIT"
   wait_for gone "$CMD"
