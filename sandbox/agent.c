@@ -235,6 +235,7 @@ ar_agent_opts_free (struct ar_agent_opts *o)
   free (o->home);
   free (o->home_src);
   free (o->user);
+  free (o->shell);
   free (o->seccomp_json);
   free (o->bundle);
   memset (o, 0, sizeof *o);

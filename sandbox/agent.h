@@ -85,6 +85,7 @@ struct ar_agent_opts {
   char **cred_homes;
   size_t n_cred_homes; /* homes whose credential folders are masked */
   char *user; /* user name, for USER */
+  char *shell; /* its login shell (/bin/sh for none or nologin), for SHELL */
   /* resources */
   bool has_memory;
   int64_t memory; /* bytes */

@@ -61,14 +61,16 @@ fill_nofile (struct ar_agent_opts *o, ar_error **err)
   return 0;
 }
 
-/* The host level's count (this caller's user namespace), a part of it;
- * 0 when this kernel has no such count. */
-static long long
-part_of (const char *key, long long div)
+/* The host level's count (this caller's user namespace) in *all, and a
+ * part of it in *part (at least 1); both 0 when this kernel has no such
+ * count. */
+static void
+part_of (const char *key, long long div, long long *all, long long *part)
 {
   cleanup_free char *p = xasprintf ("/proc/sys/user/%s", key);
-  long long v = read_ll (p, 0) / div;
-  return v > 0 ? v : access (p, F_OK) == 0 ? 1 : 0;
+  long long v = read_ll (p, 0);
+  *all = v > 0 ? v : access (p, F_OK) == 0 ? 1 : 0;
+  *part = v / div > 0 ? v / div : *all ? 1 : 0;
 }
 
 /* inotify: a fixed, small budget, and a small part of the user's, not
@@ -87,7 +89,8 @@ fill_inotify (struct ar_agent_opts *o, ar_error **err)
   };
   for (size_t i = 0; i < ARRAY_SIZE (b); i++)
     {
-      long long user = part_of (b[i].key, 1), share = part_of (b[i].key, b[i].div);
+      long long user, share;
+      part_of (b[i].key, b[i].div, &user, &share);
       if (user <= 0)
         return ar_err (err, ENOENT, "budget step: /proc/sys/user/%s", b[i].key);
       if (*b[i].v > user)
@@ -183,16 +186,18 @@ fill_memory (struct ar_agent_opts *o)
 int
 ar_budgets_fill (struct ar_agent_opts *o, ar_error **err)
 {
+  int64_t tmpfs = o->tmp_size <= 0 || o->home_size <= 0 ? tmpfs_default () : 0;
   if (o->tmp_size <= 0)
-    o->tmp_size = tmpfs_default ();
+    o->tmp_size = tmpfs;
   if (o->home_size <= 0)
-    o->home_size = tmpfs_default ();
+    o->home_size = tmpfs;
   if (fill_nofile (o, err) < 0)
     return -1;
   if (fill_inotify (o, err) < 0)
     return -1;
-  o->fanotify_groups = part_of ("max_fanotify_groups", 4);
-  o->fanotify_marks = part_of ("max_fanotify_marks", 8);
+  long long all;
+  part_of ("max_fanotify_groups", 4, &all, &o->fanotify_groups);
+  part_of ("max_fanotify_marks", 8, &all, &o->fanotify_marks);
   fill_memory (o);
   fill_sockets (o);
   /* root's init writes them before it takes the agent's uid (the runtime's

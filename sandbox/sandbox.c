@@ -534,6 +534,11 @@ home_and_user (struct ar_agent_opts *o)
   struct stat st;
   free (o->user);
   o->user = xstrdup (pw ? pw->pw_name : "sandbox");
+  const char *sh = pw && pw->pw_shell && pw->pw_shell[0] == '/' ? pw->pw_shell : "/bin/sh";
+  if (strstr (sh, "nologin") || strcmp (sh, "/bin/false") == 0 || strcmp (sh, "/usr/bin/false") == 0)
+    sh = "/bin/sh";
+  free (o->shell);
+  o->shell = xstrdup (sh);
   if (usable_home (env_home) && stat (env_home, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == o->uid)
     o->home = xstrdup (env_home);
   else if (pw && usable_home (pw->pw_dir))
@@ -621,15 +626,11 @@ static void
 build_env (struct ar_sandbox *sb)
 {
   struct ar_agent_opts *o = &sb->prof;
-  struct passwd *pw = getpwuid (o->uid);
   cleanup_free char *path = kept_path (sb);
   env_set (o, "PATH", path);
   env_set (o, "HOME", o->home);
   env_set (o, "USER", o->user);
-  const char *sh = pw && pw->pw_shell && pw->pw_shell[0] == '/' ? pw->pw_shell : "/bin/sh";
-  if (strstr (sh, "nologin") || strcmp (sh, "/bin/false") == 0 || strcmp (sh, "/usr/bin/false") == 0)
-    sh = "/bin/sh";
-  env_set (o, "SHELL", sh);
+  env_set (o, "SHELL", o->shell);
   for (size_t i = 0; env_keep[i]; i++)
     if (getenv (env_keep[i]))
       env_set (o, env_keep[i], getenv (env_keep[i]));

@@ -298,14 +298,14 @@ host_secret() {
   [ -z "$(ls -A "$WS")" ]
 }
 
-@test "paths: a missing .claude is one read-only empty folder, removed after; an existing one stays writable" {
+@test "paths: a missing .claude is one read-only empty folder, a missing editor folder an empty file, removed after; an existing .claude stays writable" {
   run sb -- sh -c '
     touch .claude/notes 2>&1 | grep -q "Read-only file system" && echo claude-read-only
     [ -d .claude ] && [ -z "$(ls -A .claude)" ] && echo claude-empty
     (echo x >.envrc) 2>&1 | grep -q "Read-only file system" && echo envrc-read-only
-    [ -d .vscode ] && [ -d .idea ] && echo folders'
+    [ -f .vscode ] && [ -f .idea ] && [ ! -s .vscode ] && echo editor-files'
   [ "$status" -eq 0 ]
-  for w in claude-read-only claude-empty envrc-read-only folders; do echo "$output" | grep -qx "$w"; done
+  for w in claude-read-only claude-empty envrc-read-only editor-files; do echo "$output" | grep -qx "$w"; done
   [ -z "$(ls -A "$WS")" ]
   # an existing .claude stays writable, its protected names are held
   mkdir "$WS/.claude"

@@ -166,7 +166,7 @@ sigkill_takes_all() {
   # is held still for it: its watch stops a run whose placeholder was
   # replaced, which could end it before the SIGKILL this is about
   [ -f "$WS/.bashrc" ]
-  [ -d "$WS/.vscode" ]
+  [ -f "$WS/.vscode" ]
   [ -d "$WS/.claude" ]
   kill -STOP "$AR_PID"
   rm "$WS/.profile" && touch "$WS/.profile"
