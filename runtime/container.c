@@ -384,9 +384,12 @@ on_hooks (struct parent_io *io, ar_error **err)
              < 0)
     return -1;
   io->devices_pending = false;
-  cleanup_free char *st = ar_cstate_hook_json (&c->st, c->st.id, "creating");
-  if (ar_hooks_run (&c->spec->hooks, AR_HOOK_PRESTART, st, err) < 0
-      || ar_hooks_run (&c->spec->hooks, AR_HOOK_CREATE_RUNTIME, st, err) < 0)
+  const struct ar_hooks *h = &c->spec->hooks;
+  /* the state each hook reads, written only for hooks that read it */
+  cleanup_free char *st = h->n[AR_HOOK_PRESTART] || h->n[AR_HOOK_CREATE_RUNTIME]
+                              ? ar_cstate_hook_json (&c->st, c->st.id, "creating")
+                              : NULL;
+  if (st && (ar_hooks_run (h, AR_HOOK_PRESTART, st, err) < 0 || ar_hooks_run (h, AR_HOOK_CREATE_RUNTIME, st, err) < 0))
     return -1;
   ar_fault_point ("create-after-hooks");
   return ar_sync_send (io->sock, SYNC_HOOKS_ACK, 0, -1, NULL, err);
@@ -980,6 +983,8 @@ static void
 run_poststart (const struct ar_spec *spec, const struct ar_cstate *st)
 {
   cleanup_error ar_error *err = NULL;
+  if (spec->hooks.n[AR_HOOK_POSTSTART] == 0)
+    return;
   cleanup_free char *json = ar_cstate_hook_json (st, st->id, "running");
   if (ar_hooks_run (&spec->hooks, AR_HOOK_POSTSTART, json, &err) < 0)
     ar_warn ("poststart hook: %s", err->msg);

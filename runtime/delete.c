@@ -120,8 +120,8 @@ run_poststop (const struct ar_cstate *st, const struct ar_spec *spec)
     }
   if (!spec)
     spec = loaded;
-  cleanup_free char *json = ar_cstate_hook_json (st, st->id, "stopped");
-  if (ar_hooks_run (&spec->hooks, AR_HOOK_POSTSTOP, json, &err) < 0)
+  cleanup_free char *json = spec->hooks.n[AR_HOOK_POSTSTOP] ? ar_cstate_hook_json (st, st->id, "stopped") : NULL;
+  if (json && ar_hooks_run (&spec->hooks, AR_HOOK_POSTSTOP, json, &err) < 0)
     ar_warn ("poststop hook: %s", err->msg);
   if (loaded)
     ar_spec_free (loaded);
