@@ -54,6 +54,7 @@ static const struct key keys[] = {
   { "allow_write", AR_SB_ALLOW_WRITE, K_STRV, true },
   { "home", AR_SB_HOME, K_STR, true },
   { "state", AR_SB_STATE, K_STRV, false },
+  { "folders", AR_SB_FOLDERS, K_STRV, false },
 };
 
 int
@@ -187,8 +188,9 @@ check_keys (struct ar_jctx *c, yajl_val root)
   return 0;
 }
 
-int
-ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
+/* The profile at path; only: the one key applied (-1: all). */
+static int
+profile_load (struct ar_sandbox *sb, const char *path, int only, ar_error **err)
 {
   cleanup_free char *label = xasprintf ("profile %s", path);
   cleanup_free char *dir = ar_profile_dir_of (path, err);
@@ -203,6 +205,8 @@ ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
   for (size_t k = 0; k < ARRAY_SIZE (keys); k++)
     {
       const char *p[] = { keys[k].name, NULL };
+      if (only >= 0 && keys[k].id != only)
+        continue;
       yajl_val v = yajl_tree_get (root, p, yajl_t_any);
       if (!v || YAJL_IS_NULL (v))
         continue;
@@ -215,6 +219,12 @@ ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
 out:
   ar_json_tree_free (root);
   return r;
+}
+
+int
+ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err)
+{
+  return profile_load (sb, path, -1, err);
 }
 
 /* Where presets are: next to the binary in a build tree (contrib/presets),
@@ -248,22 +258,44 @@ find_preset (const char *name, ar_error **err)
   return NULL;
 }
 
+static bool
+preset_name_ok (const char *name)
+{
+  return name[0] && strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen (name);
+}
+
+/* The preset at path, as agentrun's own file; only as profile_load's. */
+static int
+preset_load (struct ar_sandbox *sb, const char *name, const char *path, int only, ar_error **err)
+{
+  sb->preset_depth++;
+  sb->preset_name = name;
+  int r = profile_load (sb, path, only, err);
+  sb->preset_name = NULL;
+  sb->preset_depth--;
+  return r;
+}
+
 int
 ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err)
 {
-  if (!name[0] || strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen (name))
+  if (!preset_name_ok (name))
     return ar_err (err, 0, "--agent %s: a preset name is lower-case letters, digits and '-'", name);
   if (sb->preset_depth > 0)
     return ar_err (err, 0, "--agent %s: a preset cannot name another preset", name);
   cleanup_free char *path = find_preset (name, err);
-  if (!path)
-    return -1;
-  sb->preset_depth++;
-  sb->preset_name = name;
-  int r = ar_profile_load (sb, path, err);
-  sb->preset_name = NULL;
-  sb->preset_depth--;
-  return r;
+  return path ? preset_load (sb, name, path, -1, err) : -1;
+}
+
+int
+ar_profile_command_folders (struct ar_sandbox *sb, ar_error **err)
+{
+  if (sb->prof.n_args == 0)
+    return 0;
+  const char *cmd = sb->prof.args[0], *slash = strrchr (cmd, '/');
+  const char *name = slash ? slash + 1 : cmd;
+  cleanup_free char *path = preset_name_ok (name) ? find_preset (name, NULL) : NULL;
+  return path ? preset_load (sb, name, path, AR_SB_FOLDERS, err) : 0;
 }
 
 const char ar_profile_opts_help

@@ -28,6 +28,12 @@
 int ar_profile_load (struct ar_sandbox *sb, const char *path, ar_error **err);
 /* --agent NAME: the preset NAME.json (a profile) from the presets folder. */
 int ar_profile_load_preset (struct ar_sandbox *sb, const char *name, ar_error **err);
+/* The preset named as the command (`claude` for `claude -p ...`), where
+ * there is one: its "folders" alone, so that an agent run without --agent
+ * still finds its project folder as it expects it (an error reading below
+ * a file there is not "no settings" to it). Nothing else of it applies:
+ * endpoints, state and variables are the person's to ask for. */
+int ar_profile_command_folders (struct ar_sandbox *sb, ar_error **err);
 
 /* Go over the command line once more (p is a copy from its start) and call
  * load for the argument of each option `id`: --profile before the other

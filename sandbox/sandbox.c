@@ -186,6 +186,7 @@ ar_sandbox_free (struct ar_sandbox *sb)
   free (sb->home_arg);
   strv_free (sb->state, sb->n_state);
   strv_free (sb->state_of, sb->n_state_of);
+  strv_free (sb->folders, sb->n_folders);
   strv_free (sb->pass_env, sb->n_pass_env);
   memset (sb, 0, sizeof *sb);
   sb->relay_pid = -1;
@@ -423,6 +424,11 @@ ar_sandbox_opt (struct ar_sandbox *sb, int id, const char *arg, ar_error **err)
         return ar_err (err, 0, "state %s: needs a path under the home (no '..')", arg);
       strv_add (&sb->state, &sb->n_state, arg);
       strv_add (&sb->state_of, &sb->n_state_of, sb->preset_name ? sb->preset_name : "profile");
+      return 0;
+    case AR_SB_FOLDERS:
+      if (!ar_sbpaths_is_folder_name (arg))
+        return ar_err (err, 0, "folders %s: not a protected folder's name (%s)", arg, ar_sbpaths_folder_names ());
+      strv_add (&sb->folders, &sb->n_folders, arg);
       return 0;
     case AR_SB_QUIET: sb->quiet = true; return 0;
     case AR_SB_BUNDLE:
@@ -1071,6 +1077,8 @@ ar_sandbox_prepare (struct ar_sandbox *sb, ar_error **err)
   for (size_t i = 0; i < o->n_binds; i++)
     if (!o->binds[i].writable && strcmp (o->binds[i].path, o->workspace) == 0)
       o->workspace_ro = true;
+  if (ar_profile_command_folders (sb, err) < 0)
+    return -1;
   ar_debug ("sandbox: options checked");
   if (ar_sbpaths_prepare (sb, err) < 0 || ar_agent_assign_addrs (o, err) < 0)
     return -1;

@@ -52,6 +52,7 @@ enum {
   AR_SB_ALLOW_SYSV_IPC,
   AR_SB_MAX_SOCKETS,
   AR_SB_STATE, /* profiles and presets only: "state", paths under the home kept between runs */
+  AR_SB_FOLDERS, /* profiles and presets only: "folders", protected folders the agent reads below */
 };
 /* The options, terminated by a NULL name; AR_SB_N_OPTS entries before it. */
 #define AR_SB_N_OPTS 31
@@ -110,6 +111,8 @@ struct ar_sandbox {
   size_t n_state; /* "state" of presets: paths under the home, kept */
   char **state_of;
   size_t n_state_of; /* the preset each came from ("profile": a profile's own) */
+  char **folders;
+  size_t n_folders; /* "folders": missing ones held by a folder, not a file */
   int preset_depth; /* a preset does not name another */
   const char *preset_name; /* the preset being loaded */
   char **pass_env;

@@ -35,9 +35,14 @@
 #define MODULES_MAX 64
 
 /* Names under each writable folder that the person's own tools run or
- * obey. dir: a folder (its placeholder is a folder); present: held only
- * when it exists (a tool that asks before it obeys a new one: mise's trust,
- * given to a file by its path, outlives a change of it). */
+ * obey. dir: a folder. A missing one below another (.git/hooks) is held by
+ * an empty folder; one at the top by an empty file, as sandbox-runtime
+ * holds a missing path (nothing can be made below a file either; the tool
+ * finds no settings there), where a folder would cost a new block at every
+ * start, allocated and freed again (a discard each, on a disk mounted so),
+ * unless the run's agent reads below it (held_by_folder). present: held
+ * only when it exists (a tool that asks before it obeys a new one: mise's
+ * trust, given to a file by its path, outlives a change of it). */
 static const struct {
   const char *name;
   bool dir;
@@ -55,13 +60,8 @@ static const struct {
   { ".zprofile", false, false },
   { ".zshenv", false, false },
   { ".envrc", false, false },
-  /* the editors' folders: a missing one is held by an empty file, as
-   * sandbox-runtime holds it (nothing can be made below it either; the
-   * editor finds no settings there), where a folder would cost a new inode
-   * and its own block at every start (allocated, then freed: a discard on
-   * a disk mounted so) */
-  { ".vscode", false, false },
-  { ".idea", false, false },
+  { ".vscode", true, false },
+  { ".idea", true, false },
   { ".mcp.json", false, false },
   { ".ripgreprc", false, false },
   { ".claude/commands", true, false },
@@ -72,20 +72,19 @@ static const struct {
   { ".claude/skills", true, false },
   /* the other presets' agents: project settings with MCP servers and
    * commands (Gemini CLI, Codex, in a folder the person trusted), plugins
-   * OpenCode loads and runs. Codex asks whether to trust a folder that has
-   * a .codex folder: a missing one is held by a file. OpenCode writes its
-   * .opencode/.gitignore and plugin package at start: a scratch copy */
+   * OpenCode loads and runs. OpenCode writes its .opencode/.gitignore and
+   * plugin package at start: where it is the run's agent, a scratch copy */
   { ".gemini", true, false },
-  { ".codex", false, false },
+  { ".codex", true, false },
   { ".opencode", true, false },
   { "opencode.json", false, false },
   { "opencode.jsonc", false, false },
   /* editors that start the language servers or tasks a project file
    * names (Helix's languages.toml, Zed's settings and tasks, Cursor's MCP
    * servers) */
-  { ".helix", false, false },
-  { ".zed", false, false },
-  { ".cursor", false, false },
+  { ".helix", true, false },
+  { ".zed", true, false },
+  { ".cursor", true, false },
   { "mise.toml", false, true },
   { ".mise.toml", false, true },
   { "mise.local.toml", false, true },
@@ -98,6 +97,80 @@ static const struct {
  * write: an agent that writes its project folder at start (OpenCode's
  * .gitignore and plugin package in .opencode/) and stops when it cannot. */
 static const char *const scratch_names[] = { ".opencode" };
+
+/* The top-level folder that protected name i is or lies in, as the length
+ * of its name (a missing .claude holds all the .claude/ names at once);
+ * 0 for a file, and for .git's names (a missing .git is held, if at all,
+ * by a folder, which git looks past to the repository above). */
+static size_t
+top_folder (size_t i)
+{
+  const char *name = protected_names[i].name, *slash = strchr (name, '/');
+  if (slash)
+    return strncmp (name, ".git/", 5) == 0 ? 0 : (size_t) (slash - name);
+  return protected_names[i].dir && !protected_names[i].present ? strlen (name) : 0;
+}
+
+bool
+ar_sbpaths_is_folder_name (const char *name)
+{
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    {
+      size_t n = top_folder (i);
+      if (n && strlen (name) == n && strncmp (protected_names[i].name, name, n) == 0)
+        return true;
+    }
+  return false;
+}
+
+const char *
+ar_sbpaths_folder_names (void)
+{
+  static char list[256];
+  if (list[0])
+    return list;
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    {
+      /* the .claude/ names follow each other: their folder said once */
+      size_t n = top_folder (i);
+      if (n && !(i > 0 && top_folder (i - 1) == n && !strncmp (protected_names[i - 1].name, protected_names[i].name, n)))
+        snprintf (list + strlen (list), sizeof list - strlen (list), "%s%.*s", list[0] ? ", " : "", (int) n,
+                  protected_names[i].name);
+    }
+  return list;
+}
+
+/* Is name the folder of protected names below it, held whole when missing
+ * (.claude)? */
+static bool
+held_whole (const char *name)
+{
+  size_t n = strlen (name);
+  for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
+    if (top_folder (i) == n && protected_names[i].name[n] == '/' && !strncmp (protected_names[i].name, name, n))
+      return true;
+  return false;
+}
+
+/* Is the missing top-level folder name held by a folder: named by the
+ * run's "folders" (its agent reads its project settings below it, and an
+ * error reading there is the agent's error, not "no settings")? */
+static bool
+held_by_folder (const struct ar_sandbox *sb, const char *name)
+{
+  for (size_t k = 0; k < sb->n_folders; k++)
+    if (strcmp (sb->folders[k], name) == 0)
+      return true;
+  return false;
+}
+
+/* The shape of protected name i's placeholder: a folder or a file. */
+static bool
+placed_dir (const struct ar_sandbox *sb, size_t i)
+{
+  const char *name = protected_names[i].name;
+  return protected_names[i].dir && (strchr (name, '/') || held_by_folder (sb, name));
+}
 
 static bool
 is_scratch_name (const char *name)
@@ -1042,7 +1115,7 @@ place_missing (struct ar_sandbox *sb, const char *root, ar_error **err)
   struct ar_fsid fs;
   ar_fsid_enter (&fs, sb->prof.uid, sb->prof.gid);
   for (size_t k = 0; k < n; k++)
-    fds[k] = place_make (sb, paths[k], protected_names[want[k]].dir, NULL, &dfd, &base);
+    fds[k] = place_make (sb, paths[k], placed_dir (sb, want[k]), NULL, &dfd, &base);
   ar_fsid_leave (&fs);
   for (size_t k = 0; k < n; k++)
     {
@@ -1102,10 +1175,12 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
             }
           if (!there && errno == ENOENT && !lifted_below (sb, parent))
             {
-              /* no .claude: one read-only empty folder holds every name
-               * beneath it, where a pinned one with a placeholder for each
-               * would make six (a new inode each: what placeholders cost) */
-              if (protect (sb, parent, true, false, err) < 0)
+              /* no .claude: one read-only empty file (a folder, for the
+               * run's agent: held_by_folder) holds every name beneath it,
+               * where a pinned one with a placeholder for each would make
+               * six (a new inode each: what placeholders cost) */
+              cleanup_free char *top = xasprintf ("%.*s", (int) (slash - name), name);
+              if (protect (sb, parent, held_by_folder (sb, top), false, err) < 0)
                 return -1;
               free (whole);
               whole = ar_steal_ptr (parent);
@@ -1137,7 +1212,7 @@ protect_folder (struct ar_sandbox *sb, const char *root, ar_error **err)
         }
       size_t before = sb->prof.n_binds;
       struct stat sst;
-      if (protect (sb, path, protected_names[i].dir, false, err) < 0)
+      if (protect (sb, path, placed_dir (sb, i), false, err) < 0)
         return -1;
       /* the bind just added holds a folder (a file there stays read-only) */
       if (is_scratch_name (name) && sb->prof.n_binds > before && lstat (path, &sst) == 0 && S_ISDIR (sst.st_mode))
@@ -1961,13 +2036,23 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
     return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
-    cap += strlen (protected_names[i].name) + 2;
+    cap += 2 * (strlen (protected_names[i].name) + 2);
   text = xrealloc (text, cap);
   len += (size_t) snprintf (text + len, cap - len, "%s# agentrun sandbox: names held read-only\n",
                             len && text[len - 1] != '\n' ? "\n" : "");
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
     if (strncmp (protected_names[i].name, ".git/", 5))
       len += (size_t) snprintf (text + len, cap - len, "/%s\n", protected_names[i].name);
+  /* a folder held whole by a file of ours (.claude): git lists a file, not
+   * an empty folder; a real one's untracked files stay listed */
+  for (size_t i = 0; i < sb->n_placed; i++)
+    {
+      const char *base = strrchr (sb->placed[i].path, '/');
+      size_t n = (size_t) (base - sb->placed[i].path);
+      if (!sb->placed[i].dir && n == strlen (o->workspace) && !strncmp (sb->placed[i].path, o->workspace, n)
+          && held_whole (base + 1))
+        len += (size_t) snprintf (text + len, cap - len, "/%s\n", base + 1);
+    }
   cleanup_close int fd = openat (bundle_fd, "git-exclude", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 || write (fd, text, len) != (ssize_t) len || fchmod (fd, 0644) < 0)
     return ar_err (err, errno, "create %s/git-exclude", bundle);

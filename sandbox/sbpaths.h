@@ -53,6 +53,11 @@ int ar_sbpaths_repin (struct ar_sandbox *sb, const char *path, ar_error **err);
  * created. */
 void ar_sbpaths_cleanup (struct ar_sandbox *sb);
 
+/* A protected folder's name at the top of a writable folder that a
+ * profile's "folders" may name, and the list of them all. */
+bool ar_sbpaths_is_folder_name (const char *name);
+const char *ar_sbpaths_folder_names (void);
+
 /* Who invoked agentrun: SUDO_UID/SUDO_GID when root through sudo, else the
  * real ids; home is that user's home (caller frees). */
 void ar_sbpaths_invoker (uid_t *uid, gid_t *gid, char **home);

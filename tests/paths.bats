@@ -298,15 +298,41 @@ host_secret() {
   [ -z "$(ls -A "$WS")" ]
 }
 
-@test "paths: a missing .claude is one read-only empty folder, a missing editor folder an empty file, removed after; an existing .claude stays writable" {
+@test "paths: a missing protected folder is an empty file, .claude a read-only empty folder for Claude Code, removed after; an existing .claude stays writable" {
   run sb -- sh -c '
-    touch .claude/notes 2>&1 | grep -q "Read-only file system" && echo claude-read-only
-    [ -d .claude ] && [ -z "$(ls -A .claude)" ] && echo claude-empty
+    touch .claude/notes 2>&1 | grep -q "Not a directory" && echo claude-file
     (echo x >.envrc) 2>&1 | grep -q "Read-only file system" && echo envrc-read-only
-    [ -f .vscode ] && [ -f .idea ] && [ ! -s .vscode ] && echo editor-files'
+    for f in .claude .vscode .idea .gemini .opencode .codex; do [ -f $f ] && [ ! -s $f ] || echo "not a file: $f"; done
+    echo done'
+  echo "$output"
   [ "$status" -eq 0 ]
-  for w in claude-read-only claude-empty envrc-read-only editor-files; do echo "$output" | grep -qx "$w"; done
+  for w in claude-file envrc-read-only; do echo "$output" | grep -qx "$w"; done
+  ! echo "$output" | grep "not a file"
   [ -z "$(ls -A "$WS")" ]
+  # where the run's agent reads below it: a folder, named by the profile or
+  # by the preset named as the command (claude: its own project folder)
+  echo '{"folders": [".claude", ".vscode"]}' >"$T/folders.json"
+  mkdir "$T/bin"
+  ln -s /bin/sh "$T/bin/claude"
+  chmod -R a+rX "$T/folders.json" "$T/bin"
+  for how in "--profile $T/folders.json -- sh" "--ro $T/bin -- $T/bin/claude"; do
+    run sb $how -c '
+      touch .claude/notes 2>&1 | grep -q "Read-only file system" && echo claude-read-only
+      [ -d .claude ] && [ -z "$(ls -A .claude)" ] && echo claude-empty
+      [ -f .gemini ] && echo gemini-file'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    for w in claude-read-only claude-empty gemini-file; do echo "$output" | grep -qx "$w"; done
+    [ -z "$(ls -A "$WS")" ]
+  done
+  run sb --profile "$T/folders.json" -- sh -c '[ -d .vscode ] && echo vscode-folder'
+  echo "$output" | grep -qx vscode-folder
+  # a name no protected folder has is refused, with where it was read
+  echo '{"folders": [".bashrc"]}' >"$T/bad.json"
+  run sb --profile "$T/bad.json" -- true
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q 'folders .bashrc: not a protected folder'
+  echo "$output" | grep -q "$T/bad.json"
   # an existing .claude stays writable, its protected names are held
   mkdir "$WS/.claude"
   chown "$AGENT_UID:$AGENT_UID" "$WS/.claude"
@@ -687,7 +713,12 @@ t("mknod-suid", lambda: os.mknod("h", stat.S_IFREG | 0o6755))
 }
 
 @test "paths: OpenCode's .opencode/ is the run's own copy and a missing .codex a file: nothing written there reaches the host" {
-  run sb -- sh -c '
+  # a missing .opencode: a file, but for OpenCode (the preset's "folders")
+  run sb -- sh -c 'mkdir -p .opencode/plugin || echo opencode-refused'
+  echo "$output" | grep -qx opencode-refused
+  echo '{"folders": [".opencode"]}' >"$T/folders.json"
+  chmod 644 "$T/folders.json"
+  run sb --profile "$T/folders.json" -- sh -c '
     mkdir -p .opencode/plugin && echo "export default 1" >.opencode/plugin/x.js && echo opencode-written
     echo "{}" >opencode.json || echo opencode-json-refused
     mkdir -p .codex || echo codex-refused

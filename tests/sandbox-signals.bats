@@ -148,7 +148,11 @@ EOF2
 
 sigkill_takes_all() {
   need_cmd socat
-  start_cmd sleep --allow "echo.test:443=127.0.0.1:9" -- sleep 1000
+  # a missing .claude held by a folder, as for Claude Code: the janitor
+  # removes folders too
+  echo '{"folders": [".claude"]}' >"$T/folders.json"
+  chmod 644 "$T/folders.json"
+  start_cmd sleep --allow "echo.test:443=127.0.0.1:9" --profile "$T/folders.json" -- sleep 1000
   track_pid "$INIT"
   track_pid "$CMD"
   ns=$(stat -L -c %i "/proc/$INIT/ns/net")
