@@ -2036,7 +2036,9 @@ ar_sbpaths_git_ignore (struct ar_sandbox *sb, int bundle_fd, const char *bundle,
     return placed < 0 ? -1 : 0;
   size_t cap = len + 128;
   for (size_t i = 0; i < ARRAY_SIZE (protected_names); i++)
-    cap += 2 * (strlen (protected_names[i].name) + 2);
+    cap += strlen (protected_names[i].name) + 2;
+  for (size_t i = 0; i < sb->n_placed; i++)
+    cap += strlen (sb->placed[i].path) + 2;
   text = xrealloc (text, cap);
   len += (size_t) snprintf (text + len, cap - len, "%s# agentrun sandbox: names held read-only\n",
                             len && text[len - 1] != '\n' ? "\n" : "");
